@@ -1,0 +1,87 @@
+"""Shared helpers of the importers of public data releases.
+
+Releases are folders a user downloaded; they are larger and messier than their
+documentation: old runs sit beside current ones, files may hold empty lists. These
+helpers read JSON with errors that name the file and record, and decide which folders
+are old copies to skip.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from workbench.errors import DatasetError
+
+# Folder names of older runs and tool droppings that importers skip:
+# ``old*``, ``*_old``, ``old_api*`` (covered by ``old*``), ``.ipynb_checkpoints``,
+# any hidden folder and ``__pycache__``.
+_IGNORED_DIR_RE = re.compile(r"^(old.*|.*_old|\..*|__pycache__)$", re.IGNORECASE)
+
+
+def is_ignored_dir(name: str) -> bool:
+    """True for folders of old runs or tools (``old*``, ``*_old``, hidden, caches).
+
+    Examples
+    --------
+    >>> [is_ignored_dir(n) for n in ("old_api", "19.01.25_old", ".ipynb_checkpoints",
+    ...                              "Llama_cluster", "Gold")]
+    [True, True, True, False, False]
+    """
+    return bool(_IGNORED_DIR_RE.match(name))
+
+
+def relative(path: Path, root: Path) -> str:
+    """``path`` relative to ``root`` in POSIX form (for messages and ``file`` columns)."""
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def read_json(path: Path, *, label: str) -> Any:
+    """Parse a JSON file; invalid UTF-8 or JSON raises `DatasetError` naming the file."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise DatasetError("file not found", file=label) from None
+    except UnicodeDecodeError as exc:
+        raise DatasetError(
+            f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=label
+        ) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DatasetError(
+            f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", file=label
+        ) from None
+
+
+def read_json_list(path: Path, *, label: str) -> list:
+    """A JSON file whose top level must be a list (``[]`` is fine)."""
+    data = read_json(path, label=label)
+    if not isinstance(data, list):
+        raise DatasetError(
+            f"expected a JSON list at the top level, got {type(data).__name__}", file=label
+        )
+    return data
+
+
+def record_at(data: list, index: int, *, label: str) -> dict:
+    """Element ``index`` (0-based, named in errors) of a JSON list; must be an object."""
+    record = data[index]
+    if not isinstance(record, dict):
+        raise DatasetError(
+            f"record {index} (0-based): expected a JSON object, got {type(record).__name__}",
+            file=label,
+        )
+    return record
+
+
+def require_dir(path: Path, *, what: str) -> Path:
+    """``path`` as a folder, or `DatasetError` saying which release folder is missing."""
+    if not path.is_dir():
+        raise DatasetError(f"{what} folder not found", file=str(path))
+    return path

@@ -1,0 +1,224 @@
+"""Validation of the spans table: character ranges into references and responses.
+
+Row numbers follow `workbench.datasets._validate`: 1-based data rows, header not
+counted.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from workbench.datasets._schema import (
+    REFERENCE_SOURCE,
+    SPAN_LABELS,
+    SPAN_ROLES,
+    cell_text,
+    is_empty,
+    parse_int,
+)
+from workbench.datasets._validate import (
+    _build,
+    _check_columns,
+    _check_item,
+    _check_unique,
+    _choice,
+    _error,
+    _extras,
+    _known_items,
+    _records,
+    _required_text,
+)
+
+__all__ = ["validate_spans"]
+
+
+def validate_spans(
+    frame: pd.DataFrame,
+    *,
+    items: pd.DataFrame,
+    responses: pd.DataFrame | None = None,
+    file: str = "spans.csv",
+) -> pd.DataFrame:
+    """Check a spans table against the texts it points into; return it normalised.
+
+    A span is the half-open character range ``[start, end)`` of the text named by
+    ``text_source``: ``"reference"`` (the item's reference answer) or an
+    ``answer_model`` whose response (``sample`` 0 unless a ``sample`` column says
+    otherwise) holds the span. Labels: ``unit`` (a gist/detail meaning unit of the
+    reference), ``excess`` (in a response, not in the reference; ``text_source`` is
+    that answer model) and ``missing`` (a reference unit the answer in
+    ``answer_model`` lacks; ``text_source`` is ``"reference"``).
+
+    Parameters
+    ----------
+    frame : DataFrame
+        Columns ``item_id, unit_id, role, start, end, label, text_source`` and
+        optionally ``answer_model``, ``sample`` and ``text`` (the spanned text: when
+        given it must equal the slice, so an edited offset cannot go unnoticed).
+    items : DataFrame
+        The validated items (for the reference texts).
+    responses : DataFrame, optional
+        The validated responses (needed for spans in responses).
+    file : str
+        Name used in error messages.
+
+    Returns
+    -------
+    DataFrame
+        ``item_id, unit_id, role, start, end, label, text_source, answer_model``
+        (``""`` for units), ``text`` (the slice), then extras.
+
+    Raises
+    ------
+    DatasetError
+        Missing column, empty required field, role/label outside the vocabulary,
+        ``start``/``end`` not integers, a span outside its text (``start < 0``,
+        ``start >= end`` or ``end > len(text)``), a ``text`` cell that differs from
+        the slice, an unknown ``item_id`` or answer model, a ``text_source`` that
+        does not fit the label, a duplicate ``(item_id, label, answer_model,
+        unit_id)``.
+    """
+    _check_columns(frame, "spans", file)
+    extras = _extras(frame, "spans")
+    known = _known_items(items)
+    references = {str(i): str(r) for i, r in zip(items["item_id"], items["reference"], strict=True)}
+    texts: dict[tuple[str, str, int], str] = {}
+    if responses is not None:
+        for item_id, model, sample, text in zip(
+            responses["item_id"],
+            responses["answer_model"],
+            responses["sample"],
+            responses["response"],
+            strict=True,
+        ):
+            texts[(str(item_id), str(model), int(sample))] = str(text)
+    models_of = {}
+    for item_id, model, _sample in texts:
+        models_of.setdefault(item_id, set()).add(model)
+    rows: list[dict] = []
+    seen: dict = {}
+    for row, record in _records(frame):
+        item_id = _required_text(record, "item_id", file=file, row=row)
+        _check_item(item_id, known, file=file, row=row)
+        unit_id = _required_text(record, "unit_id", file=file, row=row)
+        role = _choice(record, "role", SPAN_ROLES, file=file, row=row)
+        label = _choice(record, "label", SPAN_LABELS, file=file, row=row)
+        source = _required_text(record, "text_source", file=file, row=row)
+        answer_model = cell_text(record.get("answer_model")).strip()
+        sample = parse_int(record.get("sample"), file=file, row=row, column="sample") or 0
+        if label in ("unit", "missing") and source != REFERENCE_SOURCE:
+            raise _error(
+                f"a {label!r} span lies in the reference: text_source must be "
+                f"{REFERENCE_SOURCE!r}, not {source!r}",
+                file=file,
+                row=row,
+                column="text_source",
+            )
+        if label == "excess":
+            if source == REFERENCE_SOURCE:
+                raise _error(
+                    "an 'excess' span lies in a response: text_source must be "
+                    "the answer_model, not 'reference'",
+                    file=file,
+                    row=row,
+                    column="text_source",
+                )
+            if answer_model and answer_model != source:
+                raise _error(
+                    f"answer_model {answer_model!r} differs from text_source {source!r}",
+                    file=file,
+                    row=row,
+                    column="answer_model",
+                )
+            answer_model = source
+        if label == "missing" and not answer_model:
+            raise _error(
+                "a 'missing' annotation needs the answer_model it belongs to",
+                file=file,
+                row=row,
+                column="answer_model",
+            )
+        if label == "unit" and answer_model:
+            raise _error(
+                "a reference 'unit' belongs to no answer: leave answer_model empty",
+                file=file,
+                row=row,
+                column="answer_model",
+            )
+        if answer_model and answer_model not in models_of.get(item_id, set()):
+            raise _error(
+                f"no response of answer_model {answer_model!r} for item {item_id!r}",
+                file=file,
+                row=row,
+                column="text_source" if label == "excess" else "answer_model",
+            )
+        if source == REFERENCE_SOURCE:
+            text = references[item_id]
+        else:
+            key = (item_id, source, sample)
+            if key not in texts:
+                raise _error(
+                    f"no response (item {item_id!r}, answer_model {source!r}, "
+                    f"sample {sample}) holds this span",
+                    file=file,
+                    row=row,
+                    column="text_source",
+                )
+            text = texts[key]
+        start = parse_int(record.get("start"), file=file, row=row, column="start")
+        end = parse_int(record.get("end"), file=file, row=row, column="end")
+        if start is None:
+            raise _error("empty required field", file=file, row=row, column="start")
+        if end is None:
+            raise _error("empty required field", file=file, row=row, column="end")
+        if start < 0:
+            raise _error(f"span start {start} is negative", file=file, row=row, column="start")
+        if start >= end:
+            raise _error(
+                f"span [{start}, {end}) is empty or reversed", file=file, row=row, column="end"
+            )
+        if end > len(text):
+            raise _error(
+                f"span [{start}, {end}) runs past the end of its text "
+                f"({source}, {len(text)} characters)",
+                file=file,
+                row=row,
+                column="end",
+            )
+        piece = text[start:end]
+        given = record.get("text")
+        if not is_empty(given) and str(given) != piece:
+            raise _error(
+                f"text {str(given)[:40]!r} differs from the characters "
+                f"[{start}, {end}) of the {source}: {piece[:40]!r}",
+                file=file,
+                row=row,
+                column="text",
+            )
+        _check_unique(
+            seen,
+            (item_id, label, answer_model, unit_id),
+            what="(item_id, label, answer_model, unit_id)",
+            file=file,
+            row=row,
+            column="unit_id",
+        )
+        out = {
+            "item_id": item_id,
+            "unit_id": unit_id,
+            "role": role,
+            "start": start,
+            "end": end,
+            "label": label,
+            "text_source": source,
+            "answer_model": answer_model,
+            "text": piece,
+        }
+        out.update({c: ("" if is_empty(record.get(c)) else record.get(c)) for c in extras})
+        if "sample" in extras:
+            out["sample"] = sample
+        rows.append(out)
+    result = _build(rows, "spans", extras)
+    result["start"] = result["start"].astype(int)
+    result["end"] = result["end"].astype(int)
+    return result

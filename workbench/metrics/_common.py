@@ -1,0 +1,76 @@
+"""Input checks shared by the metric functions (private)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import pandas as pd
+
+LANGS = ("ja", "zh", "en")
+
+
+def check_lang(lang: str) -> str:
+    """Return ``lang`` if it is a supported language code, else raise ``ValueError``."""
+    if lang not in LANGS:
+        raise ValueError(f"lang={lang!r}: expected one of {', '.join(LANGS)}")
+    return lang
+
+
+def is_missing(value: Any) -> bool:
+    """True for ``None``, ``NaN`` and ``pd.NA`` (a missing text, e.g. a failed call)."""
+    if value is None or value is pd.NA:
+        return True
+    return isinstance(value, float) and math.isnan(value)
+
+
+def as_texts(values: str | Iterable[Any], *, name: str) -> tuple[list[str | None], pd.Index | None]:
+    """A list of texts (``None`` for a missing one) and the index of a Series input.
+
+    A single string is one text. Anything that is neither a string nor missing raises
+    ``TypeError`` naming the argument and the position.
+    """
+    index = values.index if isinstance(values, pd.Series) else None
+    if isinstance(values, str):
+        items: Sequence[Any] = [values]
+    else:
+        items = list(values)
+    texts: list[str | None] = []
+    for position, value in enumerate(items):
+        if is_missing(value):
+            texts.append(None)
+        elif isinstance(value, str):
+            texts.append(value)
+        else:
+            raise TypeError(
+                f"{name}[{position}] is {type(value).__name__} ({value!r:.60}); expected a string"
+            )
+    return texts, index
+
+
+def as_pairs(
+    references: str | Iterable[Any], hypotheses: str | Iterable[Any]
+) -> tuple[list[str | None], list[str | None], pd.Index | None]:
+    """Aligned reference and hypothesis lists, checked to have equal length.
+
+    The index of the result frame is the hypotheses' Series index if there is one, else
+    the references', else a RangeIndex.
+    """
+    refs, ref_index = as_texts(references, name="references")
+    hyps, hyp_index = as_texts(hypotheses, name="hypotheses")
+    if len(refs) != len(hyps):
+        raise ValueError(
+            f"references has {len(refs)} entries but hypotheses has {len(hyps)}; "
+            "they are compared pair by pair and must have the same length"
+        )
+    index = hyp_index if hyp_index is not None else ref_index
+    return refs, hyps, index
+
+
+def frame(rows: list[dict[str, float]], columns: Sequence[str], index: pd.Index | None):
+    """A float DataFrame with the given columns (also when there are no rows)."""
+    out = pd.DataFrame(rows, columns=list(columns), dtype=float)
+    if index is not None:
+        out.index = index
+    return out

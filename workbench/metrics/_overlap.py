@@ -1,0 +1,300 @@
+"""N-gram overlap metrics: ROUGE, BLEU, token F1 (private)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+import pandas as pd
+
+from workbench.metrics._common import as_pairs, check_lang, frame
+from workbench.metrics._tokenize import RougeTokenizer, tokenize
+
+NAN = float("nan")
+ROUGE_COLUMNS = ("rouge1", "rouge2", "rougeL")
+TOKEN_F1_COLUMNS = ("precision", "recall", "f1")
+
+
+def rouge(
+    references: str | Iterable[Any],
+    hypotheses: str | Iterable[Any],
+    *,
+    lang: str,
+    keep_punct: bool = False,
+) -> pd.DataFrame:
+    """ROUGE-1, ROUGE-2 and ROUGE-L F-measures per (reference, hypothesis) pair.
+
+    Computed by rouge-score's ``RougeScorer`` with a language-aware tokenizer
+    (:func:`tokenize`): rouge-score's default tokenizer keeps only ``[a-z0-9]``, so
+    Japanese or Chinese text would have no tokens and score 0.
+
+    Parameters
+    ----------
+    references, hypotheses : str or sequence of str
+        Aligned texts (a pandas Series keeps its index in the result). A missing text
+        (``None`` / ``NaN``, e.g. a failed call) gives a row of ``NaN``, never 0.
+    lang : {"ja", "zh", "en"}
+        Language for :func:`tokenize`.
+    keep_punct : bool, default False
+        Count punctuation tokens (dropped by default, as rouge-score does).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per pair, columns ``rouge1``, ``rouge2``, ``rougeL`` (F-measures in
+        [0, 1]; no stemming). A text with no tokens scores 0 against a non-empty one.
+
+    Notes
+    -----
+    For n-grams of order n with clipped counts,
+    :math:`P_n = |g_n(hyp) \\cap g_n(ref)| / |g_n(hyp)|`,
+    :math:`R_n = |g_n(hyp) \\cap g_n(ref)| / |g_n(ref)|` and
+    :math:`F_n = 2 P_n R_n / (P_n + R_n)`. ROUGE-L replaces the overlap with the length
+    of the longest common subsequence: :math:`P = LCS / |hyp|`, :math:`R = LCS / |ref|`
+    (Lin 2004; F with beta = 1, as rouge-score computes it). ``rougeL`` is sentence-level
+    LCS over the whole text, not the summary-level ``rougeLsum``.
+
+    References
+    ----------
+    Lin, C.-Y. (2004). ROUGE: A package for automatic evaluation of summaries. In *Text
+    Summarization Branches Out (ACL Workshop)*, 74-81.
+
+    Examples
+    --------
+    >>> rouge(["鋼橋には桁橋がある"], ["鋼橋には桁橋がある"], lang="ja").round(3)
+       rouge1  rouge2  rougeL
+    0     1.0     1.0     1.0
+    >>> rouge("the cat sat on the mat", "the cat lay on the mat", lang="en").round(3)
+       rouge1  rouge2  rougeL
+    0   0.833     0.6   0.833
+    """
+    from rouge_score import rouge_scorer
+
+    check_lang(lang)
+    refs, hyps, index = as_pairs(references, hypotheses)
+    scorer = rouge_scorer.RougeScorer(
+        list(ROUGE_COLUMNS),
+        use_stemmer=False,
+        tokenizer=RougeTokenizer(lang, keep_punct=keep_punct),
+    )
+    rows = []
+    for ref, hyp in zip(refs, hyps, strict=True):
+        if ref is None or hyp is None:
+            rows.append(dict.fromkeys(ROUGE_COLUMNS, NAN))
+            continue
+        scores = scorer.score(ref, hyp)  # (target, prediction)
+        rows.append({name: scores[name].fmeasure for name in ROUGE_COLUMNS})
+    return frame(rows, ROUGE_COLUMNS, index)
+
+
+def _bleu_inputs(text: str, lang: str, tokenizer: str) -> str:
+    if tokenizer == "workbench":
+        return " ".join(tokenize(text, lang=lang, keep_punct=True))
+    return text
+
+
+def _bleu_setup(lang: str, tokenizer: str) -> tuple[str, str]:
+    """(how to prepare each text, sacrebleu ``tokenize`` name)."""
+    check_lang(lang)
+    if tokenizer == "auto":
+        tokenizer = "13a" if lang == "en" else "workbench"
+    if tokenizer == "workbench":
+        return "workbench", "none"
+    return "raw", tokenizer
+
+
+def bleu(
+    references: str | Iterable[Any],
+    hypotheses: str | Iterable[Any],
+    *,
+    lang: str,
+    tokenizer: str = "auto",
+) -> pd.DataFrame:
+    """Sentence-level BLEU-4 per (reference, hypothesis) pair, with sacrebleu.
+
+    Parameters
+    ----------
+    references, hypotheses : str or sequence of str
+        Aligned texts, one reference per hypothesis. A missing text gives ``NaN``.
+    lang : {"ja", "zh", "en"}
+        Language of the texts.
+    tokenizer : str, default "auto"
+        ``"auto"``: English goes through sacrebleu's standard ``13a`` tokenizer on the
+        raw text (case-sensitive, so numbers compare with published English BLEU);
+        Japanese and Chinese are pre-tokenised with :func:`tokenize` (punctuation kept,
+        as BLEU counts it; NFKC and lower-case), joined with spaces and scored with
+        ``tokenize="none"``. ``"workbench"`` uses that pre-tokenisation for any
+        language; any other value is passed to sacrebleu as its ``tokenize`` name.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per pair, column ``bleu`` on sacrebleu's **0-100 scale** (identical
+        texts score 100).
+
+    Notes
+    -----
+    :math:`BLEU = BP \\cdot \\exp(\\sum_{n=1}^{4} \\tfrac14 \\log p_n)`, with clipped
+    n-gram precisions :math:`p_n` and brevity penalty
+    :math:`BP = \\min(1, e^{1 - r/c})` for reference length r and hypothesis length c
+    (Papineni et al. 2002). Sentence level follows ``sacrebleu.sentence_bleu``:
+    exponential smoothing of zero counts (``smooth_method="exp"``) and effective order
+    (orders longer than the hypothesis are left out). BLEU is a corpus metric; see
+    :func:`corpus_bleu` for the corpus-level score.
+
+    References
+    ----------
+    Papineni, K., Roukos, S., Ward, T. & Zhu, W.-J. (2002). BLEU: a method for
+    automatic evaluation of machine translation. *Proc. ACL*, 311-318.
+    Post, M. (2018). A call for clarity in reporting BLEU scores. *Proc. WMT*, 186-191.
+
+    Examples
+    --------
+    >>> bleu(["鋼橋には桁橋とトラス橋がある。"], ["鋼橋には桁橋とトラス橋がある。"], lang="ja")
+        bleu
+    0  100.0
+    """
+    from sacrebleu.metrics import BLEU
+
+    prep, sb_tokenize = _bleu_setup(lang, tokenizer)
+    refs, hyps, index = as_pairs(references, hypotheses)
+    metric = BLEU(tokenize=sb_tokenize, effective_order=True, force=True)
+    rows = []
+    for ref, hyp in zip(refs, hyps, strict=True):
+        if ref is None or hyp is None:
+            rows.append({"bleu": NAN})
+            continue
+        if prep == "workbench":
+            ref, hyp = _bleu_inputs(ref, lang, prep), _bleu_inputs(hyp, lang, prep)
+        rows.append({"bleu": float(metric.sentence_score(hyp, [ref]).score)})
+    return frame(rows, ("bleu",), index)
+
+
+def corpus_bleu(
+    references: Iterable[Any],
+    hypotheses: Iterable[Any],
+    *,
+    lang: str,
+    tokenizer: str = "auto",
+) -> pd.DataFrame:
+    """Corpus-level BLEU-4 over all (reference, hypothesis) pairs, with sacrebleu.
+
+    Parameters
+    ----------
+    references, hypotheses : sequence of str
+        Aligned texts. Pairs with a missing side are left out and counted in
+        ``n_missing``.
+    lang, tokenizer
+        As in :func:`bleu`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row: ``bleu`` (0-100), ``brevity_penalty``, ``precision_1`` …
+        ``precision_4`` (percent), ``hyp_len``, ``ref_len`` (tokens), ``n`` (pairs
+        used), ``n_missing``.
+
+    Notes
+    -----
+    Counts are summed over the corpus before the precisions are formed (Papineni et al.
+    2002), so this is not the mean of the sentence scores; as ``sacrebleu.corpus_bleu``
+    (exponential smoothing, no effective order).
+
+    References
+    ----------
+    Papineni, K., Roukos, S., Ward, T. & Zhu, W.-J. (2002). BLEU: a method for
+    automatic evaluation of machine translation. *Proc. ACL*, 311-318.
+
+    Examples
+    --------
+    >>> out = corpus_bleu(["a b c d e"], ["a b c d e"], lang="en")
+    >>> round(float(out.loc[0, "bleu"]), 6), int(out.loc[0, "n"])
+    (100.0, 1)
+    """
+    from sacrebleu.metrics import BLEU
+
+    prep, sb_tokenize = _bleu_setup(lang, tokenizer)
+    refs, hyps, _ = as_pairs(references, hypotheses)
+    kept = [(r, h) for r, h in zip(refs, hyps, strict=True) if r is not None and h is not None]
+    n_missing = len(refs) - len(kept)
+    if not kept:
+        raise ValueError("corpus_bleu: no pair with both a reference and a hypothesis")
+    ref_list = [_bleu_inputs(r, lang, prep) for r, _ in kept]
+    hyp_list = [_bleu_inputs(h, lang, prep) for _, h in kept]
+    score = BLEU(tokenize=sb_tokenize, force=True).corpus_score(hyp_list, [ref_list])
+    row = {
+        "bleu": float(score.score),
+        "brevity_penalty": float(score.bp),
+        **{f"precision_{i + 1}": float(p) for i, p in enumerate(score.precisions)},
+        "hyp_len": float(score.sys_len),
+        "ref_len": float(score.ref_len),
+        "n": len(kept),
+        "n_missing": n_missing,
+    }
+    out = pd.DataFrame([row])
+    return out.astype({"n": int, "n_missing": int})
+
+
+def token_f1(
+    references: str | Iterable[Any],
+    hypotheses: str | Iterable[Any],
+    *,
+    lang: str,
+    keep_punct: bool = False,
+) -> pd.DataFrame:
+    """Bag-of-tokens precision, recall and F1 per pair (the SQuAD answer F1).
+
+    Parameters
+    ----------
+    references, hypotheses : str or sequence of str
+        Aligned texts; a missing text gives ``NaN``.
+    lang : {"ja", "zh", "en"}
+        Language for :func:`tokenize` (punctuation dropped unless ``keep_punct``).
+    keep_punct : bool, default False
+        Count punctuation tokens.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``precision``, ``recall``, ``f1``. When both texts have no tokens all
+        three are 1; when only one side is empty they are 0.
+
+    Notes
+    -----
+    With :math:`c = \\sum_w \\min(n_{hyp}(w), n_{ref}(w))` the multiset overlap,
+    :math:`P = c/|hyp|`, :math:`R = c/|ref|`, :math:`F_1 = 2PR/(P+R)` (0 when c = 0).
+    Token order is ignored (Rajpurkar et al. 2016).
+
+    References
+    ----------
+    Rajpurkar, P., Zhang, J., Lopyrev, K. & Liang, P. (2016). SQuAD: 100,000+ questions
+    for machine comprehension of text. *Proc. EMNLP*, 2383-2392.
+
+    Examples
+    --------
+    >>> token_f1("the cat sat", "the cat sat down", lang="en").round(3)
+       precision  recall     f1
+    0       0.75     1.0  0.857
+    """
+    check_lang(lang)
+    refs, hyps, index = as_pairs(references, hypotheses)
+    rows = []
+    for ref, hyp in zip(refs, hyps, strict=True):
+        if ref is None or hyp is None:
+            rows.append(dict.fromkeys(TOKEN_F1_COLUMNS, NAN))
+            continue
+        ref_tokens = tokenize(ref, lang=lang, keep_punct=keep_punct)
+        hyp_tokens = tokenize(hyp, lang=lang, keep_punct=keep_punct)
+        if not ref_tokens and not hyp_tokens:
+            rows.append(dict.fromkeys(TOKEN_F1_COLUMNS, 1.0))
+            continue
+        common = sum((Counter(ref_tokens) & Counter(hyp_tokens)).values())
+        if common == 0:
+            rows.append(dict.fromkeys(TOKEN_F1_COLUMNS, 0.0))
+            continue
+        precision = common / len(hyp_tokens)
+        recall = common / len(ref_tokens)
+        f1 = 2 * precision * recall / (precision + recall)
+        rows.append({"precision": precision, "recall": recall, "f1": f1})
+    return frame(rows, TOKEN_F1_COLUMNS, index)
