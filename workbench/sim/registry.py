@@ -1,0 +1,272 @@
+"""The simulator's item registry: the questions its answerers (and judges) "know".
+
+The answerer profiles answer a registered question by degrading its reference answer;
+the judges use a registered item's ``wrong_answer`` (to notice an answer that follows a
+cognitive-bias cue) and its reference as their own "knowledge" when judging without a
+reference. ``workbench.datasets.load_dataset`` registers the bundled items on load.
+
+When nothing has been registered or cleared in this process, the first lookup loads
+the bundled ``data/<set>/items.csv`` files (so a separate ``workbench sim-server``
+process knows the same items). After an explicit :func:`register_items` or
+:func:`clear_registry` the registry holds exactly what was put there.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import threading
+import warnings
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from workbench.sim._text import content_tokens, detect_lang, normalize, overlap
+
+__all__ = [
+    "Item",
+    "clear_registry",
+    "lookup",
+    "register_bundled",
+    "register_items",
+    "restore",
+    "snapshot",
+    "version",
+]
+
+
+@dataclass(frozen=True)
+class Item:
+    """One registered item."""
+
+    item_id: str
+    question: str
+    reference: str
+    lang: str
+    keywords: tuple[str, ...] = ()
+    wrong_answer: str = ""
+    category: str = ""
+
+
+_lock = threading.Lock()
+_by_question: dict[str, Item] = {}
+_by_length: list[tuple[str, Item]] = []  # normalised question, longest first
+_touched = False
+_memo: dict[tuple[str, str], Item | None] = {}
+_version = 0  # bumped on every change (caches of derived values key on it)
+
+
+def version() -> int:
+    """A counter bumped on every change of the registry."""
+    return _version
+
+
+def _missing(value: object) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _text(value: object) -> str:
+    return "" if _missing(value) else str(value).strip()
+
+
+def _keywords(value: object) -> tuple[str, ...]:
+    if _missing(value):
+        return ()
+    if isinstance(value, str):
+        parts = value.split("|")
+    elif isinstance(value, Iterable):
+        parts = [str(v) for v in value]
+    else:
+        parts = [str(value)]
+    return tuple(p.strip() for p in parts if p and p.strip())
+
+
+def _records(records: object) -> Iterable[Mapping]:
+    if hasattr(records, "to_dict") and hasattr(records, "columns"):  # a DataFrame
+        return records.to_dict("records")  # type: ignore[union-attr]
+    if isinstance(records, Mapping):
+        return [records]
+    return records  # type: ignore[return-value]
+
+
+def _add(items: list[Item]) -> None:
+    global _by_length, _version
+    with _lock:
+        _version += 1
+        for item in items:
+            _by_question[normalize(item.question)] = item
+        _by_length = sorted(_by_question.items(), key=lambda kv: len(kv[0]), reverse=True)
+        _memo.clear()
+
+
+def register_items(records: object, *, source: str = "records") -> int:
+    """Register items the answerers can answer and the judges know.
+
+    Parameters
+    ----------
+    records : DataFrame or iterable of dict
+        Needs ``question`` and ``reference`` (may be empty); optional ``item_id``,
+        ``lang`` (detected from the text when absent), ``keywords`` (list or
+        ``"|"``-joined string), ``wrong_answer`` (a plausible wrong answer that
+        cognitive-bias cues name), ``category``.
+    source : str
+        Named in error messages (e.g. the file the records came from).
+
+    Returns
+    -------
+    int
+        The number of items registered (a question registered again replaces the
+        earlier entry).
+
+    Raises
+    ------
+    ValueError
+        A record that is not a mapping, lacks ``question`` or ``reference``, or has
+        an empty question; the message names the source, row (1-based) and field.
+
+    Examples
+    --------
+    >>> from workbench.sim import lookup, register_items, registry
+    >>> state = registry.snapshot()
+    >>> register_items([{"question": "What is 2+2?", "reference": "It is 4."}])
+    1
+    >>> lookup("what is  2+2?").reference
+    'It is 4.'
+    >>> registry.restore(state)
+    """
+    global _touched
+    items: list[Item] = []
+    for row, record in enumerate(_records(records), start=1):
+        if not isinstance(record, Mapping):
+            raise ValueError(f"{source}, row {row}: expected a mapping, got {type(record)}")
+        for name in ("question", "reference"):
+            if name not in record:
+                raise ValueError(f"{source}, row {row}: missing field {name!r}")
+        question = _text(record["question"])
+        if not question:
+            raise ValueError(f"{source}, row {row}, field 'question': empty")
+        reference = _text(record["reference"])
+        lang = _text(record.get("lang")) or detect_lang(reference or question)
+        items.append(
+            Item(
+                item_id=_text(record.get("item_id")) or f"item-{row}",
+                question=question,
+                reference=reference,
+                lang=lang,
+                keywords=_keywords(record.get("keywords")),
+                wrong_answer=_text(record.get("wrong_answer")),
+                category=_text(record.get("category")),
+            )
+        )
+    _add(items)
+    _touched = True
+    return len(items)
+
+
+def clear_registry() -> None:
+    """Forget every registered item (and do not load the bundled items afterwards)."""
+    global _by_length, _touched, _version
+    with _lock:
+        _version += 1
+        _by_question.clear()
+        _by_length = []
+        _memo.clear()
+        _touched = True
+
+
+def snapshot() -> tuple:
+    """The registry's state, for :func:`restore` (tests use it to leave no trace)."""
+    with _lock:
+        return dict(_by_question), _touched
+
+
+def restore(state: tuple) -> None:
+    """Put back a state taken by :func:`snapshot`."""
+    global _by_length, _touched, _version
+    items, touched = state
+    with _lock:
+        _version += 1
+        _by_question.clear()
+        _by_question.update(items)
+        _by_length = sorted(_by_question.items(), key=lambda kv: len(kv[0]), reverse=True)
+        _memo.clear()
+        _touched = touched
+
+
+def register_bundled(data_dir: Path | None = None) -> int:
+    """Register every bundled ``<data_dir>/*/items.csv`` (csv module, no pandas).
+
+    A file that cannot be read is skipped with a warning naming it.
+    """
+    global _touched
+    if data_dir is None:
+        from workbench import config
+
+        data_dir = config.data_dir()
+    total = 0
+    for path in sorted(Path(data_dir).glob("*/items.csv")):
+        try:
+            with path.open(encoding="utf-8", newline="") as handle:
+                rows = list(csv.DictReader(handle))
+            total += register_items(rows, source=str(path))
+        except (OSError, ValueError, csv.Error) as err:
+            warnings.warn(f"sim registry: skipped {path}: {err}", stacklevel=2)
+    _touched = True
+    return total
+
+
+def _ensure_loaded() -> None:
+    if not _touched:
+        with _lock:
+            pending = not _touched
+        if pending:
+            register_bundled()
+
+
+def lookup(question: str | None, *, reference: str | None = None) -> Item | None:
+    """The registered item for a question text, or ``None``.
+
+    Exact normalised question first; then the longest registered question contained
+    in the text (a perturbed question contains the original); then the registered
+    question whose content tokens are (>= 90%) all in the text (a sentence inserted in
+    the middle); then, if given, an item with exactly this reference.
+    """
+    _ensure_loaded()
+    if not _by_question:
+        return None
+    memo_key = (question or "", reference or "")
+    if memo_key in _memo:
+        return _memo[memo_key]
+    found = _find(question, reference)
+    if len(_memo) > 20000:
+        _memo.clear()
+    _memo[memo_key] = found
+    return found
+
+
+def _find(question: str | None, reference: str | None) -> Item | None:
+    key = normalize(question) if question else ""
+    if key:
+        item = _by_question.get(key)
+        if item is not None:
+            return item
+        for registered, item in _by_length:
+            if 8 <= len(registered) <= len(key) and registered in key:
+                return item
+        # a question with a sentence inserted (e.g. a cognitive-bias cue in the middle)
+        toks = content_tokens(key)
+        best, best_share = None, 0.0
+        for registered, item in _by_length:
+            rt = content_tokens(registered)
+            if len(rt) >= 4:
+                share = overlap(toks, rt)
+                if share > best_share:
+                    best, best_share = item, share
+        if best is not None and best_share >= 0.9:
+            return best
+    if reference:
+        ref = reference.strip()
+        for _, item in _by_length:
+            if item.reference and item.reference.strip() == ref:
+                return item
+    return None
