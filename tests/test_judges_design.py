@@ -1,0 +1,136 @@
+"""Factorial designs and the cost estimate (issue 3 item 2): estimate counts match the
+calls actually made, and a rerun is all cached."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+import workbench.llm as llm
+from workbench.judges import Design, JudgeSpec, estimate, estimate_tokens, expand_design, run_design
+
+REF = "HIV is transmitted through blood, sexual contact, and from mother to child during birth."
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_CACHE_DIR", str(tmp_path / "llm-cache"))
+    monkeypatch.setenv("WORKBENCH_CACHE_MODE", "readwrite")
+
+
+@pytest.fixture
+def items() -> pd.DataFrame:
+    answers = [REF, "Through blood and sex.", "HIV spreads by air and by touching."]
+    return pd.DataFrame([dict(item_id="q1", lang="en", question="How is HIV transmitted?", reference=REF,
+                              response=a, answer_model=f"m{k}", wrong_answer="air")
+                         for k, a in enumerate(answers)])
+
+
+@pytest.fixture
+def rubric() -> pd.DataFrame:
+    return pd.DataFrame([
+        dict(item_id="q1", criterion_id="c1", text="Names blood", weight=5, kind="item"),
+        dict(item_id="q1", criterion_id="c2", text="Recommends herbal remedies", weight=-10, kind="item"),
+    ])
+
+
+@pytest.fixture
+def sent(monkeypatch):
+    """Cache keys of every request passed to complete_many."""
+    keys: list[str] = []
+    real = llm.complete_many
+
+    def counting(requests, **kwargs):
+        requests = list(requests)
+        keys.extend(llm.cache_key(r) for r in requests)
+        return real(requests, **kwargs)
+
+    monkeypatch.setattr(llm, "complete_many", counting)
+    return keys
+
+
+def test_design_expands_judges_protocols_temperatures_trials_perturbations(items, rubric):
+    design = Design(items, specs=(JudgeSpec("holistic_simple", "sim/judge-a"), JudgeSpec("checklist", "sim/judge-a")),
+                    judges=("sim/judge-a", "sim/judge-b"), temperatures=(0.0, 1.0), trials=3,
+                    perturbations=("none", "verbosity_padding", ("bandwagon", {"share": 80})), rubric=rubric,
+                    study="x")
+    runs = expand_design(design)
+    assert len(runs) == 3 * 2 * 2
+    assert {r.spec.judge_model for r in runs} == {"sim/judge-a", "sim/judge-b"}
+    assert all(r.spec.temperatures == (0.0, 1.0) and r.spec.trials == 3 and r.spec.study == "x" for r in runs)
+    assert {r.perturbation for r in runs} == {"none", "verbosity_padding", "bandwagon"}
+    padded = next(r for r in runs if r.perturbation == "verbosity_padding").items
+    assert padded["source_item"].tolist() == ["q1"] * 3 and padded["item_id"].iloc[0] == "q1~verbosity_padding"
+
+
+def test_estimate_matches_the_calls_made_single_stage(items, rubric, sent):
+    design = Design(items, specs=(JudgeSpec("holistic_simple", "sim/judge-a"),
+                                  JudgeSpec("checklist", "sim/judge-a"),
+                                  JudgeSpec("dimensions", "sim/judge-a"),
+                                  JudgeSpec("dimensions", "sim/judge-a", per_call=True, mitigation=True),
+                                  JudgeSpec("geval", "sim/judge-a", geval_mode="logprobs")),
+                    judges=("sim/judge-a", "sim/judge-c"), temperatures=(0.0, 1.0), trials=1,
+                    perturbations=("none", "verbosity_padding", "recency"), rubric=rubric)
+    before = estimate(design).set_index("model")
+    assert before["exact"].all() and before["n_cached"].eq(0).all()
+    results = run_design(design, progress=False)
+    assert before["n_calls"].sum() == len(set(sent))
+    per_judge = results.dropna(subset=["cache_key"]).drop_duplicates("cache_key").groupby("judge_model").size()
+    for judge in ("sim/judge-a", "sim/judge-c"):
+        assert before.loc[judge, "n_calls"] == per_judge[judge]
+    after = estimate(design).set_index("model")
+    assert (after["n_cached"] == before["n_calls"]).all() and after["n_to_call"].eq(0).all()
+    assert after["prompt_tokens"].eq(0).all()
+
+
+def test_estimate_matches_the_calls_made_two_stages(items, sent):
+    design = Design(items, specs=(JudgeSpec("summarize_then", inner=JudgeSpec("geval", "sim/judge-a")),
+                                  JudgeSpec("decompose", "sim/judge-a")), trials=2)
+    before = estimate(design).set_index("model")
+    assert not before.loc["sim/judge-a", "exact"]  # the judge calls depend on uncached replies
+    run_design(design, progress=False)
+    assert before["n_calls"].sum() == len(set(sent))
+    assert before.loc["sim/summarizer", "n_calls"] == 3
+    after = estimate(design).set_index("model")
+    assert after["exact"].all() and (after["n_cached"] == after["n_calls"]).all()
+    assert (after["n_calls"] == before["n_calls"]).all()
+
+
+def test_estimate_counts_llm_perturbations(items, sent):
+    design = Design(items, JudgeSpec("holistic_simple", "sim/judge-a"), perturbations=("none", "paraphrase"))
+    before = estimate(design).set_index("model")
+    assert before.loc["sim/paraphraser", "n_calls"] == 3 and not before.loc["sim/judge-a", "exact"]
+    run_design(design, progress=False)
+    after = estimate(design).set_index("model")
+    assert after.loc["sim/paraphraser", "n_cached"] == 3 and after["exact"].all()
+    assert after["n_calls"].sum() == len(set(sent))
+
+
+def test_estimate_prices_real_models_without_calling(items, sent):
+    out = estimate(Design(items, JudgeSpec("holistic_simple", "gpt-4o", trials=4))).iloc[0]
+    assert out["n_calls"] == 12 and out["n_to_call"] == 12 and out["price_known"]
+    assert out["cost_usd"] > 0 and out["prompt_tokens"] > 0 and out["completion_tokens"] == 12 * 100
+    unknown = estimate(Design(items, JudgeSpec("holistic_simple", "openai/no-such-model"))).iloc[0]
+    assert not unknown["price_known"] and unknown["cost_usd"] == 0
+    assert sent == []  # nothing was sent
+
+
+def test_estimate_treats_refresh_mode_as_uncached(items, monkeypatch):
+    design = Design(items, JudgeSpec("holistic_simple", "sim/judge-a"))
+    run_design(design, progress=False)
+    assert estimate(design)["n_cached"].iloc[0] == 3
+    monkeypatch.setenv("WORKBENCH_CACHE_MODE", "refresh")
+    assert estimate(design)["n_cached"].iloc[0] == 0
+
+
+def test_estimate_tokens():
+    assert estimate_tokens("") == 0
+    assert estimate_tokens("a" * 400) == 100
+    assert estimate_tokens("橋" * 30) == 20
+
+
+def test_design_validation(items):
+    with pytest.raises(ValueError, match="unknown operator"):
+        Design(items, JudgeSpec("holistic_simple", "sim/judge-a"), perturbations=("shout",))
+    with pytest.raises(ValueError, match="Design.specs"):
+        Design(items, specs=())

@@ -1,0 +1,88 @@
+"""Judging protocols, prompt templates and reply parsing (DESIGN §4).
+
+``run_judging(items, spec)`` runs one protocol over an items frame and returns the long
+results frame (:data:`RESULT_COLUMNS`); ``JudgeSpec`` configures it; ``parse_reply``
+parses a judge reply by the seed-003 binding rule; templates are files under
+``templates/`` rendered by ``render``. ``Design`` / ``expand_design`` / ``estimate`` /
+``run_design`` cross judges x protocols x temperatures x trials x perturbations and
+report, before any spend, the calls, cache hits, tokens and cost per model.
+"""
+
+from __future__ import annotations
+
+from workbench.judges._columns import COLUMN_DOCS, CORE_COLUMNS, EXTRA_COLUMNS, RESULT_COLUMNS
+from workbench.judges._design import (
+    COMPLETION_TOKENS,
+    Design,
+    PlannedCall,
+    Run,
+    estimate,
+    estimate_tokens,
+    expand_design,
+    plan_requests,
+    run_design,
+)
+from workbench.judges._format import OutputSpec, output_spec
+from workbench.judges._interpret import checklist_scores, geval_score, parse_detection, parse_units
+from workbench.judges._items import detect_lang
+from workbench.judges._parse import (
+    extract_json_object,
+    parse_fields,
+    parse_reply,
+    parse_score_only,
+    parse_verdict,
+)
+from workbench.judges._run import run_judging
+from workbench.judges._spans import detection_spans, units_table
+from workbench.judges._spec import PROTOCOLS, JudgeSpec
+from workbench.judges._templates import (
+    BLOCK_TAGS,
+    Template,
+    list_templates,
+    load_dimensions,
+    load_template,
+    render,
+    template_ids,
+    wrap_block,
+)
+
+__all__ = [
+    "BLOCK_TAGS",
+    "COLUMN_DOCS",
+    "COMPLETION_TOKENS",
+    "CORE_COLUMNS",
+    "Design",
+    "EXTRA_COLUMNS",
+    "JudgeSpec",
+    "OutputSpec",
+    "PROTOCOLS",
+    "PlannedCall",
+    "RESULT_COLUMNS",
+    "Run",
+    "Template",
+    "checklist_scores",
+    "detect_lang",
+    "detection_spans",
+    "estimate",
+    "estimate_tokens",
+    "expand_design",
+    "extract_json_object",
+    "geval_score",
+    "list_templates",
+    "load_dimensions",
+    "load_template",
+    "output_spec",
+    "parse_detection",
+    "parse_fields",
+    "parse_reply",
+    "parse_score_only",
+    "parse_units",
+    "parse_verdict",
+    "plan_requests",
+    "render",
+    "run_design",
+    "run_judging",
+    "template_ids",
+    "units_table",
+    "wrap_block",
+]

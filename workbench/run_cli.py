@@ -1,0 +1,129 @@
+"""``workbench run``, ``run-all`` and ``store-outputs``: thin commands over ``workbench.notebook``.
+
+``workbench run s1 -y 'trials: 2' -y 'judges: [sim/judge-a, sim/judge-b]'`` runs
+``notebooks/s1_judge_methods.ipynb`` through Papermill into ``data/runs/<timestamp>/``.
+``-y`` takes a YAML mapping (repeatable), ``-f`` a YAML file; values keep their YAML
+types (lists stay lists). An unknown parameter name is an error before any kernel starts.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+_FILE = typer.Option("-f", "--file", help="YAML file of parameters (repeatable).")
+_YAML = typer.Option("-y", "--yaml", help="YAML mapping, e.g. -y 'n_batch: 5' (repeatable).")
+_OUT = typer.Option(
+    "-o", "--output-dir", help="Folder of the executed copies (default data/runs/<timestamp>/)."
+)
+_KERNEL = typer.Option("--kernel", help="Jupyter kernel name.")
+_PROGRESS = typer.Option("--progress/--no-progress", help="Show Papermill's cell progress bar.")
+
+
+def _fail(message: str, code: int) -> typer.Exit:
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(code)
+
+
+def run(
+    notebook: Annotated[
+        str, typer.Argument(help="Notebook path or study name (s1, 00_tour, tour).")
+    ],
+    file: Annotated[list[Path] | None, _FILE] = None,
+    yaml: Annotated[list[str] | None, _YAML] = None,
+    output_dir: Annotated[Path | None, _OUT] = None,
+    kernel: Annotated[str, _KERNEL] = "python3",
+    progress: Annotated[bool, _PROGRESS] = True,
+) -> None:
+    """Run one notebook through Papermill with the given parameters."""
+    from workbench import notebook as nb
+
+    try:
+        params = nb.parse_parameters(files=file or (), yaml_strings=yaml or ())
+        source = nb.resolve_notebook(notebook)
+        nb.check_parameters(source, params)
+    except (ValueError, OSError) as exc:
+        raise _fail(str(exc), 2) from None
+    try:
+        output = nb.run_notebook(
+            source, parameters=params, output_dir=output_dir, kernel=kernel, progress=progress
+        )
+    except Exception as exc:  # papermill's execution error and kernel failures
+        raise _fail(f"{source.name} failed: {nb.describe_error(exc)}", 1) from None
+    typer.echo(str(output))
+
+
+def run_all(
+    only: Annotated[
+        list[str] | None, typer.Option("--only", help="Run only these (repeatable).")
+    ] = None,
+    file: Annotated[list[Path] | None, _FILE] = None,
+    yaml: Annotated[list[str] | None, _YAML] = None,
+    output_dir: Annotated[Path | None, _OUT] = None,
+    kernel: Annotated[str, _KERNEL] = "python3",
+    progress: Annotated[bool, _PROGRESS] = False,
+) -> None:
+    """Run every notebook in notebooks/ in name order; exit 1 if any failed.
+
+    A parameter given with -y/-f goes to every notebook that declares it.
+    """
+    from workbench import notebook as nb
+
+    try:
+        params = nb.parse_parameters(files=file or (), yaml_strings=yaml or ())
+        table = nb.run_all(
+            only=only, parameters=params, output_dir=output_dir, kernel=kernel, progress=progress
+        )
+    except (ValueError, OSError) as exc:
+        raise _fail(str(exc), 2) from None
+    if table.empty:
+        raise _fail("no notebooks to run", 2)
+    shown = table.drop(columns=["output"]).fillna({"error": ""})
+    typer.echo(shown.to_string(index=False))
+    typer.echo(f"executed copies: {Path(table['output'].iloc[0]).parent}")
+    failed = table[table["status"] != "ok"]
+    if not failed.empty:
+        raise _fail(
+            f"{len(failed)} of {len(table)} notebooks failed: " + ", ".join(failed["notebook"]), 1
+        )
+
+
+def store_outputs(
+    notebooks: Annotated[
+        list[str] | None,
+        typer.Argument(help="Notebook paths or study names (default: every notebook)."),
+    ] = None,
+    kernel: Annotated[str, _KERNEL] = "python3",
+) -> None:
+    """Re-execute notebooks with their defaults and save the outputs in them (for nbval).
+
+    Run it before committing a notebook whose outputs changed: timings, widget state and
+    figure images are not stored, so reruns give the same file.
+    """
+    from workbench import config
+    from workbench import notebook as nb
+
+    try:
+        names = notebooks or [p.stem for p in sorted(config.notebooks_dir().glob("*.ipynb"))]
+        paths = [nb.resolve_notebook(name) for name in names]
+    except (ValueError, OSError) as exc:
+        raise _fail(str(exc), 2) from None
+    failed = []
+    for path in paths:
+        try:
+            nb.store_outputs(path, kernel=kernel)
+            typer.echo(f"stored  {path.name}")
+        except Exception as exc:  # report and go on; the file is left as it was
+            failed.append(path.name)
+            typer.echo(f"failed  {path.name}: {nb.describe_error(exc)}", err=True)
+    if failed:
+        raise _fail(f"{len(failed)} notebook(s) failed, left unchanged: {', '.join(failed)}", 1)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``run``, ``run-all`` and ``store-outputs`` to the ``workbench`` command."""
+    app.command("run")(run)
+    app.command("run-all")(run_all)
+    app.command("store-outputs")(store_outputs)
