@@ -26,7 +26,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check workbench tests
 
 lab: $(STAMP)
-	$(BIN)/jupyter lab --config=jupyter_server_config.py notebooks
+	$(BIN)/jupyter lab --config=jupyter_server_config.py $(if $(filter 0,$(shell id -u)),--allow-root,) notebooks
 
 bench: $(STAMP)
 	$(BIN)/workbench bench llm

@@ -77,6 +77,8 @@ def setup(
     >>> ctx = setup(7)
     >>> ctx["seed"], type(ctx["rng"]).__name__
     (7, 'Generator')
+    >>> for key in PANDAS_OPTIONS:  # leave the doctest process as it was
+    ...     pd.reset_option(key)
     """
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")

@@ -1,0 +1,194 @@
+"""S1 design and run: answers from six answerers, three methods x judges x temperatures x
+trials, and the two frames every analysis reads (conversation scores, checklist rows)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from workbench.datasets import load_dataset
+from workbench.judges import Design, JudgeSpec, run_design
+from workbench.studies.common import generate_answers
+
+#: Study name: folder of the figures and tables, ``study`` column of the results.
+STUDY = "s1_judge_methods"
+#: The three judging methods of seed 000 (protocols of :func:`workbench.judges.run_judging`).
+METHODS: tuple[str, ...] = ("holistic", "holistic_simple", "checklist")
+#: Default answerers (the seed's six conversation models, simulated).
+ANSWER_MODELS: tuple[str, ...] = (
+    "sim/answer-strong", "sim/answer-mid", "sim/answer-weak",
+    "sim/answer-tiny", "sim/answer-concise", "sim/answer-verbose",
+)
+#: Default judges (the seed's six evaluation models, simulated).
+JUDGE_MODELS: tuple[str, ...] = tuple(f"sim/judge-{j}" for j in "abcdef")
+
+#: Columns of the ``scores`` frame (one conversation-level score per row).
+SCORE_COLUMNS = ("item_id", "answer_model", "conversation", "judge_model", "protocol",
+                 "temperature", "trial", "score", "parse_ok", "negative_flag", "error",
+                 "backend")
+#: Columns of the ``criteria`` frame (one checklist item verdict per row).
+CRITERION_COLUMNS = ("item_id", "answer_model", "conversation", "judge_model", "temperature",
+                     "trial", "criterion_id", "weight", "verdict", "score", "parse_ok", "error",
+                     "backend")
+_CONVERSATION_FIELDS = ("item_id", "lang", "question", "reference", "good_example",
+                        "bad_example", "axis")
+
+
+@dataclass
+class Config:
+    """Parameters of study S1; the defaults are the notebook's (the seed's full design).
+
+    Parameters
+    ----------
+    dataset : str
+        Bundled data set with items (question, reference, good/bad example, axis) and a
+        rubric (must/bonus/penalty criteria and weighted checklist items).
+    item_ids : list of str
+        Prompts to use (``item_id`` values); empty = all (the seed: 10 prompts).
+    answer_models : list of str
+        Models answering every prompt once (a conversation = prompt x answer model).
+    judge_models : list of str
+        Judge models (litellm strings; ``sim/...`` run offline).
+    methods : list of str
+        Any of :data:`METHODS`.
+    temperatures : list of float
+        Judge temperatures (the seed ran 0.0 and 1.0 and reports 0.0).
+    trials : int
+        Repeats of every judge call per temperature (distinct cache entries).
+    answer_temperature : float
+        Temperature of the answers (seed: 1.0).
+    n_boot : int
+        Bootstrap resamples of every confidence interval.
+    seed : int
+        Seed of the analyses' random generator (bootstrap).
+    flag_share : float
+        A conversation is flagged when at least this share of the judges flag it (a
+        judge flags it when a negative-weight item is met in at least half its trials).
+    progress : bool
+        Show the progress bars of the LLM calls.
+    """
+
+    dataset: str = "s1_medical_ja"
+    item_ids: list[str] = field(default_factory=list)
+    answer_models: list[str] = field(default_factory=lambda: list(ANSWER_MODELS))
+    judge_models: list[str] = field(default_factory=lambda: list(JUDGE_MODELS))
+    methods: list[str] = field(default_factory=lambda: list(METHODS))
+    temperatures: list[float] = field(default_factory=lambda: [0.0, 1.0])
+    trials: int = 5
+    answer_temperature: float = 1.0
+    n_boot: int = 1000
+    seed: int = 0
+    flag_share: float = 0.5
+    progress: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("answer_models", "judge_models", "methods", "temperatures"):
+            value = getattr(self, name)
+            if isinstance(value, str) or not list(value):
+                raise ValueError(f"Config.{name}: give a non-empty list, got {value!r}")
+            if len(set(value)) != len(list(value)):
+                raise ValueError(f"Config.{name}: duplicate entries in {value!r}")
+            setattr(self, name, list(value))
+        if isinstance(self.item_ids, str):
+            raise ValueError(f"Config.item_ids: give a list of item ids, got {self.item_ids!r}")
+        self.item_ids = [str(i) for i in self.item_ids]
+        unknown = [m for m in self.methods if m not in METHODS]
+        if unknown:
+            raise ValueError(f"Config.methods: {unknown} not in {list(METHODS)}")
+        if isinstance(self.trials, bool) or not isinstance(self.trials, int) or self.trials < 1:
+            raise ValueError(f"Config.trials: an integer >= 1, got {self.trials!r}")
+        if not isinstance(self.n_boot, int) or self.n_boot < 0:
+            raise ValueError(f"Config.n_boot: an integer >= 0, got {self.n_boot!r}")
+        if not 0 < self.flag_share <= 1:
+            raise ValueError(f"Config.flag_share: in (0, 1], got {self.flag_share!r}")
+
+
+def conversations(items: pd.DataFrame, answers: pd.DataFrame) -> pd.DataFrame:
+    """The judged items: one row per answered conversation (prompt x answer model).
+
+    Answers whose call failed (``ok`` False) are not judged; they stay in ``answers``
+    (with their error) and are counted in the headline (``n_answer_failures``).
+    """
+    keep = [c for c in _CONVERSATION_FIELDS if c in items.columns]
+    ok = answers[answers["ok"].astype(bool)]
+    conv = items[keep].merge(ok[["item_id", "answer_model", "answer_sample", "response"]],
+                             on="item_id", how="inner", validate="one_to_many")
+    return conv.reset_index(drop=True)
+
+
+def design(config: Config, conv: pd.DataFrame, rubric: pd.DataFrame) -> Design:
+    """The factorial judging design: methods x judges x temperatures x trials.
+
+    Pass it to :func:`workbench.judges.estimate` to see the calls and their cost before
+    any spend (useful before switching to real judges).
+    """
+    specs = tuple(JudgeSpec(m, config.judge_models[0], study=STUDY) for m in config.methods)
+    return Design(conv, specs, judges=tuple(config.judge_models),
+                  temperatures=tuple(float(t) for t in config.temperatures),
+                  trials=config.trials, rubric=rubric, study=STUDY)
+
+
+def _conversation_label(frame: pd.DataFrame) -> pd.Series:
+    return frame["item_id"].astype(str) + "|" + frame["answer_model"].astype(str)
+
+
+def method_scores(results: pd.DataFrame) -> pd.DataFrame:
+    """Conversation-level scores of each judge call (holistic) or checklist total.
+
+    Holistic and simple holistic: the 1-10 score of the call. Checklist: the total of
+    :func:`workbench.judges.checklist_scores` (met weights / positive weights; NaN when an
+    item did not parse). Unparsed rows keep ``parse_ok=False`` and a NaN score.
+    """
+    holistic = results["protocol"].isin(["holistic", "holistic_simple"]) & (
+        results["dimension"] == "overall")
+    total = (results["protocol"] == "checklist") & (results["dimension"] == "total")
+    out = results.loc[holistic | total].copy()
+    out["conversation"] = _conversation_label(out)
+    return out[list(SCORE_COLUMNS)].reset_index(drop=True)
+
+
+def criterion_rows(results: pd.DataFrame) -> pd.DataFrame:
+    """One row per checklist item verdict (``verdict`` True/False, ``score`` 1/0, NaN unparsed)."""
+    rows = results[(results["protocol"] == "checklist") & (results["dimension"] != "total")].copy()
+    rows["conversation"] = _conversation_label(rows)
+    return rows[list(CRITERION_COLUMNS)].reset_index(drop=True)
+
+
+def run(config: Config | None = None) -> dict[str, pd.DataFrame]:
+    """Answer every prompt with every answer model, then judge every conversation.
+
+    Parameters
+    ----------
+    config : Config, optional
+        Defaults: the seed's full design (60 conversations x 6 judges x 3 methods x 5
+        trials x 2 temperatures, about 37k judge calls: 3-5 minutes on sim judges from an
+        empty cache on 2 cores, seconds from the cache).
+
+    Returns
+    -------
+    dict of DataFrame
+        ``answers`` (:func:`~workbench.studies.common.generate_answers`, failed calls
+        kept), ``results`` (every row of :func:`workbench.judges.run_judging`, raw replies
+        included), ``scores`` (:data:`SCORE_COLUMNS`, from :func:`method_scores`) and
+        ``criteria`` (:data:`CRITERION_COLUMNS`, from :func:`criterion_rows`).
+    """
+    config = config or Config()
+    data = load_dataset(config.dataset)
+    items = data["items"]
+    if config.item_ids:
+        unknown = sorted(set(config.item_ids) - set(items["item_id"]))
+        if unknown:
+            raise ValueError(f"Config.item_ids: {unknown} are not items of data set "
+                             f"{config.dataset!r}")
+        items = items[items["item_id"].isin(config.item_ids)].reset_index(drop=True)
+    answers = generate_answers(items, config.answer_models,
+                               temperature=config.answer_temperature, progress=config.progress)
+    conv = conversations(items, answers)
+    if conv.empty:
+        first = answers["error"].dropna()
+        raise ValueError(f"no answer to judge: all {len(answers)} answer calls failed"
+                         + (f" (first error: {first.iloc[0]})" if len(first) else ""))
+    results = run_design(design(config, conv, data["rubric"]), progress=config.progress)
+    return {"answers": answers, "results": results, "scores": method_scores(results),
+            "criteria": criterion_rows(results)}

@@ -1,0 +1,310 @@
+"""Study S2: configuration, LLM methods, correlations and the run (private)."""
+
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from workbench.judges import JudgeSpec, run_judging
+from workbench.sim.raters import RATERS
+from workbench.stats import correlate
+from workbench.studies.common import backend_of
+from workbench.studies.s2_summarize_then_judge._published import method_label
+from workbench.studies.s2_summarize_then_judge._qa import (
+    ANSWER_KEYS,
+    LEXICAL_METRICS,
+    SCORE_COLUMNS,
+    human_means,
+    joined_keywords,
+    load_answers,
+    load_items,
+    metric_scores,
+    parse_summary,
+    read_human_scores,
+    simulated_ratings,
+    vocabulary_table,
+)
+
+STUDY = "s2_summarize_then_judge"
+#: The three LLM methods of seed 001 table 2 (per judge): prompt template, summarised first.
+LLM_METHODS = {"geval_original": ("geval_relevance", False),
+               "geval_adapted": ("geval_civil", False),
+               "summarize_then": ("geval_civil", True)}
+
+
+@dataclass
+class Config:
+    """Settings of study S2; the defaults are the notebook's defaults (the seed's design).
+
+    Parameters
+    ----------
+    dataset : str
+        Bundled data set (``s2_civil_ja``: 50 Japanese bridge-design QA pairs).
+    n_items : int
+        Use the first ``n_items`` items (0 = all).
+    answer_models : list of str
+        Answering models (the seed: Llama 2, GPT-3.5, GPT-4, PaLM 2; the sim stand-ins:
+        strong = long answers like GPT-4, mid, weak, tiny = repeats the question).
+    answer_temperature : float
+        Temperature of the one answer per item and model.
+    judge_models : list of str
+        G-Eval judges (the seed: GPT-4 and Gemini-Pro).
+    summarizer_model : str
+        Model that summarises answers for summarise-then-judge (the seed: Gemini-Pro).
+    llm_methods : list of str
+        Keys of :data:`LLM_METHODS`: ``geval_original`` (Liu et al.'s relevance prompt),
+        ``geval_adapted`` (the seed's civil-engineering prompt), ``summarize_then``
+        (the adapted prompt on a summary of the answer).
+    judge_temperature : float
+        Judge temperature.
+    geval_mode, geval_samples : str, int
+        G-Eval scoring: ``logprobs`` (sum p(s) s), ``samples`` (mean of samples) or
+        ``auto`` (log-probabilities when the provider gives them).
+    judge_sees_keywords : bool
+        Show the reference keywords to the judge (the seed did not).
+    lexical_metrics : list of str
+        From :data:`LEXICAL_METRICS`; ``bertscore`` is off by default (see
+        :func:`metric_scores` for its cost).
+    responses_path : str
+        Optional answers file (``item_id, answer_model, sample, response``) used instead
+        of generating answers.
+    human_scores_path, human_dimension : str
+        Optional ``human_scores`` file (``item_id, answer_model, rater, dimension,
+        score``) used instead of the simulated raters, and the dimension to use.
+    n_raters, rater_seed : int
+        Simulated raters (1-4) and the seed of their noise.
+    n_boot, seed : int
+        Bootstrap resamples of the CIs and the seed of their generator.
+    progress : bool
+        Progress bars of the LLM calls.
+    """
+
+    dataset: str = "s2_civil_ja"
+    n_items: int = 50
+    answer_models: list[str] = field(default_factory=lambda: [
+        "sim/answer-strong", "sim/answer-mid", "sim/answer-weak", "sim/answer-tiny"])
+    answer_temperature: float = 1.0
+    judge_models: list[str] = field(default_factory=lambda: ["sim/judge-a", "sim/judge-b"])
+    summarizer_model: str = "sim/summarizer"
+    llm_methods: list[str] = field(default_factory=lambda: list(LLM_METHODS))
+    judge_temperature: float = 0.0
+    geval_mode: str = "auto"
+    geval_samples: int = 20
+    judge_sees_keywords: bool = False
+    lexical_metrics: list[str] = field(default_factory=lambda: [
+        "bleu", "rouge1", "rouge2", "rougeL", "keyword_score"])
+    responses_path: str = ""
+    human_scores_path: str = ""
+    human_dimension: str = ""
+    n_raters: int = 4
+    rater_seed: int = 0
+    n_boot: int = 1000
+    seed: int = 0
+    progress: bool = False
+
+    def __post_init__(self) -> None:
+        if self.n_items < 0:
+            raise ValueError(f"Config.n_items must be >= 0 (0 = all), got {self.n_items}")
+        if not self.responses_path and not self.answer_models:
+            raise ValueError("Config.answer_models is empty (and no responses_path is given)")
+        unknown = [m for m in self.lexical_metrics if m not in LEXICAL_METRICS]
+        if unknown:
+            raise ValueError(f"Config.lexical_metrics: unknown {unknown}; known: {LEXICAL_METRICS}")
+        unknown = [m for m in self.llm_methods if m not in LLM_METHODS]
+        if unknown:
+            raise ValueError(f"Config.llm_methods: unknown {unknown}; known: {list(LLM_METHODS)}")
+        if self.llm_methods and not self.judge_models:
+            raise ValueError("Config.judge_models is empty but llm_methods are requested")
+        if not 1 <= self.n_raters <= len(RATERS):
+            raise ValueError(f"Config.n_raters must be 1..{len(RATERS)} (simulated raters), "
+                             f"got {self.n_raters}")
+        if self.n_boot < 0:
+            raise ValueError(f"Config.n_boot must be >= 0, got {self.n_boot}")
+
+
+def judge_scores(answers: pd.DataFrame, config: Config) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Run the LLM methods of seed 001 table 2 for every judge.
+
+    Returns ``(judgments, scores)``: the ``run_judging`` frames of every method and
+    judge (with a ``metric`` column), and the long :data:`SCORE_COLUMNS` frame with one
+    row per answer and method (the mean over trials; NaN with ``parse_ok=False`` when
+    the judge call failed or did not parse, or the answer itself failed).
+    """
+    ok = answers[answers["ok"].astype(bool)]
+    columns = [*ANSWER_KEYS, "question", "reference", "response", "lang"]
+    items = ok[columns + (["keywords"] if config.judge_sees_keywords else [])]
+    frames, rows = [], []
+    for method in config.llm_methods:
+        template, summarise = LLM_METHODS[method]
+        for judge in config.judge_models:
+            spec = JudgeSpec(protocol="geval", judge_model=judge, template=template,
+                             temperature=config.judge_temperature, geval_mode=config.geval_mode,
+                             geval_samples=config.geval_samples, study=STUDY)
+            if summarise:
+                spec = JudgeSpec(protocol="summarize_then", inner=spec, study=STUDY,
+                                 summarizer_model=config.summarizer_model)
+            label = method_label(method, judge)
+            result = run_judging(items, spec, progress=config.progress) if len(items) else None
+            if result is not None:
+                frames.append(result.assign(metric=label))
+                per = (result.groupby(ANSWER_KEYS, sort=False)
+                       .agg(score=("score", "mean"), parse_ok=("parse_ok", "all"),
+                            error=("error", "first"), backend=("backend", "first"))
+                       .reset_index())
+                rows.append(per.assign(metric=label, family="llm", judge_model=judge))
+            failed = answers.loc[~answers["ok"].astype(bool), ANSWER_KEYS]
+            rows.append(failed.assign(metric=label, family="llm", judge_model=judge,
+                                      score=math.nan, parse_ok=False, error="answer call failed",
+                                      backend=backend_of(judge)))
+    judgments = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    scores = pd.concat(rows, ignore_index=True)[SCORE_COLUMNS] if rows else pd.DataFrame(
+        columns=SCORE_COLUMNS)
+    return judgments, scores
+
+
+# --- analysis -------------------------------------------------------------------------------
+
+def _backend(scores: pd.DataFrame, simulated_humans: bool) -> pd.Series:
+    """Per metric: ``sim`` when its scores or the human scores are simulated."""
+    def one(values: pd.Series) -> str:
+        found = set(values.dropna().astype(str)) | ({"sim"} if simulated_humans else set())
+        return "sim" if "sim" in found else "+".join(sorted(found))
+    return scores.groupby("metric", sort=False)["backend"].agg(one)
+
+
+def correlations(scores: pd.DataFrame, human: pd.DataFrame, *, method: str = "spearman",
+                 n_boot: int = 1000, rng: np.random.Generator | int | None = None,
+                 simulated_humans: bool = True) -> pd.DataFrame:
+    """Correlation of every metric with the human score at the three levels.
+
+    ``pooled`` (all answers), ``per_group`` (per answer model) and ``per_group_mean``
+    (the mean of the per-model values), with percentile bootstrap CIs from
+    :func:`workbench.stats.correlate` (rows resampled within the level's unit, models
+    for the mean). Adds ``family`` and ``backend`` (``sim`` when the metric's scores or
+    the human scores are simulated).
+    """
+    data = scores.merge(human, on=ANSWER_KEYS, how="left", validate="many_to_one")
+    result = correlate(data, x="score", y="human", method=method, by="answer_model",
+                       level=["pooled", "per_group", "per_group_mean"], split="metric",
+                       n_boot=n_boot, rng=rng)
+    family = scores.groupby("metric", sort=False)["family"].first()
+    result.insert(1, "family", result["metric"].map(family))
+    result["backend"] = result["metric"].map(_backend(scores, simulated_humans))
+    # metrics and answer models in input order; per metric: pooled, per model, mean
+    metric_rank = {m: i for i, m in enumerate(family.index)}
+    model_rank = {m: i for i, m in enumerate(dict.fromkeys(scores["answer_model"]))}
+    level_rank = {"pooled": 0, "per_group": 1, "per_group_mean": 2}
+    keys = pd.DataFrame({"m": result["metric"].map(metric_rank),
+                         "l": result["level"].map(level_rank),
+                         "g": result["answer_model"].map(model_rank).fillna(-1)})
+    order = keys.sort_values(["m", "l", "g"], kind="stable").index
+    return result.loc[order].reset_index(drop=True)
+
+
+def rho_table(corr: pd.DataFrame, *, models: Sequence[str] | None = None) -> pd.DataFrame:
+    """Seed 001 table 3: one row per metric; a column per answer model, ``pooled``, ``mean``."""
+    per = corr[corr["level"] == "per_group"].pivot(index="metric", columns="answer_model",
+                                                   values="estimate")
+    per = per[list(models)] if models is not None else per
+    table = per.assign(
+        pooled=corr[corr["level"] == "pooled"].set_index("metric")["estimate"],
+        mean=corr[corr["level"] == "per_group_mean"].set_index("metric")["estimate"])
+    order = list(dict.fromkeys(corr["metric"]))
+    table = table.reindex(order)
+    table.columns.name = None
+    return table
+
+
+def mean_scores(scores: pd.DataFrame, human: pd.DataFrame) -> pd.DataFrame:
+    """Mean of every metric and of the human score per answer model (wide)."""
+    wide = scores.pivot_table(index="answer_model", columns="metric", values="score",
+                              aggfunc="mean", sort=False)
+    wide.insert(0, "human", human.groupby("answer_model", sort=False)["human"].mean())
+    wide.columns.name = None
+    return wide.reset_index()
+
+
+def run(config: Config) -> dict[str, pd.DataFrame]:
+    """Run study S2 and return its tables (no plotting).
+
+    Returns
+    -------
+    dict of DataFrame
+        ``answers``, ``ratings`` (per rater), ``human`` (mean per answer), ``judgments``
+        (``run_judging`` rows, summaries included), ``scores`` (long, per answer and
+        metric), ``parse_summary``, ``correlations`` (three levels, CIs), ``rho_table``,
+        ``vocabulary``, ``mean_scores``.
+    """
+    items = load_items(config.dataset, config.n_items)
+    answers = load_answers(items, answer_models=config.answer_models,
+                           temperature=config.answer_temperature,
+                           responses_path=config.responses_path, dataset=config.dataset,
+                           progress=config.progress)
+    if config.human_scores_path:
+        ratings = read_human_scores(config.human_scores_path, items=items,
+                                    dimension=config.human_dimension)
+    else:
+        ratings = simulated_ratings(answers, n_raters=config.n_raters,
+                                    rng_seed=config.rater_seed)
+    human = human_means(ratings)
+    judgments, llm = judge_scores(answers, config)
+    scores = pd.concat([metric_scores(answers, config.lexical_metrics), llm], ignore_index=True)
+    rng = np.random.default_rng(config.seed)
+    corr = correlations(scores, human, n_boot=config.n_boot, rng=rng,
+                        simulated_humans=not config.human_scores_path)
+    models = list(dict.fromkeys(answers["answer_model"]))
+    return {
+        "answers": joined_keywords(answers),
+        "ratings": ratings,
+        "human": human,
+        "judgments": judgments,
+        "scores": scores,
+        "parse_summary": parse_summary(scores),
+        "correlations": corr,
+        "rho_table": rho_table(corr, models=models),
+        "vocabulary": vocabulary_table(answers),
+        "mean_scores": mean_scores(scores, human),
+    }
+
+
+def tables(results: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """The frames to write as CSV, without run-dependent columns (latency, cache hits)."""
+    out = {name: results[name] for name in ("answers", "ratings", "scores", "parse_summary",
+                                             "correlations", "vocabulary", "mean_scores")}
+    out["rho_table"] = results["rho_table"].reset_index()
+    out["judgments"] = results["judgments"].drop(columns=["latency_s", "cached"],
+                                                 errors="ignore")
+    return out
+
+
+def headline(results: dict[str, pd.DataFrame]) -> dict[str, Any]:
+    """The numbers the notebook records: rho per metric (pooled, mean), failures, lengths."""
+    corr = results["correlations"]
+    pick = {level: corr[corr["level"] == level].set_index("metric")["estimate"]
+            for level in ("pooled", "per_group_mean")}
+    vocab = results["vocabulary"].set_index("answer_model")
+    human = results["human"].groupby("answer_model", sort=False)["human"].mean()
+    summary = results["parse_summary"].set_index("metric")
+    longest = str(vocab["mean_length_chars"].idxmax())
+    per = corr[corr["level"] == "per_group"]
+    return {
+        "backend": "sim" if (corr["backend"] == "sim").any() else "real",
+        "n_answers": len(results["answers"]),
+        "n_answers_failed": int((~results["answers"]["ok"].astype(bool)).sum()),
+        "answer_models": list(human.index),
+        "rho_pooled": pick["pooled"].round(4).to_dict(),
+        "rho_mean": pick["per_group_mean"].round(4).to_dict(),
+        "n_failed": summary["n_failed"].astype(int).to_dict(),
+        "human_mean": human.round(4).to_dict(),
+        "mean_length_chars": vocab["mean_length_chars"].round(1).to_dict(),
+        "n_unique_words": vocab["n_unique_words"].astype(int).to_dict(),
+        "longest_model": longest,
+        "rho_longest_model": per[per["answer_model"] == longest].set_index("metric")[
+            "estimate"].round(4).to_dict(),
+    }

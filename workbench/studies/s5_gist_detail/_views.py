@@ -1,0 +1,119 @@
+"""S5 views: frames shaped for the notebook's figures, and the headline numbers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from workbench.studies.common import backend_of
+from workbench.studies.s5_gist_detail._data import (
+    CLASSES,
+    PUBLISHED,
+    PUBLISHED_LABEL,
+    PUBLISHED_NEITHER,
+    SPLITS,
+)
+
+
+def f1_view(match: pd.DataFrame) -> pd.DataFrame:
+    """F per class beside the published F, one row per (split, class, source), for the
+    figure: ``row`` (``"<class> · <split> split"``), ``source``, ``f1``, ``f1_ci_low``,
+    ``f1_ci_high`` (NaN for the published values, which have no interval), ``backend``.
+    Trials are averaged (their CI bounds too)."""
+    cols = ["f1", "f1_ci_low", "f1_ci_high"]
+    have = [c for c in cols if c in match.columns]
+    mine = (
+        match.groupby(["split", "class", "judge_model"], sort=False)[have]
+        .mean()
+        .reset_index()
+        .rename(columns={"judge_model": "source"})
+    )
+    mine["backend"] = mine["source"].map(backend_of)
+    published = PUBLISHED[["split", "class", "f1"]].assign(
+        source=PUBLISHED_LABEL, backend="published"
+    )
+    published = published[published["split"].isin(mine["split"])]
+    out = pd.concat([mine, published], ignore_index=True).reindex(
+        columns=["split", "class", "source", *cols, "backend"]
+    )
+    out["row"] = out["class"] + " · " + out["split"] + " split"
+    order = {(sp, c): k for k, (sp, c) in enumerate((sp, c) for sp in SPLITS for c in CLASSES)}
+    out["_o"] = [order[(sp, c)] for sp, c in zip(out["split"], out["class"], strict=True)]
+    return out.sort_values("_o", kind="stable").drop(columns="_o").reset_index(drop=True)
+
+
+def neither_view(neither: pd.DataFrame) -> pd.DataFrame:
+    """Table 1 of the seed beside this run: ``source`` (``"<judge> · <split> split"`` or
+    the published label), ``n_classes`` (0–4), ``n_answers`` (trials averaged), ``backend``."""
+    mine = neither.groupby(["split", "judge_model", "n_classes"], sort=False)["n_answers"].mean()
+    mine = mine.reset_index()
+    mine["source"] = mine["judge_model"] + " · " + mine["split"] + " split"
+    mine["backend"] = mine["judge_model"].map(backend_of)
+    published = PUBLISHED_NEITHER.assign(
+        source=PUBLISHED_LABEL + " · " + PUBLISHED_NEITHER["split"] + " split", backend="published"
+    )
+    published = published[published["split"].isin(mine["split"])]
+    cols = ["source", "n_classes", "n_answers", "backend"]
+    return pd.concat([mine[cols], published[cols]], ignore_index=True)
+
+
+def rates_view(rates: pd.DataFrame) -> pd.DataFrame:
+    """The seed's per-class metric for the heat map: ``source`` (``human`` or
+    ``"<judge> · <split> split"``), ``column`` (``"<answer_model>: <class>"``), ``rate``,
+    ``backend``."""
+    out = rates.copy()
+    out["source"] = np.where(
+        out["source"] == "human",
+        "human annotation",
+        out["source"] + " · " + out["split"] + " split",
+    )
+    out["column"] = out["answer_model"] + ": " + out["class"]
+    return out[["source", "column", "rate", "backend"]]
+
+
+def headline(tables: dict[str, pd.DataFrame]) -> dict:
+    """The numbers the notebook records: F per split, judge and class (trial mean), the
+    published F, unit-split F, the per-class metric per source and answer model, the
+    table-1 counts, and the counts of answers, failed runs and unlocated spans."""
+    match, calls = tables["match"], tables["calls"]
+    f1 = match.groupby(["split", "judge_model", "class"], sort=False)["f1"].mean()
+    rates = tables["class_rates"].assign(
+        key=lambda d: np.where(d["source"] == "human", "human", d["source"] + " · " + d["split"])
+    )
+    neither = tables["neither"].groupby(["split", "judge_model", "n_classes"])["n_answers"].mean()
+    return {
+        "f1": {
+            sp: {j: f1[sp][j].to_dict() for j in f1[sp].index.get_level_values(0).unique()}
+            for sp in f1.index.get_level_values(0).unique()
+        },
+        "published_f1": {
+            sp: g.set_index("class")["f1"].to_dict() for sp, g in PUBLISHED.groupby("split")
+        },
+        "unit_f1": {
+            j: g.set_index("class")["f1"].to_dict()
+            for j, g in tables["unit_match"].groupby("judge_model", sort=False)
+        },
+        "rates": {
+            k: {
+                m: g2.set_index("class")["rate"].to_dict()
+                for m, g2 in g.groupby("answer_model", sort=False)
+            }
+            for k, g in rates.groupby("key", sort=False)
+        },
+        "neither": {
+            sp: {
+                j: [float(v) for v in neither[sp][j].to_numpy()]
+                for j in neither[sp].index.get_level_values(0).unique()
+            }
+            for sp in neither.index.get_level_values(0).unique()
+        },
+        "n_answers": int(
+            tables["judgments"][["item_id", "answer_model", "answer_sample"]]
+            .drop_duplicates()
+            .shape[0]
+        ),
+        "n_runs": int(calls["n_runs"].sum()),
+        "n_runs_failed": int(calls["n_runs_failed"].sum()),
+        "n_flagged_unlocated": int(calls["n_flagged_unlocated"].sum()),
+        "backend": sorted(set(calls["backend"])),
+    }

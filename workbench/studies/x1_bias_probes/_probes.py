@@ -1,0 +1,321 @@
+"""X1 probes: the config, the answers, every perturbation operator, the judge calls."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from workbench import perturb
+from workbench.datasets import load_dataset
+from workbench.errors import ProviderError
+from workbench.judges import JudgeSpec, run_judging
+from workbench.studies.common import generate_answers
+
+STUDY = "x1_bias_probes"
+#: Single-score protocols the score probes can use.
+SCORE_PROTOCOLS = ("holistic_simple", "holistic", "geval")
+#: The pairwise probe: the pairwise protocol judges both orders, i.e. with and without
+#: ``perturb.position_swap``.
+PAIRWISE_OPERATORS = frozenset({"position_swap"})
+#: Every operator of :mod:`workbench.perturb` but the baseline, in a fixed order.
+ALL_OPERATORS = tuple(sorted(set(perturb.OPERATORS) - {"none"}))
+DEFAULT_JUDGES = (
+    "sim/judge-a",
+    "sim/judge-b",
+    "sim/judge-c",
+    "sim/judge-d",
+    "sim/judge-e",
+    "sim/judge-f",
+)
+
+
+def probe_kind(operator: str) -> str:
+    """How an operator probes a judge.
+
+    ``answer``: the judged text changes (padding, citation, author label …) while the
+    content is kept or rewritten; ``question``: a cognitive-bias cue is injected into the
+    question, the answer models answer the cued question and the judges score those
+    answers (seed 002's category 3 → 4); ``pairwise``: the order of two answers shown to
+    a pairwise judge is swapped.
+    """
+    if operator in PAIRWISE_OPERATORS:
+        return "pairwise"
+    if operator in perturb.QUESTION_OPERATORS:
+        return "question"
+    if operator in perturb.OPERATORS:
+        return "answer"
+    raise ValueError(
+        f"unknown perturbation {operator!r}; known: {', '.join(sorted(perturb.OPERATORS))}"
+    )
+
+
+@dataclass
+class Config:
+    """Parameters of the bias-probe study (the notebook's defaults).
+
+    Attributes
+    ----------
+    dataset : str
+        Bundled data set whose questions are answered and judged.
+    items_per_category : int
+        Use only the first ``items_per_category`` questions of each category (0 = all),
+        so a small run still holds questions that can be cued.
+    answer_models : list of str
+        Models that answer the questions (litellm strings); the pairwise probe compares
+        every pair of them.
+    answer_temperature : float
+        Temperature of the answers (one sample each).
+    judge_models : list of str
+        Judges probed.
+    operators : list of str
+        Operators of :mod:`workbench.perturb` to apply (``none`` is always the baseline).
+    operator_params : dict
+        Keyword arguments per operator, e.g. ``{"verbosity_padding": {"factor": 3.0}}``.
+    rewrite_model : str
+        Model of the LLM operators (``paraphrase``, ``sentiment``) unless given in
+        ``operator_params``.
+    self_label_author : str
+        ``judge``: the answer is labelled as written by the judge itself (claimed
+        self-authorship); ``answer``: labelled with its real answer model.
+    protocol : str
+        Single-score judging protocol (:data:`SCORE_PROTOCOLS`).
+    use_reference : bool
+        Show the reference answer to the judge.
+    judge_temperature : float
+        Judge temperature.
+    trials : int
+        Repeats per judged answer (averaged within item before the paired test).
+    perturb_seed : int
+        Seed of the operators' random choices (and the LLM operators' sample index).
+    llmbar_dir : str
+        Folder of a downloaded LLMBar release (relative paths: from the working folder,
+        else from the project root); ``""`` skips it.
+    progress : bool
+        Show progress bars of the LLM calls.
+    """
+
+    dataset: str = "s3_hiv_en"
+    items_per_category: int = 0
+    answer_models: list[str] = field(
+        default_factory=lambda: ["sim/answer-strong", "sim/answer-mid", "sim/answer-weak"]
+    )
+    answer_temperature: float = 1.0
+    judge_models: list[str] = field(default_factory=lambda: list(DEFAULT_JUDGES))
+    operators: list[str] = field(default_factory=lambda: list(ALL_OPERATORS))
+    operator_params: dict[str, dict[str, Any]] = field(default_factory=dict)
+    rewrite_model: str = "sim/paraphraser"
+    self_label_author: str = "judge"
+    protocol: str = "holistic_simple"
+    use_reference: bool = True
+    judge_temperature: float = 0.0
+    trials: int = 1
+    perturb_seed: int = 0
+    llmbar_dir: str = ""
+    progress: bool = False
+
+    def __post_init__(self) -> None:
+        for name in [*self.operators, *self.operator_params]:
+            probe_kind(name)
+        if "none" in self.operators:
+            raise ValueError(
+                "Config.operators: 'none' is the baseline and always run; leave it out"
+            )
+        if self.protocol not in SCORE_PROTOCOLS:
+            raise ValueError(f"Config.protocol: {self.protocol!r}; use one of {SCORE_PROTOCOLS}")
+        if self.self_label_author not in ("judge", "answer"):
+            raise ValueError(
+                f"Config.self_label_author: {self.self_label_author!r}; use judge or answer"
+            )
+        if self.items_per_category < 0:
+            raise ValueError(
+                f"Config.items_per_category must be >= 0, got {self.items_per_category}"
+            )
+        if not self.answer_models:
+            raise ValueError("Config.answer_models: give at least one answer model")
+        if "position_swap" in self.operators and len(self.answer_models) < 2:
+            raise ValueError("Config.operators: position_swap needs two or more answer_models")
+
+    def params_for(self, operator: str) -> dict[str, Any]:
+        """The keyword arguments ``operator`` is applied with."""
+        params = dict(self.operator_params.get(operator, {}))
+        if operator in perturb.LLM_OPERATORS:
+            params.setdefault("model", self.rewrite_model)
+        return params
+
+
+def load_items(dataset: str, *, items_per_category: int = 0) -> pd.DataFrame:
+    """The data set's questions: the first ``items_per_category`` of each category (all
+    when 0; the first ones overall when the set has no ``category`` column)."""
+    items = load_dataset(dataset)["items"]
+    if not items_per_category:
+        return items
+    if "category" in items.columns:
+        return items.groupby("category", sort=False).head(items_per_category).reset_index(drop=True)
+    return items.head(items_per_category).reset_index(drop=True)
+
+
+def answer_frame(items: pd.DataFrame, answers: pd.DataFrame) -> pd.DataFrame:
+    """Judge-ready rows: the successful answers joined with their items."""
+    ok = answers[answers["ok"]][["item_id", "answer_model", "answer_sample", "response"]]
+    cols = [c for c in items.columns if c not in ("perturbation", "perturbation_params")]
+    return ok.merge(items[cols], on="item_id", how="inner").reset_index(drop=True)
+
+
+def _coverage(
+    operator: str, n: int, *, skipped: int = 0, error: str | None = None, params: dict | None = None
+) -> dict:
+    return {
+        "operator": operator,
+        "kind": "baseline" if operator == "none" else probe_kind(operator),
+        "n_items": n,
+        "n_skipped": skipped,
+        "params": repr(params or {}),
+        "error": error,
+    }
+
+
+def perturb_answers(base: pd.DataFrame, config: Config) -> tuple[list[pd.DataFrame], list[dict]]:
+    """Apply the baseline and every ``answer`` operator but ``self_label`` to the answers.
+
+    Returns the perturbed frames and one coverage row per operator. An LLM operator whose
+    calls fail is reported in its coverage row (``error``) and left out, not dropped
+    silently.
+    """
+    frames = [perturb.apply(base, "none")]
+    coverage = [_coverage("none", len(base))]
+    for op in config.operators:
+        if probe_kind(op) != "answer" or op == "self_label":
+            continue
+        params = config.params_for(op)
+        try:
+            frames.append(
+                perturb.apply(
+                    base, op, seed=config.perturb_seed, progress=config.progress, **params
+                )
+            )
+            coverage.append(_coverage(op, len(base), params=params))
+        except ProviderError as exc:
+            coverage.append(_coverage(op, 0, skipped=len(base), error=str(exc), params=params))
+    return frames, coverage
+
+
+def self_labelled(base: pd.DataFrame, config: Config, judge: str) -> pd.DataFrame:
+    """The answers labelled with an author (the judge itself or the answer model)."""
+    params = dict(config.operator_params.get("self_label", {}))
+    if config.self_label_author == "judge":
+        params.setdefault("author", judge)
+    return perturb.apply(base, "self_label", seed=config.perturb_seed, **params)
+
+
+def cued_answers(
+    items: pd.DataFrame, config: Config
+) -> tuple[pd.DataFrame, pd.DataFrame, list[dict]]:
+    """Questions with a cognitive-bias cue, answered by the answer models.
+
+    Only items with a ``wrong_answer`` (the X the cue names) can be cued; the others are
+    counted as skipped. Returns the judge-ready rows, the answer table and coverage rows.
+    """
+    ops = [op for op in config.operators if probe_kind(op) == "question"]
+    if not ops:
+        return pd.DataFrame(), pd.DataFrame(), []
+    has_cue = (
+        items["wrong_answer"].fillna("").astype(str).str.strip() != ""
+        if "wrong_answer" in items.columns
+        else pd.Series(False, index=items.index)
+    )
+    eligible = items[has_cue]
+    coverage = []
+    frames = []
+    for op in ops:
+        params = config.params_for(op)
+        coverage.append(
+            _coverage(
+                op,
+                len(eligible) * len(config.answer_models),
+                skipped=int((~has_cue).sum()) * len(config.answer_models),
+                params=params,
+            )
+        )
+        if len(eligible):
+            frames.append(perturb.apply(eligible, op, seed=config.perturb_seed, **params))
+    if not frames:
+        return pd.DataFrame(), pd.DataFrame(), coverage
+    cued = pd.concat(frames, ignore_index=True)
+    answers = generate_answers(
+        cued, config.answer_models, temperature=config.answer_temperature, progress=config.progress
+    )
+    ok = answers[answers["ok"]][["item_id", "answer_model", "answer_sample", "response"]]
+    return ok.merge(cued, on="item_id").reset_index(drop=True), answers, coverage
+
+
+def score_spec(config: Config, judge: str) -> JudgeSpec:
+    """The judging configuration of the score probes for one judge."""
+    return JudgeSpec(
+        protocol=config.protocol,
+        judge_model=judge,
+        use_reference=config.use_reference,
+        temperature=config.judge_temperature,
+        trials=config.trials,
+        study=STUDY,
+    )
+
+
+def judge_scores(frames: list[pd.DataFrame], base: pd.DataFrame, config: Config) -> pd.DataFrame:
+    """Score every perturbed answer with every judge (one ``run_judging`` per judge).
+
+    ``self_label`` items are made per judge when ``self_label_author="judge"``.
+    """
+    results = []
+    for judge in config.judge_models:
+        mine = list(frames)
+        if "self_label" in config.operators:
+            mine.append(self_labelled(base, config, judge))
+        items = pd.concat([f for f in mine if len(f)], ignore_index=True)
+        results.append(run_judging(items, score_spec(config, judge), progress=config.progress))
+    return pd.concat(results, ignore_index=True)
+
+
+def pair_items(base: pd.DataFrame, answer_models: list[str]) -> pd.DataFrame:
+    """Every pair of answer models' answers to the same question, as pairwise items.
+
+    ``item_id`` is ``<item>|<model_a> vs <model_b>``; ``source_item`` the question.
+    """
+    by = {(r.item_id, r.answer_model): r for r in base.itertuples(index=False)}
+    rows = []
+    for item in pd.unique(base["item_id"]):
+        for a, b in itertools.combinations(answer_models, 2):
+            ra, rb = by.get((item, a)), by.get((item, b))
+            if ra is None or rb is None:
+                continue
+            rows.append(
+                {
+                    "item_id": f"{item}|{a} vs {b}",
+                    "source_item": item,
+                    "lang": ra.lang,
+                    "question": ra.question,
+                    "reference": ra.reference,
+                    "response_a": ra.response,
+                    "response_b": rb.response,
+                    "model_a": a,
+                    "model_b": b,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def judge_pairs(pairs: pd.DataFrame, config: Config) -> pd.DataFrame:
+    """Pairwise verdicts in both orders from every judge (MT-Bench protocol)."""
+    results = []
+    for judge in config.judge_models:
+        spec = JudgeSpec(
+            protocol="pairwise",
+            judge_model=judge,
+            temperature=config.judge_temperature,
+            trials=config.trials,
+            study=STUDY,
+        )
+        results.append(run_judging(pairs, spec, progress=config.progress))
+    return pd.concat(results, ignore_index=True)

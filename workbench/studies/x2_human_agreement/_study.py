@@ -1,0 +1,319 @@
+"""Study X2: configuration, reliability, correlations and the run (private)."""
+
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from workbench.judges import JudgeSpec, run_judging
+from workbench.sim.raters import RATERS
+from workbench.stats import correlate, fleiss_kappa, icc, krippendorff_alpha
+from workbench.studies.s2_summarize_then_judge import (
+    ANSWER_KEYS,
+    LEXICAL_METRICS,
+    SCORE_COLUMNS,
+    human_means,
+    joined_keywords,
+    load_answers,
+    load_items,
+    metric_scores,
+    parse_summary,
+    simulated_ratings,
+)
+from workbench.studies.x2_human_agreement._pairwise import (
+    PAIR_KEYS,
+    majority_label,
+    pairwise_agreement,
+    pairwise_items,
+    pairwise_judgments,
+    rater_preferences,
+)
+from workbench.studies.x2_human_agreement._releases import (
+    pandalm_agreement,
+    unieval_correlations,
+)
+
+STUDY = "x2_human_agreement"
+
+
+@dataclass
+class Config:
+    """Settings of study X2; the defaults are the notebook's defaults.
+
+    Parameters
+    ----------
+    bundled : bool
+        Run the analysis of the bundled set with simulated raters.
+    dataset, n_items : str, int
+        Bundled data set and how many of its items (0 = all).
+    answer_models : list of str
+        Answering models (every pair of them is compared per item).
+    answer_temperature : float
+        Temperature of the answers.
+    judge_models : list of str
+        Judges scoring each answer with ``judge_template`` (G-Eval, 1-5).
+    judge_template : str
+        A ``geval`` template id.
+    metrics : list of str
+        Reference-based metrics (see ``workbench.studies._qa.LEXICAL_METRICS``).
+    pairwise_judges : list of str
+        Judges comparing two answers (MT-Bench pairwise prompt, both orders).
+    pairwise_reference : bool
+        Show the reference answer to the pairwise judge.
+    n_raters, rater_seed : int
+        Simulated raters (2-4) and the seed of their noise.
+    unieval_dir, pandalm_dir : str
+        Checkouts of the UniEval and PandaLM releases ("" = skip that analysis).
+    n_boot, seed : int
+        Bootstrap resamples and the seed of their generator.
+    progress : bool
+        Progress bars of the LLM calls.
+    """
+
+    bundled: bool = True
+    dataset: str = "s2_civil_ja"
+    n_items: int = 50
+    answer_models: list[str] = field(default_factory=lambda: [
+        "sim/answer-strong", "sim/answer-mid", "sim/answer-weak", "sim/answer-tiny"])
+    answer_temperature: float = 1.0
+    judge_models: list[str] = field(default_factory=lambda: [
+        "sim/judge-a", "sim/judge-c", "sim/judge-f"])
+    judge_template: str = "geval_civil"
+    metrics: list[str] = field(default_factory=lambda: ["bleu", "rougeL", "keyword_score"])
+    pairwise_judges: list[str] = field(default_factory=lambda: ["sim/judge-a", "sim/judge-d"])
+    pairwise_reference: bool = True
+    n_raters: int = 4
+    rater_seed: int = 0
+    unieval_dir: str = ""
+    pandalm_dir: str = ""
+    n_boot: int = 1000
+    seed: int = 0
+    progress: bool = False
+
+    def __post_init__(self) -> None:
+        if self.bundled and len(self.answer_models) < 2:
+            raise ValueError("Config.answer_models: give at least two (pairs are compared)")
+        if not 2 <= self.n_raters <= len(RATERS):
+            raise ValueError(f"Config.n_raters must be 2..{len(RATERS)}, got {self.n_raters}")
+        unknown = [m for m in self.metrics if m not in LEXICAL_METRICS]
+        if unknown:
+            raise ValueError(f"Config.metrics: unknown {unknown}; known: {LEXICAL_METRICS}")
+        if self.n_boot < 0:
+            raise ValueError(f"Config.n_boot must be >= 0, got {self.n_boot}")
+
+
+# --- bundled set: reliability and correlations -----------------------------------------------
+
+def rater_reliability(ratings: pd.DataFrame, *, n_boot: int = 1000,
+                      rng: np.random.Generator | int | None = None) -> pd.DataFrame:
+    """Krippendorff's alpha (interval, ordinal; answers resampled for the CI) and the six
+    ICCs (F-based CIs) of the ratings; one row per measure, ``workbench.stats`` columns."""
+    alphas = [krippendorff_alpha(ratings, item=ANSWER_KEYS, rater="rater", value="score",
+                                 level=level, n_boot=n_boot, rng=rng)
+              for level in ("interval", "ordinal")]
+    iccs = icc(ratings, item=ANSWER_KEYS, rater="rater", score="score")
+    keep = ["measure", "value_level", "estimate", "ci_low", "ci_high", "ci_method", "n",
+            "n_raters", "n_missing"]
+    frame = pd.concat([*alphas, iccs], ignore_index=True)
+    frame = frame[[c for c in keep if c in frame.columns]]
+    label = frame["measure"].where(frame["measure"] != "krippendorff_alpha",
+                                   "alpha (" + frame["value_level"].astype(str) + ")")
+    backend = "sim" if ratings["source"].eq("sim_raters").any() else "human"
+    return frame.assign(label=label, backend=backend)
+
+
+def judge_scores(answers: pd.DataFrame, config: Config) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """G-Eval scores of every answer by every judge: ``(judgments, scores)``.
+
+    ``scores`` is the long :data:`~workbench.studies._qa.SCORE_COLUMNS` frame, the
+    ``metric`` being the judge's name; failed answers and unparsed replies are rows
+    with a NaN score and ``parse_ok=False``.
+    """
+    ok = answers[answers["ok"].astype(bool)]
+    items = ok[[*ANSWER_KEYS, "question", "reference", "response", "lang"]]
+    frames, rows = [], []
+    for judge in config.judge_models:
+        spec = JudgeSpec(protocol="geval", judge_model=judge, template=config.judge_template,
+                         study=STUDY)
+        result = run_judging(items, spec, progress=config.progress)
+        frames.append(result)
+        per = result.groupby(ANSWER_KEYS, sort=False).agg(
+            score=("score", "mean"), parse_ok=("parse_ok", "all"), error=("error", "first"),
+            backend=("backend", "first")).reset_index()
+        failed = answers.loc[~answers["ok"].astype(bool), ANSWER_KEYS].assign(
+            score=np.nan, parse_ok=False, error="answer call failed", backend=per["backend"].iloc[0]
+            if len(per) else None)
+        rows.append(pd.concat([per, failed], ignore_index=True).assign(
+            metric=judge.rsplit("/", 1)[-1], family="llm", judge_model=judge))
+    return pd.concat(frames, ignore_index=True), pd.concat(rows, ignore_index=True)[SCORE_COLUMNS]
+
+
+def _level_label(level: str, grouping: str, model: Any) -> str:
+    if level == "pooled":
+        return "pooled"
+    if level == "per_group":
+        return f"per model: {model}"
+    return "per model (mean)" if grouping == "answer_model" else "per item (mean)"
+
+
+def human_correlations(scores: pd.DataFrame, human: pd.DataFrame, *,
+                       methods: tuple[str, ...] = ("pearson", "spearman", "kendall"),
+                       n_boot: int = 1000, rng: np.random.Generator | int | None = None,
+                       simulated_humans: bool = True) -> pd.DataFrame:
+    """Correlation of every scorer with the mean human score at three levels.
+
+    ``pooled`` over all answers; ``per_group`` per answer model and their mean
+    (``grouping`` = ``answer_model``); the mean of the per-item correlations across the
+    answer models (``grouping`` = ``item_id``: each item's answers; items resampled for
+    the CI). ``scope`` names the level for plots; ``backend`` is ``sim`` when the scores
+    or the human scores are simulated.
+
+    Pearson and Spearman get percentile bootstrap CIs (``n_boot``); Kendall's tau-b gets
+    the Fisher-z interval of Bonett & Wright (2000) (``ci_method`` says which), because
+    its bootstrap runs scipy once per resample: about 50 s for the default design.
+    """
+    data = scores.merge(human, on=ANSWER_KEYS, how="left", validate="many_to_one")
+    frames = []
+    for method in methods:
+        boot = 0 if method == "kendall" else n_boot
+        frames.append(correlate(data, x="score", y="human", method=method, by="answer_model",
+                                level=["pooled", "per_group", "per_group_mean"], split="metric",
+                                n_boot=boot, rng=rng).assign(grouping="answer_model"))
+        frames.append(correlate(data, x="score", y="human", method=method, by="item_id",
+                                level="per_group_mean", split="metric", n_boot=boot,
+                                rng=rng).assign(grouping="item_id"))
+    by_model = pd.concat(frames[0::2], ignore_index=True)
+    by_item = pd.concat(frames[1::2], ignore_index=True)
+    out = pd.concat([by_model, by_item], ignore_index=True)
+    out["grouping"] = out["grouping"].where(out["level"] != "pooled", None)
+    out["scope"] = [_level_label(*row) for row in
+                    zip(out["level"], out["grouping"], out["answer_model"], strict=True)]
+    found = scores.groupby("metric")["backend"].agg(lambda b: set(b.dropna().astype(str)))
+    out["backend"] = out["metric"].map(
+        lambda m: "sim" if simulated_humans or "sim" in found[m] else "+".join(sorted(found[m])))
+    keys = pd.DataFrame({
+        "m": out["metric"].map({m: i for i, m in enumerate(dict.fromkeys(scores["metric"]))}),
+        "k": out["method"].map({m: i for i, m in enumerate(methods)}),
+        "l": out["scope"].map({"pooled": 0, "per model (mean)": 2, "per item (mean)": 3})
+        .fillna(1),
+        "g": out["answer_model"].map(
+            {m: i for i, m in enumerate(dict.fromkeys(scores["answer_model"]))}).fillna(-1)})
+    order = keys.sort_values(["m", "k", "l", "g"], kind="stable").index
+    return out.loc[order].reset_index(drop=True)
+
+
+def correlation_table(corr: pd.DataFrame, *, method: str = "spearman") -> pd.DataFrame:
+    """One row per scorer, one column per level (pooled, per model, per item), one method."""
+    part = corr[(corr["method"] == method) & (corr["level"] != "per_group")]
+    table = part.pivot(index="metric", columns="scope", values="estimate")
+    table = table.reindex(index=list(dict.fromkeys(part["metric"])),
+                          columns=["pooled", "per model (mean)", "per item (mean)"])
+    table.columns.name = None
+    return table
+
+
+# --- the study -----------------------------------------------------------------------------------
+
+def run(config: Config) -> dict[str, pd.DataFrame]:
+    """Run study X2 and return its tables (no plotting); absent analyses are empty frames.
+
+    Keys: ``answers``, ``ratings``, ``reliability``, ``judgments``, ``scores``,
+    ``parse_summary``, ``correlations``, ``pairs``, ``preferences``, ``majority``,
+    ``rater_fleiss``, ``pairwise``, ``pairwise_agreement`` (bundled set);
+    ``unieval``; ``pandalm_annotators``, ``pandalm_judges``.
+    """
+    rng = np.random.default_rng(config.seed)
+    names = ["answers", "ratings", "reliability", "judgments", "scores", "parse_summary",
+             "correlations", "pairs", "preferences", "majority", "rater_fleiss", "pairwise",
+             "pairwise_agreement", "unieval", "pandalm_annotators", "pandalm_judges"]
+    out: dict[str, pd.DataFrame] = {name: pd.DataFrame() for name in names}
+    if config.bundled:
+        items = load_items(config.dataset, config.n_items)
+        answers = load_answers(items, answer_models=config.answer_models,
+                               temperature=config.answer_temperature, progress=config.progress)
+        ratings = simulated_ratings(answers, n_raters=config.n_raters, rng_seed=config.rater_seed)
+        human = human_means(ratings)
+        judgments, judged = judge_scores(answers, config) if config.judge_models else (
+            pd.DataFrame(), pd.DataFrame(columns=SCORE_COLUMNS))
+        scores = pd.concat([judged, metric_scores(answers, config.metrics)], ignore_index=True)
+        pairs = pairwise_items(answers, config.answer_models)
+        preferences = rater_preferences(ratings, pairs)
+        majority = majority_label(preferences)
+        pairwise = pairwise_judgments(pairs, config.pairwise_judges,
+                                      use_reference=config.pairwise_reference, study=STUDY,
+                                      progress=config.progress)
+        out.update(
+            answers=joined_keywords(answers), ratings=ratings,
+            reliability=rater_reliability(ratings, n_boot=config.n_boot, rng=rng),
+            judgments=judgments, scores=scores, parse_summary=parse_summary(scores),
+            correlations=human_correlations(scores, human, n_boot=config.n_boot, rng=rng),
+            pairs=pairs, preferences=preferences, majority=majority,
+            rater_fleiss=fleiss_kappa(preferences, item=PAIR_KEYS, rater="rater",
+                                      label="preference", n_boot=config.n_boot,
+                                      rng=rng).assign(backend="sim"),
+            pairwise=pairwise,
+            pairwise_agreement=pairwise_agreement(pairwise, majority) if len(pairwise)
+            else pd.DataFrame())
+    if config.unieval_dir:
+        out["unieval"] = unieval_correlations(config.unieval_dir, n_boot=config.n_boot, rng=rng)
+    if config.pandalm_dir:
+        panda = pandalm_agreement(config.pandalm_dir, n_boot=config.n_boot, rng=rng)
+        out.update(pandalm_annotators=panda["annotators"], pandalm_judges=panda["judges"])
+    return out
+
+
+def tables(results: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """The non-empty frames to write as CSV, without latency and cache-hit columns."""
+    return {name: frame.drop(columns=["latency_s", "cached"], errors="ignore")
+            for name, frame in results.items() if len(frame)}
+
+
+def _estimates(frame: pd.DataFrame, key: str | list[str], column: str = "estimate") -> dict:
+    if frame.empty:
+        return {}
+    keys = frame[key].astype(str).agg(" | ".join, axis=1) if isinstance(key, list) else frame[key]
+    return dict(zip(keys, frame[column].round(4), strict=True))
+
+
+def headline(results: dict[str, pd.DataFrame]) -> dict[str, Any]:
+    """The numbers the notebook records (present analyses only)."""
+    out: dict[str, Any] = {}
+    if len(results["ratings"]):
+        rel = results["reliability"]
+        alpha = rel[rel["measure"] == "krippendorff_alpha"]
+        corr = results["correlations"]
+        spearman = corr[(corr["method"] == "spearman") & (corr["level"] != "per_group")]
+        human = results["ratings"].groupby("answer_model", sort=False)["score"].mean()
+        out.update(
+            backend="sim" if (corr["backend"] == "sim").any() else "real",
+            n_answers=len(results["answers"]),
+            human_mean=human.round(4).to_dict(),
+            alpha=_estimates(alpha, "value_level"),
+            icc=_estimates(rel[rel["measure"].str.startswith("ICC")], "measure"),
+            rho=_estimates(spearman, ["metric", "scope"]),
+            n_failed=results["parse_summary"].set_index("metric")["n_failed"].astype(int).to_dict(),
+            n_pairs=len(results["majority"]),
+            majority_share=results["majority"]["majority"].value_counts(normalize=True)
+            .round(4).to_dict(),
+            rater_fleiss_kappa=round(float(results["rater_fleiss"]["estimate"].iloc[0]), 4),
+        )
+        agree = results["pairwise_agreement"]
+        if len(agree):
+            for col in ("estimate", "kappa_order0", "kappa_order1", "agreement", "accuracy",
+                        "n_unparsed"):
+                out[f"pairwise_{'kappa' if col == 'estimate' else col}"] = _estimates(
+                    agree, "judge_model", col)
+    if len(results["unieval"]):
+        out["unieval_rho"] = _estimates(results["unieval"].query("method == 'spearman'"),
+                                        "dimension")
+        out["unieval_n"] = int(results["unieval"]["n"].max())
+    if len(results["pandalm_annotators"]):
+        out["pandalm_fleiss_kappa"] = round(float(
+            results["pandalm_annotators"]["estimate"].iloc[0]), 4)
+        out["pandalm_kappa"] = _estimates(results["pandalm_judges"], "judge")
+        out["pandalm_n_unparsed"] = _estimates(results["pandalm_judges"], "judge", "n_unparsed")
+    return out
