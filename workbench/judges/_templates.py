@@ -322,6 +322,12 @@ def literal_label(text: str) -> str:
 
 
 @cache
+def _dimension_sets() -> dict[str, list]:
+    path = template_dir() / "dimensions.yaml"
+    return yaml.safe_load(path.read_text(encoding="utf-8")).get("sets", {})
+
+
+@cache
 def load_dimensions() -> dict[str, dict]:
     """The dimension catalogue (``templates/dimensions.yaml``): name -> label, description,
     scale and anchors per language, for one-call-per-dimension judging (seed 003) and
@@ -333,9 +339,7 @@ def load_dimensions() -> dict[str, dict]:
 
 def dimension_set(name: str) -> tuple[str, ...]:
     """Named dimension sets of the catalogue (``report6``, ``medgpt5``)."""
-    path = template_dir() / "dimensions.yaml"
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    sets = data.get("sets", {})
+    sets = _dimension_sets()
     if name not in sets:
         raise ValueError(f"unknown dimension set {name!r}; known: {', '.join(sorted(sets))}")
     return tuple(sets[name])

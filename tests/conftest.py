@@ -1,0 +1,75 @@
+"""Shared test fixtures.
+
+* every test gets its own empty LLM cache folder in ``readwrite`` mode (autouse);
+* ``sim_server`` is the base URL (``http://127.0.0.1:P/v1``) of a fault-free
+  ``workbench sim-server`` started once per session in its own process;
+* ``sim_server_factory(**options)`` starts (once per option set) a server with the
+  options of ``workbench sim-server`` (``latency_ms``, ``rate_limit_rate``, ...);
+* ``sim_stats(url)`` reads a server's ``/stats``.
+
+Live tests (``@pytest.mark.live``) are skipped unless an API key is set.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from contextlib import ExitStack
+
+import pytest
+
+import workbench.config  # noqa: F401  (offline switches before anything imports litellm)
+
+_KEY_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY")
+
+
+def pytest_collection_modifyitems(config, items):
+    if any(os.environ.get(name) for name in _KEY_VARS):
+        return
+    skip = pytest.mark.skip(reason="live test: no provider API key in the environment")
+    for item in items:
+        if "live" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def _llm_cache(tmp_path_factory, monkeypatch):
+    """A fresh, empty LLM cache folder per test, mode readwrite."""
+    folder = tmp_path_factory.mktemp("llm-cache")
+    monkeypatch.setenv("WORKBENCH_CACHE_DIR", str(folder))
+    monkeypatch.setenv("WORKBENCH_CACHE_MODE", "readwrite")
+    yield folder
+    cache_module = sys.modules.get("workbench.llm._cache")
+    if cache_module is not None:  # release the per-folder handles (file descriptors)
+        cache_module.close_caches()
+
+
+@pytest.fixture(scope="session")
+def sim_server_factory():
+    """Start sim-servers on demand (one per distinct option set) for the session."""
+    from workbench.sim.server import spawned_server
+
+    servers: dict[tuple, str] = {}
+    with ExitStack() as stack:
+
+        def start(**options) -> str:
+            key = tuple(sorted(options.items()))
+            if key not in servers:
+                servers[key] = stack.enter_context(spawned_server(**options))
+            return servers[key]
+
+        yield start
+
+
+@pytest.fixture(scope="session")
+def sim_server(sim_server_factory) -> str:
+    """Base URL of a fault-free sim-server with no latency."""
+    return sim_server_factory()
+
+
+@pytest.fixture(scope="session")
+def sim_stats():
+    """``sim_stats(url) -> dict``: a sim-server's ``/stats``."""
+    from workbench.sim.server import fetch_stats
+
+    return fetch_stats

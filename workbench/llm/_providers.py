@@ -1,0 +1,318 @@
+"""Routing requests to litellm: provider checks, call arguments, errors, logprobs, cost.
+
+litellm is imported lazily (it takes seconds), only when a request really has to be
+sent; a replay from the cache never imports it.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import os
+import re
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+from workbench import config  # noqa: F401  (sets litellm's offline switches first)
+from workbench.errors import ProviderError
+from workbench.llm._secrets import is_secret_param, scrub
+from workbench.llm._types import Request
+
+SIM_PREFIX = "sim/"
+SIM_SERVER_PREFIX = "sim-"
+#: Placeholder key for local OpenAI-compatible servers that need none (not a secret).
+LOCAL_KEY = "sk-local-no-key"
+_PRICING = ("input_cost_per_token", "output_cost_per_token")
+_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm", "httpx", "openai",
+            "httpcore", "aiohttp")
+_litellm_module: Any = None
+
+
+def get_litellm() -> Any:
+    """Import litellm once, quiet, with the ``sim`` provider registered."""
+    global _litellm_module
+    if _litellm_module is None:
+        with warnings.catch_warnings():  # pydantic schema warnings raised inside litellm
+            warnings.simplefilter("ignore")
+            import litellm
+            from litellm.types.utils import ModelResponse
+
+            ModelResponse()  # pydantic builds (and warns about) its schema on first use
+
+        litellm.suppress_debug_info = True
+        litellm.set_verbose = False
+        litellm.telemetry = False
+        # a call cancelled by our timeout may leave a litellm coroutine un-awaited
+        warnings.filterwarnings("ignore", category=RuntimeWarning,
+                                message=r"coroutine '\w*(Completion|LLM|Handler)\w*\.\w+' was never awaited")
+        for name in _LOGGERS:
+            logging.getLogger(name).setLevel(logging.ERROR)
+        from workbench.sim.provider import register
+
+        register()
+        _freeze_heap()
+        _litellm_module = litellm
+    return _litellm_module
+
+
+def _freeze_heap() -> None:
+    """Take the import-time heap out of the cyclic collector's view (``gc.freeze``).
+
+    litellm, openai and pydantic leave a large, permanent object graph; without this,
+    every full collection during a run walks it and stalls the event loop for
+    0.1-0.2 s, delaying every call in flight. Garbage is collected first, so only
+    live objects are frozen. ``WORKBENCH_GC_FREEZE=0`` turns this off.
+    """
+    if os.environ.get("WORKBENCH_GC_FREEZE", "1").strip() in ("0", "false", "no"):
+        return
+    gc.collect()
+    gc.freeze()
+
+
+@dataclass(frozen=True)
+class Route:
+    """Where one model's requests go."""
+
+    model: str
+    provider: str
+    backend: str
+    sim_server: bool
+
+
+def is_sim_server(model: str, params: dict | Any) -> bool:
+    """``openai/sim-<profile>`` with an ``api_base``: a workbench sim-server."""
+    return (model.startswith("openai/" + SIM_SERVER_PREFIX)
+            and bool(params.get("api_base")))
+
+
+def route(request: Request) -> Route:
+    """Check that ``request.model`` can be called, before any call is made.
+
+    Raises
+    ------
+    ProviderError
+        for an unknown provider or model, an unknown ``sim/`` profile, or a missing
+        API key (unless ``api_base`` or ``api_key`` is given: local servers need none).
+    """
+    model, params = request.model, request.params
+    if model.startswith(SIM_PREFIX):
+        from workbench.sim import engine
+
+        profile = model[len(SIM_PREFIX):]
+        known = list(engine.profiles())
+        if profile not in known:
+            raise ProviderError(f"unknown simulated model {model!r}: the sim profiles are "
+                                f"{', '.join('sim/' + p for p in known)}")
+        return Route(model, "sim", "sim", False)
+    litellm = get_litellm()
+    try:
+        _, provider, _, default_base = litellm.get_llm_provider(
+            model=model, api_base=params.get("api_base"))
+    except Exception as exc:
+        raise ProviderError(
+            f"unknown provider or model {model!r}: litellm cannot route it "
+            "(use a litellm model string such as 'gpt-4o', 'anthropic/<model>', "
+            "'ollama/<model>' or 'openai/<model>' with api_base)") from _quiet(exc)
+    sim_server = is_sim_server(model, params)
+    if not (params.get("api_base") or params.get("api_key") or default_base or sim_server):
+        try:
+            env = litellm.validate_environment(model=model)
+        except Exception:
+            env = {"keys_in_environment": True, "missing_keys": []}
+        missing = [k for k in env.get("missing_keys", []) if not k.endswith("_API_BASE")]
+        if not env.get("keys_in_environment") and missing:
+            raise ProviderError(
+                f"model {model!r} (provider {provider!r}) needs an API key: set "
+                f"{' or '.join(missing)} in the environment, or pass api_key=... "
+                "(or api_base=... for a local server)")
+    if sim_server:
+        _zero_price(litellm, model)
+    return Route(model, provider, "sim" if sim_server else provider, sim_server)
+
+
+def _zero_price(litellm: Any, model: str) -> None:
+    """Price a sim-server model at 0 in litellm's cost map.
+
+    Without an entry litellm searches its whole map for a fallback price on every
+    reply, which costs milliseconds per call.
+    """
+    name = model.split("/", 1)[1]
+    if name not in litellm.model_cost:
+        price = {"input_cost_per_token": 0.0, "output_cost_per_token": 0.0,
+                 "litellm_provider": "openai", "mode": "chat"}
+        litellm.register_model({model: dict(price), name: dict(price)})
+
+
+def _quiet(exc: BaseException) -> ProviderError:
+    return ProviderError(scrub(str(exc))[:500])
+
+
+def call_kwargs(request: Request, route_: Route, *, timeout: float) -> dict[str, Any]:
+    """Keyword arguments for ``litellm.acompletion`` (litellm's own retries off)."""
+    kwargs: dict[str, Any] = {"model": request.model, "messages": request.messages,
+                              "temperature": request.temperature}
+    for name in ("max_tokens", "response_format", "top_logprobs", "top_p", "stop", "seed"):
+        value = getattr(request, name)
+        if value is not None:
+            kwargs[name] = dict(value) if name == "response_format" else value
+    if request.logprobs:
+        kwargs["logprobs"] = True
+    for name, value in request.params.items():
+        if name not in _PRICING:
+            kwargs[name] = value
+    kwargs["num_retries"] = 0
+    kwargs["max_retries"] = 0
+    kwargs["timeout"] = timeout
+    if route_.provider == "sim":
+        kwargs["workbench_sample"] = request.sample
+    elif route_.sim_server:
+        extra = dict(kwargs.get("extra_body") or {})
+        extra["workbench_sample"] = request.sample
+        kwargs["extra_body"] = extra
+        kwargs.setdefault("api_key", LOCAL_KEY)
+    elif (route_.provider in ("openai", "text-completion-openai") and kwargs.get("api_base")
+          and not kwargs.get("api_key") and not os.environ.get("OPENAI_API_KEY")):
+        kwargs["api_key"] = LOCAL_KEY
+    return kwargs
+
+
+def secrets_of(request: Request) -> list[str]:
+    """Secret values carried by a request (to scrub from messages)."""
+    out: list[str] = []
+    for name, value in request.params.items():
+        if is_secret_param(name):
+            if isinstance(value, dict):
+                out.extend(str(v) for v in value.values())
+            elif value:
+                out.append(str(value))
+    return out
+
+
+# --- errors -----------------------------------------------------------------------------
+
+_STATUS_TYPES = {400: "bad_request", 401: "auth", 402: "auth", 403: "auth", 404: "not_found",
+                 408: "timeout", 409: "server_error", 413: "bad_request", 422: "bad_request",
+                 429: "rate_limit"}
+_NAME_TYPES = (
+    ("Timeout", "timeout"),
+    ("RateLimit", "rate_limit"),
+    ("APIConnection", "connection"),
+    ("Connect", "connection"),
+    ("ServiceUnavailable", "server_error"),
+    ("InternalServer", "server_error"),
+    ("BadGateway", "server_error"),
+    ("Authentication", "auth"),
+    ("PermissionDenied", "auth"),
+    ("NotFound", "not_found"),
+    ("ContextWindow", "bad_request"),
+    ("ContentPolicy", "bad_request"),
+    ("UnsupportedParams", "bad_request"),
+    ("BadRequest", "bad_request"),
+    ("UnprocessableEntity", "bad_request"),
+    ("JSONDecode", "malformed"),
+    ("ResponseValidation", "malformed"),
+)
+_MALFORMED = re.compile(r"(?i)(json ?decode|expecting value|unterminated string|invalid json|"
+                        r"malformed|could not parse|failed to parse|extra data)")
+
+
+def classify(exc: BaseException) -> str:
+    """The ``CallFailure.error_type`` of an exception from a provider call.
+
+    Order: the exception class (litellm/openai names), then an HTTP status code,
+    then the message (malformed bodies). Retryable: timeout, rate_limit,
+    server_error, connection, malformed; never bad_request, auth or not_found.
+    """
+    import asyncio
+
+    if isinstance(exc, asyncio.TimeoutError | TimeoutError):
+        return "timeout"
+    names = [cls.__name__ for cls in type(exc).__mro__]
+    for fragment, kind in _NAME_TYPES:
+        if any(fragment in n for n in names[:3]):
+            # litellm wraps a reply body that is not JSON in a 500 or connection error
+            if kind in ("connection", "server_error") and _MALFORMED.search(str(exc)):
+                return "malformed"
+            return kind
+    status = getattr(exc, "status_code", None)
+    if isinstance(status, int):
+        if status in _STATUS_TYPES:
+            return _STATUS_TYPES[status]
+        if status >= 500:
+            return "malformed" if _MALFORMED.search(str(exc)) else "server_error"
+        if 400 <= status < 500:
+            return "bad_request"
+    if isinstance(exc, ValueError) and _MALFORMED.search(str(exc)):
+        return "malformed"
+    if isinstance(exc, ConnectionError | OSError):
+        return "connection"
+    return "other"
+
+
+def error_message(exc: BaseException, request: Request) -> str:
+    """A one-line, secret-free description of ``exc``."""
+    text = f"{type(exc).__name__}: {exc}".strip()
+    text = " ".join(text.split())
+    return scrub(text, secrets_of(request))[:1000]
+
+
+# --- replies ----------------------------------------------------------------------------
+
+def _get(obj: Any, name: str, default: Any = None) -> Any:
+    if isinstance(obj, dict):
+        return obj.get(name, default)
+    return getattr(obj, name, default)
+
+
+def normalise_logprobs(raw: Any) -> list[dict] | None:
+    """OpenAI chat logprobs (object or dict) as plain ``[{token, logprob, top_logprobs}]``.
+
+    Examples
+    --------
+    >>> normalise_logprobs({"content": [{"token": "7", "logprob": -0.1, "bytes": [55],
+    ...     "top_logprobs": [{"token": "7", "logprob": -0.1}, {"token": "8", "logprob": -2.4}]}]})
+    [{'token': '7', 'logprob': -0.1, 'top_logprobs': [{'token': '7', 'logprob': -0.1}, {'token': '8', 'logprob': -2.4}]}]
+    """
+    if raw is None:
+        return None
+    content = _get(raw, "content") if not isinstance(raw, list) else raw
+    if content is None:
+        return None
+    out = []
+    for item in content:
+        tops = _get(item, "top_logprobs") or []
+        out.append({
+            "token": str(_get(item, "token")),
+            "logprob": float(_get(item, "logprob")),
+            "top_logprobs": [{"token": str(_get(t, "token")), "logprob": float(_get(t, "logprob"))}
+                             for t in tops],
+        })
+    return out
+
+
+def cost_of(request: Request, response: Any, usage: tuple[int, int], backend: str) -> float:
+    """The call's cost in USD.
+
+    Custom pricing in ``params`` (``input_cost_per_token``, ``output_cost_per_token``,
+    litellm's names) applies to any model, sim included; otherwise litellm's cost map
+    (0 when the model is unknown) and 0 for simulated backends.
+    """
+    params = request.params
+    if any(name in params for name in _PRICING):
+        return (usage[0] * float(params.get("input_cost_per_token", 0.0))
+                + usage[1] * float(params.get("output_cost_per_token", 0.0)))
+    if backend == "sim":
+        return 0.0
+    hidden = getattr(response, "_hidden_params", None) or {}
+    cost = hidden.get("response_cost") if isinstance(hidden, dict) else None
+    if cost is None:
+        try:
+            cost = get_litellm().completion_cost(completion_response=response)
+        except Exception:
+            cost = None
+    try:
+        return float(cost or 0.0)
+    except (TypeError, ValueError):
+        return 0.0
+

@@ -1,0 +1,282 @@
+"""The value types of the LLM layer: ``Request``, ``Completion``, ``Usage``, ``CallFailure``."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from workbench.llm._secrets import is_secret_param, public_params
+
+ROLES = ("system", "user", "assistant")
+
+#: The vocabulary of ``CallFailure.error_type``.
+ERROR_TYPES = (
+    "auth",
+    "bad_request",
+    "budget",
+    "cache_miss",
+    "connection",
+    "malformed",
+    "not_found",
+    "other",
+    "rate_limit",
+    "server_error",
+    "timeout",
+)
+
+#: Error types worth another attempt (with backoff).
+RETRYABLE = frozenset({"connection", "malformed", "rate_limit", "server_error", "timeout"})
+
+# Request fields; params may not shadow them (nor litellm's own call plumbing).
+_FIELDS = (
+    "model",
+    "messages",
+    "temperature",
+    "sample",
+    "max_tokens",
+    "response_format",
+    "logprobs",
+    "top_logprobs",
+    "top_p",
+    "stop",
+    "seed",
+)
+_RESERVED_PARAMS = frozenset(_FIELDS) | {"stream", "n", "workbench_sample", "custom_llm_provider"}
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _check_messages(messages: Any) -> list[dict]:
+    if not isinstance(messages, list | tuple) or not messages:
+        raise ValueError("Request field 'messages': expected a non-empty list of "
+                         f"{{'role', 'content'}} dicts, got {type(messages).__name__}")
+    out = []
+    for i, message in enumerate(messages):
+        where = f"Request field 'messages[{i}]"
+        if not isinstance(message, Mapping):
+            raise ValueError(f"{where}': expected a dict with 'role' and 'content', "
+                             f"got {type(message).__name__}")
+        role = message.get("role")
+        if role not in ROLES:
+            raise ValueError(f"{where}.role': expected one of {', '.join(ROLES)}, got {role!r}")
+        content = message.get("content")
+        if not isinstance(content, str) and not (
+            isinstance(content, list) and all(isinstance(part, Mapping) for part in content)
+        ):
+            raise ValueError(f"{where}.content': expected a string (or a list of content "
+                             f"parts), got {type(content).__name__}")
+        out.append(dict(message))
+    return out
+
+
+@dataclass(frozen=True, repr=False)
+class Request:
+    """One chat-completion request: everything that can change the reply.
+
+    Parameters
+    ----------
+    model
+        A litellm model string: ``sim/judge-a``, ``gpt-4o``, ``anthropic/...``,
+        ``openai/<name>`` with ``params={"api_base": ...}`` for local servers.
+    messages
+        Non-empty list of ``{"role": "system"|"user"|"assistant", "content": str}``.
+    temperature, top_p, max_tokens, response_format, logprobs, top_logprobs, stop, seed
+        Sampling settings, passed to the provider as in the OpenAI API.
+    sample
+        The repeat index (0, 1, ...): five trials at temperature 1 are five requests
+        with ``sample`` 0-4, five cache entries, five different replies.
+    params
+        Extra provider keyword arguments (``api_base``, ``api_key``, ...). Secrets
+        (``api_key``, headers, tokens) never enter the cache key, the cache or a repr.
+
+    Raises
+    ------
+    ValueError
+        naming the field, when a field is malformed.
+
+    Examples
+    --------
+    >>> r = Request("sim/judge-a", [{"role": "user", "content": "Hi"}], sample=2)
+    >>> r.sample, r.temperature
+    (2, 0.0)
+    >>> Request("sim/judge-a", [])
+    Traceback (most recent call last):
+    ...
+    ValueError: Request field 'messages': expected a non-empty list of {'role', 'content'} dicts, got list
+    """
+
+    model: str
+    messages: list[dict]
+    temperature: float = 0.0
+    sample: int = 0
+    max_tokens: int | None = None
+    response_format: dict | None = None
+    logprobs: bool = False
+    top_logprobs: int | None = None
+    top_p: float | None = None
+    stop: str | list[str] | None = None
+    seed: int | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        if not isinstance(self.model, str) or not self.model.strip():
+            raise ValueError(f"Request field 'model': expected a non-empty string, got {self.model!r}")
+        set_(self, "messages", _check_messages(self.messages))
+        if not _is_number(self.temperature) or self.temperature < 0:
+            raise ValueError(f"Request field 'temperature': expected a number >= 0, "
+                             f"got {self.temperature!r}")
+        if not _is_int(self.sample) or self.sample < 0:
+            raise ValueError(f"Request field 'sample': expected an integer >= 0, got {self.sample!r}")
+        if self.max_tokens is not None and (not _is_int(self.max_tokens) or self.max_tokens < 1):
+            raise ValueError(f"Request field 'max_tokens': expected an integer >= 1 or None, "
+                             f"got {self.max_tokens!r}")
+        if self.response_format is not None and not isinstance(self.response_format, Mapping):
+            raise ValueError("Request field 'response_format': expected a dict such as "
+                             f"{{'type': 'json_object'}} or None, got {type(self.response_format).__name__}")
+        if not isinstance(self.logprobs, bool):
+            raise ValueError(f"Request field 'logprobs': expected True or False, got {self.logprobs!r}")
+        if self.top_logprobs is not None:
+            if not _is_int(self.top_logprobs) or not 0 <= self.top_logprobs <= 20:
+                raise ValueError("Request field 'top_logprobs': expected an integer 0-20 or None, "
+                                 f"got {self.top_logprobs!r}")
+            if not self.logprobs:
+                raise ValueError("Request field 'top_logprobs': needs logprobs=True")
+        if self.top_p is not None and (not _is_number(self.top_p) or not 0 < self.top_p <= 1):
+            raise ValueError(f"Request field 'top_p': expected a number in (0, 1] or None, got {self.top_p!r}")
+        stop = self.stop
+        if stop is not None and not isinstance(stop, str) and not (
+            isinstance(stop, list | tuple) and all(isinstance(s, str) for s in stop)
+        ):
+            raise ValueError(f"Request field 'stop': expected a string, a list of strings or None, "
+                             f"got {stop!r}")
+        if isinstance(stop, tuple):
+            set_(self, "stop", list(stop))
+        if self.seed is not None and not _is_int(self.seed):
+            raise ValueError(f"Request field 'seed': expected an integer or None, got {self.seed!r}")
+        if not isinstance(self.params, Mapping):
+            raise ValueError(f"Request field 'params': expected a mapping, got {type(self.params).__name__}")
+        for name in self.params:
+            if not isinstance(name, str):
+                raise ValueError(f"Request field 'params': keys must be strings, got {name!r}")
+            if name in _RESERVED_PARAMS:
+                raise ValueError(f"Request field 'params': {name!r} is not allowed here"
+                                 + (" (it is a Request field)" if name in _FIELDS else ""))
+        api_base = self.params.get("api_base")
+        if api_base is not None and not isinstance(api_base, str):
+            raise ValueError(f"Request field 'params': 'api_base' must be a string, got {api_base!r}")
+        set_(self, "params", MappingProxyType(dict(self.params)))
+
+    def __hash__(self) -> int:
+        from workbench.llm._keys import cache_key
+
+        return hash(cache_key(self))
+
+    def __repr__(self) -> str:
+        shown = {k: ("***" if is_secret_param(k) else v) for k, v in self.params.items()}
+        parts = [f"model={self.model!r}", f"messages=<{len(self.messages)} messages>",
+                 f"temperature={self.temperature!r}", f"sample={self.sample!r}"]
+        for name in _FIELDS[4:]:
+            value = getattr(self, name)
+            if value not in (None, False):
+                parts.append(f"{name}={value!r}")
+        if shown:
+            parts.append(f"params={shown!r}")
+        return f"Request({', '.join(parts)})"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The request as plain JSON-able data, without secret params.
+
+        Examples
+        --------
+        >>> r = Request("gpt-4o", [{"role": "user", "content": "Hi"}],
+        ...             params={"api_key": "sk-secret", "timeout": 30})
+        >>> r.to_dict()["params"]
+        {'timeout': 30}
+        """
+        out: dict[str, Any] = {name: getattr(self, name) for name in _FIELDS}
+        out["messages"] = [dict(m) for m in self.messages]
+        if out["response_format"] is not None:
+            out["response_format"] = dict(out["response_format"])
+        out["params"] = public_params(self.params)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Request:
+        """Rebuild a request from :meth:`to_dict` output (unknown keys raise ``ValueError``)."""
+        if not isinstance(data, Mapping):
+            raise ValueError(f"a request must be a JSON object, got {type(data).__name__}")
+        unknown = set(data) - set(_FIELDS) - {"params"}
+        if unknown:
+            raise ValueError(f"unknown request field(s): {', '.join(sorted(unknown))}")
+        if "model" not in data or "messages" not in data:
+            raise ValueError("a request needs the fields 'model' and 'messages'")
+        kwargs = {k: v for k, v in data.items() if v is not None or k in ("model", "messages")}
+        kwargs.setdefault("params", {})
+        return cls(**kwargs)
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token counts of one call."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+@dataclass(frozen=True)
+class Completion:
+    """A successful reply (fresh or replayed from the cache).
+
+    ``cost_usd`` and ``latency_s`` are those of the original call, also on a cache
+    replay (``cached=True``), so results tables do not change between runs.
+    ``backend`` is ``"sim"`` for simulated models (``sim/...`` or a sim-server),
+    otherwise litellm's provider name. ``logprobs`` is ``None`` or a list, one per
+    output token, of ``{"token", "logprob", "top_logprobs": [{"token", "logprob"}]}``.
+    """
+
+    text: str
+    model: str
+    usage: Usage
+    cost_usd: float
+    latency_s: float
+    cached: bool
+    key: str
+    logprobs: list[dict] | None = None
+    backend: str = ""
+
+    ok = True
+
+
+@dataclass(frozen=True)
+class CallFailure:
+    """A request that finally failed; it keeps its slot in ``complete_many``'s result.
+
+    ``error_type`` is one of :data:`ERROR_TYPES`; ``message`` is scrubbed of secrets;
+    ``attempts`` counts the provider calls made (0 for ``cache_miss`` and ``budget``).
+    """
+
+    key: str
+    error_type: str
+    message: str
+    attempts: int
+    model: str = ""
+
+    ok = False
+
+    def __post_init__(self) -> None:
+        if self.error_type not in ERROR_TYPES:
+            raise ValueError(f"CallFailure.error_type {self.error_type!r} not in {ERROR_TYPES}")

@@ -1,0 +1,387 @@
+"""``workbench sim-server``: the simulated profiles behind an OpenAI-compatible HTTP API.
+
+``POST /v1/chat/completions`` on 127.0.0.1 answers model ``sim-<profile>`` (e.g.
+``sim-judge-a``) with :func:`workbench.sim.engine.respond`; from litellm it is
+``openai/sim-judge-a`` with ``api_base="http://127.0.0.1:<port>/v1"``. The repeat
+index arrives as the body field ``workbench_sample`` (litellm's ``extra_body``).
+
+Faults are injected at the given rates, drawn from a ``random.Random(seed)`` in
+arrival order: 429 rate limits, 500 server errors, hung requests (no answer within
+any sane timeout) and malformed (truncated) JSON bodies; every response waits
+``latency_ms`` first. ``GET /stats`` returns ``{"requests": N, "by_status": {"200": n,
+"429": n, ...}}`` counted since start, plus ``faults`` (injected, by kind),
+``connections`` (distinct client connections: keep-alive reuse), ``in_flight`` and
+``peak_in_flight``; ``GET /v1/models`` lists the models.
+
+Built on aiohttp (a litellm dependency): asyncio, HTTP/1.1 keep-alive, hundreds of
+concurrent requests in one process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import random
+import signal
+import sys
+import threading
+import time
+import urllib.request
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from aiohttp import web
+
+MODEL_PREFIX = "sim-"
+HANG_S = 3600.0
+_ROLES = ("system", "user", "assistant")
+
+
+@dataclass(frozen=True)
+class FaultRates:
+    """Shares of requests answered with a fault (each in [0, 1], summing to <= 1)."""
+
+    rate_limit: float = 0.0
+    server_error: float = 0.0
+    timeout: float = 0.0
+    malformed: float = 0.0
+
+    def __post_init__(self) -> None:
+        for name in ("rate_limit", "server_error", "timeout", "malformed"):
+            value = getattr(self, name)
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"--{name.replace('_', '-')}-rate={value!r}: expected a rate in [0, 1]")
+        if self.rate_limit + self.server_error + self.timeout + self.malformed > 1.0 + 1e-9:
+            raise ValueError("the fault rates sum to more than 1")
+
+    def draw(self, u: float) -> str | None:
+        """The fault for a uniform draw ``u`` (or ``None``)."""
+        edge = 0.0
+        for name in ("rate_limit", "server_error", "timeout", "malformed"):
+            edge += getattr(self, name)
+            if u < edge:
+                return name
+        return None
+
+
+def _error(status: int, message: str, kind: str, code: str | None = None) -> web.Response:
+    body = {"error": {"message": message, "type": kind, "param": None, "code": code}}
+    return web.json_response(body, status=status)
+
+
+class SimServer:
+    """The request handlers and counters of one server."""
+
+    def __init__(self, *, latency_ms: float = 0.0, faults: FaultRates | None = None,
+                 seed: int = 0):
+        if latency_ms < 0:
+            raise ValueError(f"--latency-ms={latency_ms!r}: expected >= 0")
+        self.latency_s = latency_ms / 1000.0
+        self.faults = faults or FaultRates()
+        self.rng = random.Random(seed)
+        self.requests = 0
+        self.by_status: Counter[str] = Counter()
+        self.fault_counts: Counter[str] = Counter()
+        self.in_flight = 0
+        self.peak_in_flight = 0
+        self.peers: set = set()
+
+    def app(self) -> web.Application:
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_post("/v1/chat/completions", self.chat)
+        app.router.add_post("/chat/completions", self.chat)
+        app.router.add_get("/v1/models", self.models)
+        app.router.add_get("/stats", self.stats)
+        return app
+
+    async def stats(self, request: web.Request) -> web.Response:
+        return web.json_response({"requests": self.requests,
+                                  "by_status": dict(sorted(self.by_status.items())),
+                                  "faults": dict(sorted(self.fault_counts.items())),
+                                  "connections": len(self.peers),
+                                  "in_flight": self.in_flight,
+                                  "peak_in_flight": self.peak_in_flight})
+
+    async def models(self, request: web.Request) -> web.Response:
+        from workbench.sim import engine
+
+        data = [{"id": MODEL_PREFIX + p, "object": "model", "created": 0,
+                 "owned_by": "workbench-sim"} for p in engine.profiles()]
+        return web.json_response({"object": "list", "data": data})
+
+    def _count(self, response: web.StreamResponse) -> web.StreamResponse:
+        self.by_status[str(response.status)] += 1
+        return response
+
+    async def chat(self, request: web.Request) -> web.StreamResponse:
+        self.requests += 1
+        if request.transport is not None:
+            self.peers.add(request.transport.get_extra_info("peername"))
+        self.in_flight += 1
+        self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+        try:
+            started = time.perf_counter()
+            fault = self.faults.draw(self.rng.random())
+            response = await self._answer(request, fault)
+            if fault == "timeout" and response.status == 200:
+                self.fault_counts["timeout"] += 1
+                await asyncio.sleep(HANG_S)  # hung: the client gives up first
+            wait = self.latency_s - (time.perf_counter() - started)
+            if wait > 0:
+                await asyncio.sleep(wait)
+            return self._count(response)
+        finally:
+            self.in_flight -= 1
+
+    async def _answer(self, request: web.Request, fault: str | None) -> web.Response:
+        try:
+            body = await request.json()
+        except (ValueError, UnicodeDecodeError):
+            return _error(400, "request body is not valid JSON", "invalid_request_error")
+        problem = _check_body(body)
+        if problem is not None:
+            status, message, code = problem
+            return _error(status, message, "invalid_request_error", code)
+        if fault == "rate_limit":
+            self.fault_counts[fault] += 1
+            return _error(429, "simulated rate limit: slow down", "rate_limit_error",
+                          "rate_limit_exceeded")
+        if fault == "server_error":
+            self.fault_counts[fault] += 1
+            return _error(500, "simulated internal server error", "server_error")
+        from workbench.sim import engine
+
+        model = body["model"]
+        profile = model[len(MODEL_PREFIX):] if model.startswith(MODEL_PREFIX) else model
+        logprobs = bool(body.get("logprobs") or False)
+        try:
+            reply = engine.respond(
+                profile, body["messages"],
+                temperature=float(body.get("temperature") if body.get("temperature") is not None else 1.0),
+                sample=int(body.get("workbench_sample") or 0),
+                logprobs=logprobs, top_logprobs=body.get("top_logprobs"),
+                max_tokens=body.get("max_tokens") or body.get("max_completion_tokens"))
+        except ValueError as exc:
+            if profile not in engine.profiles():
+                return _error(404, f"The model '{model}' does not exist", "invalid_request_error",
+                              "model_not_found")
+            return _error(400, str(exc), "invalid_request_error")
+        if fault == "malformed":
+            self.fault_counts[fault] += 1
+            text = json.dumps({"id": "chatcmpl-sim", "object": "chat.completion",
+                               "choices": [{"index": 0, "message": {"content": reply.text}}]})
+            return web.Response(text=text[: max(12, len(text) // 2)],
+                                content_type="application/json")
+        digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:24]
+        payload = {
+            "id": f"chatcmpl-sim-{digest}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": model,
+            "system_fingerprint": "workbench-sim",
+            "choices": [{
+                "index": 0,
+                "message": {"role": "assistant", "content": reply.text},
+                "logprobs": {"content": reply.logprobs} if logprobs and reply.logprobs else None,
+                "finish_reason": "stop",
+            }],
+            "usage": {"prompt_tokens": reply.prompt_tokens,
+                      "completion_tokens": reply.completion_tokens,
+                      "total_tokens": reply.prompt_tokens + reply.completion_tokens},
+        }
+        return web.json_response(payload)
+
+
+def _check_body(body: Any) -> tuple[int, str, str | None] | None:
+    """Validate an OpenAI chat request like the real API: ``(status, message, code)``."""
+    if not isinstance(body, dict):
+        return 400, "request body must be a JSON object", None
+    model = body.get("model")
+    if not isinstance(model, str) or not model:
+        return 400, "you must provide a model parameter", "missing_required_parameter"
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return 400, "'messages' must be a non-empty array", "invalid_value"
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict) or message.get("role") not in _ROLES:
+            return 400, f"messages[{i}]: expected a role in {', '.join(_ROLES)}", "invalid_value"
+        if not isinstance(message.get("content"), str | list):
+            return 400, f"messages[{i}].content must be a string", "invalid_type"
+    temperature = body.get("temperature")
+    if temperature is not None and (not isinstance(temperature, int | float)
+                                    or not 0 <= temperature <= 2):
+        return 400, f"temperature={temperature!r}: expected a number in [0, 2]", "invalid_value"
+    if body.get("stream"):
+        return 400, "streaming is not supported by the sim-server", "unsupported_parameter"
+    if body.get("n") not in (None, 1):
+        return 400, "only n=1 is supported by the sim-server", "unsupported_parameter"
+    return None
+
+
+async def start(server: SimServer, *, host: str = "127.0.0.1",
+                port: int = 0) -> tuple[web.AppRunner, int]:
+    """Start serving; returns the runner and the bound port (``port=0``: a free one)."""
+    runner = web.AppRunner(server.app(), access_log=None, handle_signals=False)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port, backlog=1024, shutdown_timeout=0.1)
+    await site.start()
+    sockets = site._server.sockets if site._server is not None else []  # type: ignore[union-attr]
+    return runner, int(sockets[0].getsockname()[1])
+
+
+def serve(*, port: int = 8765, host: str = "127.0.0.1", latency_ms: float = 0.0,
+          faults: FaultRates | None = None, seed: int = 0) -> None:
+    """Serve until SIGINT/SIGTERM; prints ``sim-server listening on <base url>`` once bound."""
+    server = SimServer(latency_ms=latency_ms, faults=faults, seed=seed)
+
+    async def main() -> None:
+        runner, bound = await start(server, host=host, port=port)
+        print(f"sim-server listening on http://{host}:{bound}/v1", flush=True)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                loop.add_signal_handler(sig, stop.set)
+            except (NotImplementedError, RuntimeError):
+                pass
+        await stop.wait()
+        try:
+            await asyncio.wait_for(runner.cleanup(), 2.0)
+        except (TimeoutError, asyncio.CancelledError):
+            pass
+
+    asyncio.run(main())
+
+
+@contextmanager
+def running_server(*, latency_ms: float = 0.0, faults: FaultRates | None = None,
+                   seed: int = 0) -> Iterator[tuple[str, SimServer]]:
+    """A sim-server in a background thread of this process: ``(base_url, server)``.
+
+    For tests that need the server in-process (e.g. to watch what reaches the
+    engine); benchmarks should run ``workbench sim-server`` as its own process.
+    """
+    server = SimServer(latency_ms=latency_ms, faults=faults, seed=seed)
+    loop = asyncio.new_event_loop()
+    ready: dict[str, Any] = {}
+    started = threading.Event()
+
+    def run() -> None:
+        asyncio.set_event_loop(loop)
+        try:
+            ready["runner"], ready["port"] = loop.run_until_complete(start(server))
+        except BaseException as exc:  # reported to the caller below
+            ready["error"] = exc
+        started.set()
+        if "error" not in ready:
+            loop.run_forever()
+
+    thread = threading.Thread(target=run, name="sim-server", daemon=True)
+    thread.start()
+    started.wait()
+    if "error" in ready:
+        raise ready["error"]
+    try:
+        yield f"http://127.0.0.1:{ready['port']}/v1", server
+    finally:
+        async def stop() -> None:
+            await ready["runner"].cleanup()
+            for task in asyncio.all_tasks():
+                if task is not asyncio.current_task():
+                    task.cancel()
+
+        try:
+            asyncio.run_coroutine_threadsafe(stop(), loop).result(timeout=5)
+        finally:
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join(timeout=5)
+            loop.close()
+
+
+@contextmanager
+def spawned_server(*, latency_ms: float = 0.0, rate_limit_rate: float = 0.0,
+                   server_error_rate: float = 0.0, timeout_rate: float = 0.0,
+                   malformed_rate: float = 0.0, seed: int = 0,
+                   startup_timeout: float = 60.0) -> Iterator[str]:
+    """A sim-server in its own process on a free port; yields its base URL.
+
+    The process runs ``python -m workbench.sim.server`` (the options of
+    ``workbench sim-server``) and is terminated on exit.
+    """
+    import subprocess
+    import tempfile
+
+    command = [sys.executable, "-m", "workbench.sim.server", "--port", "0",
+               "--latency-ms", str(latency_ms), "--rate-limit-rate", str(rate_limit_rate),
+               "--server-error-rate", str(server_error_rate), "--timeout-rate", str(timeout_rate),
+               "--malformed-rate", str(malformed_rate), "--seed", str(seed)]
+    errors = tempfile.TemporaryFile(mode="w+")
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors, text=True)
+    try:
+        url = _await_url(process, startup_timeout, errors)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        process.stdout.close()
+        errors.close()
+
+
+def _await_url(process: Any, timeout: float, errors: Any) -> str:
+    found: dict[str, str] = {}
+
+    def read() -> None:
+        line = process.stdout.readline()
+        found["line"] = line
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(timeout)
+    line = found.get("line", "")
+    if " on " not in line:
+        process.kill()
+        process.wait(timeout=10)
+        errors.seek(0)
+        raise RuntimeError(f"sim-server did not start (exit {process.returncode}): "
+                           f"{errors.read().strip()[-2000:]}")
+    return line.rsplit(" on ", 1)[1].strip()
+
+
+def fetch_stats(base_url: str, *, timeout: float = 5.0) -> dict[str, Any]:
+    """``GET /stats`` of a sim-server given its base URL (``http://127.0.0.1:P/v1``)."""
+    root = base_url.rstrip("/").removesuffix("/v1")
+    with urllib.request.urlopen(f"{root}/stats", timeout=timeout) as response:
+        return json.loads(response.read().decode("utf-8"))
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m workbench.sim.server`` (same options as ``workbench sim-server``)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m workbench.sim.server", description=__doc__)
+    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--latency-ms", type=float, default=0.0)
+    parser.add_argument("--rate-limit-rate", type=float, default=0.0)
+    parser.add_argument("--server-error-rate", type=float, default=0.0)
+    parser.add_argument("--timeout-rate", type=float, default=0.0)
+    parser.add_argument("--malformed-rate", type=float, default=0.0)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    try:
+        faults = FaultRates(args.rate_limit_rate, args.server_error_rate, args.timeout_rate,
+                            args.malformed_rate)
+    except ValueError as exc:
+        parser.error(str(exc))
+    serve(port=args.port, latency_ms=args.latency_ms, faults=faults, seed=args.seed)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
