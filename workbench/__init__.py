@@ -37,18 +37,26 @@ _LAZY = {
     "load_dataset": "workbench.datasets",
 }
 
-__all__ = sorted(
-    [
-        "BudgetExceeded",
-        "CacheMiss",
-        "DatasetError",
-        "ParseError",
-        "ProviderError",
-        "WorkbenchError",
-        "__version__",
-        *_LAZY,
-    ]
-)
+__all__ = [
+    "BudgetExceeded",
+    "CacheMiss",
+    "CallFailure",
+    "Completion",
+    "DatasetError",
+    "JudgeSpec",
+    "ParseError",
+    "ProviderError",
+    "Request",
+    "WorkbenchError",
+    "__version__",
+    "cache_key",
+    "complete",
+    "complete_many",
+    "configure",
+    "load_dataset",
+    "parse_reply",
+    "run_judging",
+]
 
 
 def __getattr__(name: str) -> Any:
