@@ -16,6 +16,7 @@ from typing import Any
 
 from workbench import config  # noqa: F401  (sets litellm's offline switches first)
 from workbench.errors import ProviderError
+from workbench.llm import _trim
 from workbench.llm._secrets import is_secret_param, scrub
 from workbench.llm._types import Request
 
@@ -51,6 +52,7 @@ def get_litellm() -> Any:
         from workbench.sim.provider import register
 
         register()
+        _trim.install(litellm)
         _freeze_heap()
         _litellm_module = litellm
     return _litellm_module
@@ -128,6 +130,7 @@ def route(request: Request) -> Route:
                 "(or api_base=... for a local server)")
     if sim_server:
         _zero_price(litellm, model)
+        _trim.mark_zero_cost(model)
     return Route(model, provider, "sim" if sim_server else provider, sim_server)
 
 
