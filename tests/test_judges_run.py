@@ -500,3 +500,27 @@ def test_pairwise_with_response_and_response_other(monkeypatch):
     df = run_judging(pair, JudgeSpec("pairwise", "x/judge"), progress=False)
     assert "<response_a>\nfirst\n</response_a>" in user_text(seen[0])
     assert df["verdict"].tolist() == ["B", "A"] and df["answer_model"].tolist() == ["m1 vs m2"] * 2
+
+
+def test_fast_paths_of_row_building_agree_with_pandas():
+    # checklist_totals' group key and results_frame's nullable columns skip pandas for
+    # plain values; they must treat every value as pd.isna / the per-value loop does
+    import numpy as np
+
+    from workbench.judges._columns import _masked, _nan
+    from workbench.judges._interpret import _key_value
+
+    values = ["a", "", 0, 3, 1.5, math.nan, None, pd.NA, np.float64("nan"), np.int64(2),
+              True, np.nan]
+    for v in values:
+        expected = None if pd.isna(v) else v
+        got = _key_value(v)
+        assert (got is None) == (expected is None) and (got is None or got is v), v
+    for column, kind, dtype in [
+        (pd.Series([None, math.nan, None], dtype=object), int, "Int64"),
+        (pd.Series([math.nan, math.nan]), bool, "boolean"),
+        (pd.Series([None, 2, 3.0], dtype=object), int, "Int64"),
+        (pd.Series([True, None, False], dtype=object), bool, "boolean"),
+    ]:
+        slow = pd.array([None if _nan(v) else kind(v) for v in column], dtype=dtype)
+        pd.testing.assert_extension_array_equal(_masked(column, kind, dtype), slow)

@@ -161,6 +161,35 @@ def test_rouge_english_matches_rouge_score_default_tokenizer():
     assert 0 < ours["rouge1"].min() < 1
 
 
+def test_rouge_bit_identical_to_rouge_score_with_the_same_tokenizer():
+    # rouge() re-implements rouge-score's arithmetic (bit-parallel LCS): the floats must
+    # be exactly those of RougeScorer given the same tokenizer, also for empty texts
+    import random
+
+    from workbench.metrics._overlap import lcs_length
+    from workbench.metrics._tokenize import RougeTokenizer
+
+    rng = random.Random(7)
+    words = ["a", "b", "c", "d", "e", "鋼橋", "桁", "の"]
+    refs, hyps = [REF_JA, "", "x y", "。"], [HYP_JA, "a b", "", "、"]
+    for _ in range(60):
+        refs.append(" ".join(rng.choices(words, k=rng.randint(0, 90))))
+        hyps.append(" ".join(rng.choices(words, k=rng.randint(0, 90))))
+    for lang in ("en", "ja"):
+        ours = rouge(refs, hyps, lang=lang)
+        scorer = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL"], use_stemmer=False,
+                                          tokenizer=RougeTokenizer(lang))
+        for i, (ref, hyp) in enumerate(zip(refs, hyps, strict=True)):
+            expected = scorer.score(ref, hyp)
+            for name in ("rouge1", "rouge2", "rougeL"):
+                assert ours.loc[i, name] == expected[name].fmeasure, (lang, i, name)
+    for _ in range(200):  # LCS length against rouge-score's dynamic-programming table
+        a = rng.choices("abcd", k=rng.randint(0, 70))
+        b = rng.choices("abcd", k=rng.randint(0, 70))
+        table = rouge_scorer._lcs_table(a, b)
+        assert lcs_length(a, b) == table[-1][-1] == lcs_length(b, a)
+
+
 def test_rouge_missing_pairs_index_and_length_check():
     refs = pd.Series([REF_JA, REF_JA, None], index=["a", "b", "c"])
     hyps = pd.Series([REF_JA, float("nan"), REF_JA], index=["a", "b", "c"])

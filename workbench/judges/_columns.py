@@ -158,6 +158,13 @@ def empty_row() -> dict[str, Any]:
     return row
 
 
+def _masked(column: pd.Series, kind: type, dtype: str) -> Any:
+    """A nullable ``dtype`` array of ``kind(v)``, missing values (:func:`_nan`) as NA."""
+    if not column.notna().any():  # a column no row fills (most of them, per protocol)
+        return pd.array([None] * len(column), dtype=dtype)
+    return pd.array([None if _nan(v) else kind(v) for v in column], dtype=dtype)
+
+
 def results_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     """Rows (dicts) to a results frame with exactly :data:`RESULT_COLUMNS`, typed."""
     frame = pd.DataFrame(rows, columns=list(RESULT_COLUMNS))
@@ -165,9 +172,9 @@ def results_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
         frame[name] = pd.to_numeric(frame[name], errors="coerce").astype("float64")
     frame["parse_ok"] = frame["parse_ok"].fillna(False).astype(bool)
     for name in _INT_COLUMNS:
-        frame[name] = pd.array([None if _nan(v) else int(v) for v in frame[name]], dtype="Int64")
+        frame[name] = _masked(frame[name], int, "Int64")
     for name in _BOOL_COLUMNS:
-        frame[name] = pd.array([None if _nan(v) else bool(v) for v in frame[name]], dtype="boolean")
+        frame[name] = _masked(frame[name], bool, "boolean")
     for name in frame.columns:
         if frame[name].dtype == object:
             frame[name] = frame[name].where(frame[name].notna(), None)

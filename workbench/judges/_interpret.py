@@ -335,6 +335,17 @@ _TOTAL_KEYS = ("study", "item_id", "answer_model", "answer_sample", "judge_model
                "template", "temperature", "trial", "perturbation")
 
 
+def _key_value(value: Any) -> Any:
+    """``None`` for a missing value (as ``pd.isna``), else the value; plain str/int/float
+    values (nearly all of them) skip the pandas call."""
+    kind = type(value)
+    if kind is str or kind is int:
+        return value
+    if kind is float:
+        return None if value != value else value
+    return None if pd.isna(value) else value
+
+
 def checklist_totals(rows: Iterable[dict]) -> list[dict]:
     """Per-conversation ``total`` rows from checklist criterion rows (dicts); see
     :func:`checklist_scores`."""
@@ -346,7 +357,7 @@ def checklist_totals(rows: Iterable[dict]) -> list[dict]:
             continue
         if isinstance(row["criterion_id"], float):  # NaN from a frame
             continue
-        key = tuple(None if pd.isna(row.get(k)) else row.get(k) for k in _TOTAL_KEYS)
+        key = tuple(_key_value(row.get(k)) for k in _TOTAL_KEYS)
         groups.setdefault(key, []).append(row)
     out = []
     for group in groups.values():

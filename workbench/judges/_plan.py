@@ -58,11 +58,17 @@ class Call:
     info: dict = field(default_factory=dict)
 
 
+_Request: Any = None
+
+
 def make_request(model: str, messages: list[dict], spec: JudgeSpec, *, temperature: float,
                  sample: int, out: OutputSpec | None = None, logprobs: bool = False):
     """A ``workbench.llm.Request`` with the spec's common settings."""
-    from workbench.llm import Request
+    global _Request
+    if _Request is None:  # imported on first use (workbench.llm is heavier than planning)
+        from workbench.llm import Request as _Request
 
+    Request = _Request
     json_reply = out is not None and out.form == "json"
     return Request(
         model=model,

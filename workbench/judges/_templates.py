@@ -16,7 +16,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -244,14 +244,22 @@ def _present(value: Any) -> bool:
     return True
 
 
-def _fill(text: str, values: Mapping[str, str], template: Template) -> str:
+@lru_cache(maxsize=1024)
+def _resolve_sections(text: str, names: frozenset[str]) -> str:
+    """Keep or drop the ``{{#name}}``/``{{^name}}`` sections of ``text`` given the names
+    that have values (depends on nothing else, so it is memoised per template text)."""
     for _ in range(8):
         new = _SECTION.sub(
-            lambda m: m.group(3) if (m.group(2) in values) == (m.group(1) == "#") else "", text
+            lambda m: m.group(3) if (m.group(2) in names) == (m.group(1) == "#") else "", text
         )
         if new == text:
             break
         text = new
+    return text
+
+
+def _fill(text: str, values: Mapping[str, str], template: Template) -> str:
+    text = _resolve_sections(text, frozenset(values))
 
     def sub(match: re.Match) -> str:
         name = match.group(1)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -28,8 +29,22 @@ _JA_BREAKERS = {"数詞", "助動詞語幹"}
 _ZH_EXTRA = {"vn", "eng"}
 
 
+_NUMBER_RE = re.compile(r"[\d.,]+")
+
+
 def _is_number(token: str) -> bool:
-    return bool(re.fullmatch(r"[\d.,]+", token))
+    return bool(_NUMBER_RE.fullmatch(token))
+
+
+@functools.lru_cache(maxsize=65536)
+def _en_content(token: str) -> bool:
+    """Whether an English token counts as a content word (memoised: tokens repeat)."""
+    return (
+        not is_punct(token)
+        and token not in ENGLISH_STOP_WORDS
+        and not _is_number(token)
+        and len(token) > 1
+    )
 
 
 def _en_units(text: str, *, phrases: bool) -> list[str]:
@@ -43,12 +58,7 @@ def _en_units(text: str, *, phrases: bool) -> list[str]:
             run.clear()
 
     for token in tokens:
-        content = (
-            not is_punct(token)
-            and token not in ENGLISH_STOP_WORDS
-            and not _is_number(token)
-            and len(token) > 1
-        )
+        content = _en_content(token)
         if not content:
             close()
         elif phrases:

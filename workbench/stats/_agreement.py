@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
 
 from workbench.stats._bootstrap import boot_reps
 from workbench.stats._columns import tidy
@@ -34,6 +33,8 @@ def kappa_from_labels(
     a, b, *, weights: str = "none", categories=None, ci_level: float = 0.95
 ) -> dict:
     """Cohen's kappa of two equal-length label sequences (no missing values)."""
+    from scipy import stats as sps
+
     a, b = list(a), list(b)
     cats = list(categories) if categories is not None else _sorted_categories(a + b)
     index = {c: i for i, c in enumerate(cats)}
@@ -328,6 +329,8 @@ def _fleiss_batch(cat_totals, p_sum, n_items, n_r):
 
 
 def _fleiss(table: np.ndarray) -> dict:
+    from scipy import stats as sps
+
     big_n, k = table.shape
     out = {"n": int(big_n), "n_categories": int(k)}
     if big_n == 0 or table.sum(1)[0] < 2:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
 
 from workbench.stats._columns import tidy
 from workbench.stats._comparison import rank_biserial, wilcoxon
@@ -191,6 +190,8 @@ def perturbation_effect(
 
 
 def _score_effect(x0: np.ndarray, x1: np.ndarray, ci_level: float) -> dict:
+    from scipy import stats as sps
+
     d = x1 - x0
     n = d.size
     mean = float(d.mean()) if n else np.nan
@@ -288,6 +289,8 @@ def length_bias(
        estimate  raw_slope  n
     0     0.971        0.7  5
     """
+    from scipy import stats as sps
+
     by_cols, item_cols = as_list(by), as_list(item)
     check_frame(data, [score, length, *by_cols, *item_cols])
     ci_level = check_level(ci_level)

@@ -7,7 +7,6 @@ import warnings
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
 
 from workbench.stats._columns import tidy
 from workbench.stats._util import (
@@ -239,6 +238,8 @@ def paired_tests(
 
 
 def _pair(va: np.ndarray, vb: np.ndarray, parametric: bool, ci_level: float) -> dict:
+    from scipy import stats as sps
+
     ok = np.isfinite(va) & np.isfinite(vb)
     a, b = va[ok], vb[ok]
     d = a - b
@@ -274,6 +275,8 @@ def _pair(va: np.ndarray, vb: np.ndarray, parametric: bool, ci_level: float) -> 
 
 def wilcoxon(d: np.ndarray) -> tuple[float, float]:
     """Two-sided Wilcoxon signed-rank (W, p) with scipy's defaults; NaN if undefined."""
+    from scipy import stats as sps
+
     if d.size == 0 or not np.any(d != 0):
         return np.nan, np.nan
     with warnings.catch_warnings():
@@ -284,6 +287,8 @@ def wilcoxon(d: np.ndarray) -> tuple[float, float]:
 
 def rank_biserial(d: np.ndarray) -> float:
     """Matched-pairs rank-biserial correlation of differences (zeros dropped)."""
+    from scipy import stats as sps
+
     d = d[d != 0]
     if d.size == 0:
         return np.nan

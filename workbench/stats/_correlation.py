@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import warnings
 
 import numpy as np
 import pandas as pd
-from scipy import sparse
-from scipy import stats as sps
 
 from workbench.stats._bootstrap import boot_reps
 from workbench.stats._columns import tidy
@@ -30,6 +29,8 @@ _MIN_N = 3
 
 def _coefficient(x: np.ndarray, y: np.ndarray, method: str) -> tuple[float, float]:
     """(estimate, two-sided p) from scipy; NaN when undefined."""
+    from scipy import stats as sps
+
     if x.size < _MIN_N or np.ptp(x) == 0 or np.ptp(y) == 0:
         return np.nan, np.nan
     with warnings.catch_warnings():
@@ -43,6 +44,14 @@ def _coefficient(x: np.ndarray, y: np.ndarray, method: str) -> tuple[float, floa
     return float(res.statistic), float(res.pvalue)
 
 
+@functools.lru_cache(maxsize=64)
+def _normal_quantile(p: float) -> float:
+    """``scipy.stats.norm.ppf(p)``, memoised (one call per group otherwise)."""
+    from scipy import stats as sps
+
+    return sps.norm.ppf(p)
+
+
 def _fisher_ci(r: float, n: int, method: str, ci_level: float) -> tuple[float, float]:
     """Fisher-z interval with the method's standard error (Bonett & Wright 2000)."""
     if method == "kendall":
@@ -53,7 +62,7 @@ def _fisher_ci(r: float, n: int, method: str, ci_level: float) -> tuple[float, f
         se = 1 / np.sqrt(n - 3) if n > 3 else np.nan
     if not np.isfinite(se) or not np.isfinite(r) or abs(r) >= 1:
         return (r, r) if np.isfinite(r) and abs(r) >= 1 else (np.nan, np.nan)
-    z, q = np.arctanh(r), sps.norm.ppf(0.5 + ci_level / 2)
+    z, q = np.arctanh(r), _normal_quantile(0.5 + ci_level / 2)
     return float(np.tanh(z - q * se)), float(np.tanh(z + q * se))
 
 
@@ -74,6 +83,8 @@ def _weighted_pearson(c: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray
 
 def _resample_ranks(c: np.ndarray, groups: np.ndarray, n_groups: int) -> np.ndarray:
     """Average (mid) ranks of every row's value within each resample, shape (B, n)."""
+    from scipy import sparse
+
     onehot = sparse.csr_matrix(
         (np.ones(groups.size), (groups, np.arange(groups.size))), shape=(n_groups, groups.size)
     )
@@ -272,6 +283,8 @@ def _one(x, y, method, n_boot, gen, ci_level) -> dict:
 
 
 def _mean_of_groups(per: list[dict], n_boot, gen, ci_level) -> dict:
+    from scipy import stats as sps
+
     values = np.array([r["estimate"] for r in per], dtype=float)
     used = np.isfinite(values)
     vals = values[used]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
 
 from workbench.stats._columns import tidy
 from workbench.stats._util import (
@@ -117,6 +116,8 @@ def icc(
 
 
 def _icc_table(x: np.ndarray, ci_level: float) -> list[dict]:
+    from scipy import stats as sps
+
     n, k = x.shape
     names = ["ICC1", "ICC2", "ICC3", "ICC1k", "ICC2k", "ICC3k"]
     base = {"ci_level": ci_level, "ci_method": "F", "test": "F", "n": int(n), "n_raters": int(k)}

@@ -7,7 +7,6 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
 
 from workbench.stats._columns import tidy
 from workbench.stats._util import (
@@ -316,6 +315,8 @@ def _components(vc) -> dict[str, float]:
 
 def _simulate(comp, eff, n_i, n_t, n_j, n_sim, gen, design, test) -> np.ndarray:
     """p-values of n_sim simulated studies."""
+    from scipy import stats as sps
+
     sd = {k: np.sqrt(v) for k, v in comp.items()}
     per_sim = 2 * n_i * n_j * n_t
     step = max(1, _CHUNK // per_sim)
@@ -356,6 +357,8 @@ def _simulate(comp, eff, n_i, n_t, n_j, n_sim, gen, design, test) -> np.ndarray:
 
 
 def _analytic(comp, eff, n_i, n_t, n_j, alpha, design) -> tuple[float, float]:
+    from scipy import stats as sps
+
     noise = comp["residual"] / n_j + comp["trial"] / (n_j * n_t)
     if design == "paired":
         sd, df, scale = np.sqrt(2 * noise), n_i - 1, np.sqrt(n_i)

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import linear_sum_assignment
 
 from workbench.stats._columns import tidy
 from workbench.stats._util import check_frame
@@ -83,6 +82,8 @@ def _pair(gold: list, pred: list, pairing: str) -> list[tuple[int, int]]:
     size_p = np.array([len(p) for _, p in pred], dtype=float)[None, :]
     score = 2 * ov / (size_g + size_p)
     if pairing == "optimal":
+        from scipy.optimize import linear_sum_assignment
+
         rows, cols = linear_sum_assignment(-score)
         return [(int(i), int(j)) for i, j in zip(rows, cols, strict=True) if ov[i, j] > 0]
     cand = [(-score[i, j], -ov[i, j], i, j) for i, j in zip(*np.nonzero(ov > 0), strict=True)]

@@ -7,7 +7,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
 
 Columns = str | Sequence[str]
 
@@ -80,6 +79,8 @@ def check_level(ci_level: float) -> float:
 
 def t_interval(mean: float, sd: float, n: int, ci_level: float) -> tuple[float, float]:
     """t-based interval ``mean ± t_{1-a/2, n-1} sd / sqrt(n)`` (NaN when n < 2)."""
+    from scipy import stats as sps
+
     if n < 2 or not np.isfinite(sd):
         return np.nan, np.nan
     half = sps.t.ppf(0.5 + ci_level / 2, n - 1) * sd / np.sqrt(n)
@@ -88,6 +89,8 @@ def t_interval(mean: float, sd: float, n: int, ci_level: float) -> tuple[float, 
 
 def wilson_interval(successes: int, n: int, ci_level: float) -> tuple[float, float]:
     """Wilson score interval for a proportion (Wilson 1927)."""
+    from scipy import stats as sps
+
     if n == 0:
         return np.nan, np.nan
     z = sps.norm.ppf(0.5 + ci_level / 2)
