@@ -13,6 +13,7 @@ from workbench.errors import ParseError
 from workbench.judges._columns import results_frame
 from workbench.judges._parse import parse_fields, parse_score_only, parse_verdict
 from workbench.judges._plan import Call
+from workbench.llm import model_backend
 
 _EXPLANATION_FIELDS = ("explanation", "rationale", "reason")
 _VERDICT_MAP = {0: {"A": "A", "B": "B", "C": "tie"}, 1: {"A": "B", "B": "A", "C": "tie"}}
@@ -20,20 +21,14 @@ _VERDICT_SCORE = {"A": 1.0, "B": 0.0, "tie": 0.5}
 ROLES = ("gist", "detail")
 
 
-def _backend_of(model: str) -> str:
-    if model.startswith("sim/"):
-        return "sim"
-    return model.split("/", 1)[0] if "/" in model else "openai"
-
-
 def apply_result(row: dict, call: Call, result: Any) -> str | None:
     """Copy the call's bookkeeping into ``row``; return the reply text (None on failure)."""
     if getattr(result, "ok", False):
-        row.update(cache_key=result.key, backend=result.backend or _backend_of(call.request.model),
+        row.update(cache_key=result.key, backend=result.backend or model_backend(call.request.model),
                    cost_usd=float(result.cost_usd or 0.0), latency_s=float(result.latency_s),
                    cached=bool(result.cached), raw_reply=result.text)
         return result.text
-    row.update(cache_key=getattr(result, "key", None), backend=_backend_of(call.request.model),
+    row.update(cache_key=getattr(result, "key", None), backend=model_backend(call.request.model),
                cost_usd=0.0, cached=False, parse_ok=False, score=math.nan,
                error=f"{getattr(result, 'error_type', 'other')}: {getattr(result, 'message', result)}")
     return None

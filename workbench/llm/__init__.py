@@ -32,6 +32,7 @@ from workbench.llm._maintenance import (
     import_cache,
     validate_entry,
 )
+from workbench.llm._providers import model_backend
 from workbench.llm._secrets import scrub
 from workbench.llm._types import (
     ERROR_TYPES,
@@ -61,6 +62,7 @@ __all__ = [
     "import_cache",
     "key_fields",
     "last_miss",
+    "model_backend",
     "open_cache",
     "scrub",
     "settings",

@@ -72,6 +72,15 @@ def _freeze_heap() -> None:
     gc.freeze()
 
 
+def model_backend(model: str) -> str:
+    """Backend label from a model string alone: ``sim`` for ``sim/...``, else the litellm
+    provider prefix (``openai`` when there is none). Results rows fall back to it when no
+    reply says which backend answered (a sim-server is only recognised with its params)."""
+    if model.startswith("sim/"):
+        return "sim"
+    return model.split("/", 1)[0] if "/" in model else "openai"
+
+
 @dataclass(frozen=True)
 class Route:
     """Where one model's requests go."""

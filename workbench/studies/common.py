@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 import pandas as pd
 
 from workbench.judges import render
-from workbench.llm import CallFailure, Request, complete_many
+from workbench.llm import CallFailure, Request, complete_many, model_backend
 from workbench.notebook import results_dir
 
 #: Columns of :func:`generate_answers`.
@@ -17,11 +17,8 @@ ANSWER_COLUMNS = (
 )
 
 
-def backend_of(model: str) -> str:
-    """``sim`` for simulated models (``sim/…``), else the provider prefix or ``openai``."""
-    if model.startswith("sim/"):
-        return "sim"
-    return model.split("/", 1)[0] if "/" in model else "openai"
+#: Backend label from a model string (``sim`` for ``sim/…``); one definition, in the llm layer.
+backend_of = model_backend
 
 
 def is_simulated(models: Iterable[str]) -> bool:
@@ -65,7 +62,7 @@ def generate_answers(items: pd.DataFrame, answer_models: Sequence[str], *,
             "ok": not failed,
             "error": f"{result.error_type}: {result.message}" if failed else None,
             "cache_key": result.key,
-            "backend": backend_of(model),
+            "backend": model_backend(model) if failed else result.backend,
             "cost_usd": 0.0 if failed else result.cost_usd,
         })
     return pd.DataFrame(rows, columns=list(ANSWER_COLUMNS))
