@@ -1,32 +1,49 @@
 # Two set-up-and-go targets: `make run` (every study, offline, simulated judges)
 # and `make test` (what CI runs). Both create .venv from pyproject.toml when it is
 # missing or older than pyproject.toml.
+#
+# Matplotlib's backend is set per target, never globally: the test kernels use Agg
+# (the committed notebook outputs, which nbval compares, hold no images), while `make
+# lab` and `make run` kernels keep ipykernel's inline backend, so figures show in
+# JupyterLab and are stored in the executed copies. Saved figure files are the same
+# bytes under either backend (`workbench.plots.save_figure`).
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
-export MPLBACKEND := Agg
 export PYTHONHASHSEED := 0
+# extra arguments of `jupyter lab`, e.g. make lab ARGS='--port=8899 --no-browser'
+ARGS ?=
 
-.PHONY: run test lint lab bench clean-cache
+.PHONY: run test test-browser lint lab bench clean-cache
 
 $(STAMP): pyproject.toml
+	@echo "Installing workbench and its dependencies into $(VENV) (pip is quiet; about 10 minutes the first time)"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/workbench run-all
+	env -u MPLBACKEND $(BIN)/workbench run-all
 
 test: $(STAMP)
 	$(BIN)/ruff check workbench tests
-	$(BIN)/python -m pytest --doctest-modules --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg workbench tests notebooks
+	MPLBACKEND=Agg $(BIN)/python -m pytest -m "not browser" --doctest-modules --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg workbench tests notebooks
+
+# Opt-in: JupyterLab in headless Chromium runs a notebook and shows its figures
+# (tests/test_lab_browser.py). Needs Debian's chromium (installed here when apt-get can)
+# and Playwright from PyPI; never `playwright install` (no browser download).
+test-browser: $(STAMP)
+	@command -v chromium >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq chromium) || \
+		echo "test-browser: could not install chromium with apt-get; the browser test will be skipped"
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,browser]'
+	$(BIN)/python -m pytest -m browser -rP tests/test_lab_browser.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check workbench tests
 
 lab: $(STAMP)
-	$(BIN)/jupyter lab --config=jupyter_server_config.py $(if $(filter 0,$(shell id -u)),--allow-root,) notebooks
+	env -u MPLBACKEND $(BIN)/jupyter lab --config=jupyter_server_config.py $(if $(filter 0,$(shell id -u)),--allow-root,) $(ARGS) notebooks
 
 bench: $(STAMP)
 	$(BIN)/workbench bench llm

@@ -1,9 +1,18 @@
-"""JupyterLab settings for this project: no network calls that a closed machine cannot make.
+"""JupyterLab settings for this project: inline figures, and no network calls.
 
 Used by ``make lab`` (``jupyter lab --config=jupyter_server_config.py notebooks``).
-JupyterLab 4 otherwise fetches a news feed, checks PyPI for a newer JupyterLab, and its
-extension manager searches PyPI.
+JupyterLab 4 otherwise fetches a news feed and asks in a toast whether it may, checks
+PyPI for a newer JupyterLab, and its extension manager asks for consent to search PyPI.
+The server-side switches are below; the front end's are in ``jupyter/lab/settings/``
+(``overrides.json``: the notification settings ``fetchNews`` and ``checkForUpdates``
+off; ``page_config.json``: the extension manager plugin disabled), made JupyterLab's
+application settings folder here.
+
+Kernels keep ipykernel's inline matplotlib backend (``make lab`` unsets ``MPLBACKEND``),
+so figures show in the notebook; ``save_figure`` writes the same bytes either way.
 """
+
+from pathlib import Path
 
 try:
     c = get_config()  # noqa: F821  (defined by Jupyter when it loads this file)
@@ -15,3 +24,4 @@ except NameError:  # imported as a module (e.g. pytest --doctest-modules from th
 c.LabApp.news_url = None  # no announcements feed
 c.LabApp.check_for_updates_class = "jupyterlab.NeverCheckForUpdate"  # no version check
 c.LabApp.extension_manager = "readonly"  # list installed extensions; never query PyPI
+c.LabApp.app_settings_dir = str(Path(__file__).resolve().parent / "jupyter" / "lab" / "settings")

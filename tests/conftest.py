@@ -5,7 +5,9 @@
   ``workbench sim-server`` started once per session in its own process;
 * ``sim_server_factory(**options)`` starts (once per option set) a server with the
   options of ``workbench sim-server`` (``latency_ms``, ``rate_limit_rate``, ...);
-* ``sim_stats(url)`` reads a server's ``/stats``.
+* ``sim_stats(url)`` reads a server's ``/stats``;
+* ``own_cache_run(tag, run, config)`` runs a study for a module-scoped fixture in an LLM
+  cache folder of its own.
 
 Live tests (``@pytest.mark.live``) are skipped unless an API key is set.
 """
@@ -42,6 +44,25 @@ def _llm_cache(tmp_path_factory, monkeypatch):
     cache_module = sys.modules.get("workbench.llm._cache")
     if cache_module is not None:  # release the per-folder handles (file descriptors)
         cache_module.close_caches()
+
+
+@pytest.fixture(scope="session")
+def own_cache_run(tmp_path_factory):
+    """``own_cache_run(tag, run, config) -> run(config)`` in a fresh readwrite LLM cache
+    folder of its own: module-scoped fixtures are set up before the per-test cache above."""
+
+    def call(tag: str, run, config):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("WORKBENCH_CACHE_DIR", str(tmp_path_factory.mktemp(f"{tag}-cache")))
+            mp.setenv("WORKBENCH_CACHE_MODE", "readwrite")
+            try:
+                return run(config)
+            finally:
+                from workbench.llm._cache import close_caches
+
+                close_caches()
+
+    return call
 
 
 @pytest.fixture(scope="session")

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import ast
 import math
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-import workbench.sim
+import workbench.datasets
 from workbench import config
 from workbench.datasets import (
     CANONICAL_COLUMNS,
@@ -204,9 +205,11 @@ RESPONSES = [
 def test_responses_checks():
     items = validate_items(items_frame())
     out = validate_responses(pd.DataFrame(RESPONSES), items=items)
-    assert list(out["sample"]) == [0, 0]
+    assert list(out["answer_sample"]) == [0, 0] and "sample" not in out.columns
     no_sample = validate_responses(pd.DataFrame(RESPONSES).drop(columns=["sample"]))
-    assert list(no_sample["sample"]) == [0, 0]
+    assert list(no_sample["answer_sample"]) == [0, 0]
+    named = validate_responses(pd.DataFrame(RESPONSES).rename(columns={"sample": "answer_sample"}))
+    assert list(named["answer_sample"]) == [0, 0]
     raises(
         lambda: validate_responses(pd.DataFrame([RESPONSES[0], RESPONSES[0]])),
         row=2,
@@ -427,6 +430,48 @@ def test_byte_order_mark_is_accepted(tmp_path):
     assert load_folder(folder)["items"].loc[0, "keywords"] == ["a", "b"]
 
 
+def header_only(folder: Path, name: str, columns) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_text(",".join(columns) + "\n", encoding="utf-8")
+
+
+def test_a_header_only_items_file_is_an_error_naming_it(tmp_path):
+    """Issue 10: zero items is never a data set (it used to load as one)."""
+    header_only(tmp_path / "h", "items.csv", CANONICAL_COLUMNS["items"])
+    raises(lambda: load_folder(tmp_path / "h"), file_end="h/items.csv", match="no items")
+    raises(lambda: validate_items(items_frame([]).reindex(columns=list(ITEMS[0]))), file_end="items.csv",
+           match="no data rows")
+
+
+def test_header_only_optional_tables_are_empty_tables(tmp_path):
+    """An optional table with only its header is an empty table, as if the file were absent."""
+    folder = tmp_path / "opt"
+    write_csv(folder, "items.csv", ITEMS)
+    for table in ("rubric", "responses", "human_scores", "spans"):
+        header_only(folder, f"{table}.csv", CANONICAL_COLUMNS[table])
+    data = load_folder(folder)
+    for table in ("rubric", "responses", "human_scores", "spans"):
+        assert data[table].empty and list(data[table].columns) == list(CANONICAL_COLUMNS[table]), table
+
+
+def test_a_header_only_reports_file_is_an_error_naming_it(tmp_path):
+    folder = tmp_path / "rep"
+    header_only(folder, "reports.csv", REPORT)
+    raises(lambda: load_folder(folder), file_end="rep/reports.csv", match="no reports")
+
+
+@pytest.mark.parametrize(("name", "table"), [("s1_medical_ja", "rubric"), ("s5_accounting_ja", "spans")])
+def test_a_bundled_set_refuses_an_empty_table_it_needs(monkeypatch, tmp_path, name, table):
+    source = config.data_dir() / name
+    target = tmp_path / "data" / name
+    target.mkdir(parents=True)
+    for path in source.glob("*.csv"):
+        (target / path.name).write_bytes(path.read_bytes())
+    header_only(target, f"{table}.csv", CANONICAL_COLUMNS[table])
+    monkeypatch.setenv("WORKBENCH_ROOT", str(tmp_path))
+    raises(lambda: load_dataset(name), file_end=f"{name}/{table}.csv", match=f"non-empty {table}.csv")
+
+
 # --------------------------------------------------------------------------- reports folders
 
 
@@ -494,7 +539,7 @@ def test_bundled_sets_load_and_have_provenance(name):
     readme = " ".join((folder / "README.md").read_text(encoding="utf-8").split()).lower()
     assert "written for this workbench" in readme or "written for this project" in readme
     assert "not expert-validated" in readme
-    data = load_dataset(name, register=False)
+    data = load_dataset(name)
     items = data["items"]
     assert len(items) > 0 and items["item_id"].is_unique
     assert set(items["lang"]) <= {"ja", "en", "zh"}
@@ -504,22 +549,22 @@ def test_bundled_sets_load_and_have_provenance(name):
 def test_s1_s2_s3_set_specific_content():
     if not all((config.data_dir() / n).is_dir() for n in BUNDLED[:3]):  # pragma: no cover
         pytest.skip("S1-S3 data not written yet")
-    s1 = load_dataset("s1_medical_ja", register=False)
+    s1 = load_dataset("s1_medical_ja")
     assert len(s1["items"]) == 10 and set(s1["rubric"]["kind"]) == {
         "must",
         "bonus",
         "penalty",
         "item",
     }
-    s2 = load_dataset("s2_civil_ja", register=False)
+    s2 = load_dataset("s2_civil_ja")
     assert len(s2["items"]) == 50
-    s3 = load_dataset("s3_hiv_en", register=False)["items"]
+    s3 = load_dataset("s3_hiv_en")["items"]
     assert set(s3["category"]) == {1, 2, 3}
     assert (s3.loc[s3["category"] == 3, "wrong_answer"].str.strip() != "").all()
 
 
 def test_s4_reports():
-    data = load_dataset("s4_reports", register=False)
+    data = load_dataset("s4_reports")
     reports, items, responses = data["reports"], data["items"], data["responses"]
     assert len(reports) >= 8
     originals = reports[reports["padded_from"] == ""]
@@ -539,7 +584,7 @@ def test_s4_reports():
 
 
 def test_s5_spans_cover_references_and_point_at_their_texts():
-    data = load_dataset("s5_accounting_ja", register=False)
+    data = load_dataset("s5_accounting_ja")
     items = data["items"].set_index("item_id")
     spans, responses = data["spans"], data["responses"]
     assert len(items) == 20
@@ -582,20 +627,27 @@ def test_s5_spans_cover_references_and_point_at_their_texts():
     assert 0 < len(answers - with_excess) < len(answers)
 
 
-def test_load_dataset_registers_items_with_the_simulator(monkeypatch):
-    seen = []
+def test_load_dataset_leaves_the_simulator_registry_alone():
+    from workbench.sim import registry
 
-    def fake_register(records):
-        seen.append(records)
-        return len(records)
+    before = registry.snapshot()
+    load_dataset("s5_accounting_ja")
+    assert registry.snapshot() == before
 
-    monkeypatch.setattr(workbench.sim, "register_items", fake_register, raising=False)
-    data = load_dataset("s5_accounting_ja")
-    assert len(seen) == 1
-    assert list(seen[0]["item_id"]) == list(data["items"]["item_id"])
-    assert {"question", "reference", "keywords", "lang"} <= set(seen[0].columns)
-    seen.clear()
-    load_dataset("s5_accounting_ja", register=False)
-    assert seen == []
-    load_dataset("s4_reports")  # no references: nothing for the answerers to degrade
-    assert seen == []
+
+def test_datasets_import_no_sim_llm_or_judges():
+    """datasets sits below the calls and methods layers (function-level imports count)."""
+    package = Path(workbench.datasets.__file__).parent
+    for path in sorted(package.glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                names = [node.module or ""] + [f"{node.module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            else:
+                continue
+            for name in names:
+                assert not name.startswith(
+                    ("workbench.sim", "workbench.llm", "workbench.judges")
+                ), f"{path.name}:{node.lineno} imports {name}"

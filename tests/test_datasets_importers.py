@@ -16,8 +16,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from workbench.datasets import hivmedqa, llmbar, pandalm, unieval
+from workbench.datasets import hivmedqa, judgebench, llmbar, pandalm, unieval
 from workbench.errors import DatasetError
+from workbench.judges import parse_dimension_reply
 
 FIXTURES = Path(__file__).parent / "fixtures"
 HIV = FIXTURES / "hivmedqa"
@@ -26,6 +27,18 @@ HIV = FIXTURES / "hivmedqa"
 @pytest.fixture(scope="module")
 def release():
     return hivmedqa.load_release(HIV)
+
+
+@pytest.fixture(scope="module")
+def judged(release):
+    """The judgments with each row's dimension parsed from its raw reply, as S3 does."""
+    frame = release["judgments"].copy()
+    parsed = [
+        parse_dimension_reply(reply, {dim: hivmedqa.RELEASE_KEYS[dim]}, hivmedqa.SCORE_RANGE)[dim]
+        for reply, dim in zip(frame["raw_reply"], frame["dimension"], strict=True)
+    ]
+    frame["score"], frame["parse_ok"], frame["error"] = zip(*parsed, strict=True)
+    return frame
 
 
 def one(judgments: pd.DataFrame, **where) -> pd.DataFrame:
@@ -81,12 +94,13 @@ def test_hivmedqa_judgment_rows_per_dimension(release):
     assert (judgments.groupby(keys[:-1]).size() == 5).all()
     # 15 replies in the fixture (old folders and checkpoints are not read)
     assert len(judgments) == 15 * 5
-    assert judgments["score"].dtype == float and judgments["parse_ok"].dtype == bool
+    assert not {"score", "parse_ok", "error"} & set(judgments.columns)  # raw replies only
+    assert judgments["raw_reply"].map(type).eq(str).all()
 
 
-def test_hivmedqa_reply_without_json_is_missing_never_zero(release):
+def test_hivmedqa_reply_without_json_is_missing_never_zero(judged):
     rows = one(
-        release["judgments"],
+        judged,
         answer_model="Llama_cluster",
         category=1,
         iteration=2,
@@ -98,8 +112,8 @@ def test_hivmedqa_reply_without_json_is_missing_never_zero(release):
     assert rows["raw_reply"].iloc[0].startswith("I would need")
 
 
-def test_hivmedqa_bad_value_fails_only_its_dimension(release):
-    j = release["judgments"]
+def test_hivmedqa_bad_value_fails_only_its_dimension(judged):
+    j = judged
     where = dict(answer_model="Llama_cluster", category=1, iteration=2, question_index=1)
     assert math.isnan(score(j, "comprehension", **where))  # "2-3"
     assert "2-3" in one(j, dimension="comprehension", **where)["error"].iloc[0]
@@ -112,8 +126,8 @@ def test_hivmedqa_bad_value_fails_only_its_dimension(release):
     assert score(j, "comprehension", **where) == 2.0
 
 
-def test_hivmedqa_reply_shapes(release):
-    j = release["judgments"]
+def test_hivmedqa_reply_shapes(judged):
+    j = judged
     # a number written as a string counts; an unfenced object parses
     assert (
         score(
@@ -128,8 +142,8 @@ def test_hivmedqa_reply_shapes(release):
     )
 
 
-def test_hivmedqa_rephrased_gold_and_unsupervised(release):
-    j = release["judgments"]
+def test_hivmedqa_rephrased_gold_and_unsupervised(judged):
+    j = judged
     gold = j[j["answer_model"] == hivmedqa.REPHRASED_MODEL]
     assert len(gold) == 4 * 5 and gold["reference_given"].all()
     assert set(gold["category"]) == {1, 5}
@@ -185,25 +199,29 @@ def test_hivmedqa_issues_and_display_names(release):
 
 
 def test_hivmedqa_prompts_and_cache_import_file(release, tmp_path, monkeypatch):
-    from workbench.llm import complete, import_cache
+    from workbench.llm import complete, import_cache, write_replay_file
 
     prompts = release["prompts"]
     assert len(prompts) == 8 and set(prompts["reference_given"]) == {True, False}
+    replies = hivmedqa.release_replies(release)
+    assert list(replies.columns) == ["model", "messages", "temperature", "text", "source"]
+    assert set(replies["model"]) == {"gpt-4o"} and set(replies["temperature"]) == {0.0}
     path = tmp_path / "hiv.jsonl"
-    count = hivmedqa.write_cache_import(release, path)
+    count = write_replay_file(replies.to_dict("records"), path, backend="openai")
     lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     # Llama 1.1 (2 supervised + 2 unsupervised), Llama 1.2 (2), Claude 1.1 (2)
-    assert count == len(lines) == 8
+    assert count == len(lines) == len(replies) == 8
     texts = {line["response"]["text"] for line in lines}
     assert "I would need the student's answer to evaluate it." in texts  # kept, unparseable
+    assert {line["imported_from"] for line in lines} == set(replies["source"])
     # replay: import into an empty cache and read the release's reply back, no key needed
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.setenv("WORKBENCH_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("WORKBENCH_CACHE_MODE", "readonly")
     assert import_cache(path)["imported"] == 8
-    first = lines[0]
-    reply = complete(first["request"]["model"], first["request"]["messages"], temperature=0.0)
-    assert reply.cached and reply.text == first["response"]["text"]
+    for row in replies.itertuples():
+        reply = complete(row.model, row.messages, temperature=row.temperature)
+        assert reply.cached and reply.text == row.text and reply.backend == "openai"
 
 
 def copy_release(tmp_path: Path) -> Path:
@@ -385,8 +403,25 @@ def test_pandalm_items_and_predictions():
     assert list(gpt["verdict"]) == [1, 0, None, 2]  # "Response 1 is better" is not guessed
     assert list(gpt["parse_ok"]) == [True, True, False, True]
     local = preds[preds["judge"] == "pandalm-7b"].sort_values("idx")
-    assert list(local["verdict"]) == [1, 2, 0, None]
+    assert list(local["verdict"]) == [1, 2, 0, None]  # read from ``pandalm_result`` (ints)
+    assert list(local["reason"])[0].startswith("Response 1")
     assert preds["verdict"].dtype == object
+
+
+def test_pandalm_judge_without_a_readable_verdict_is_an_error(tmp_path):
+    """A judge file whose verdicts are all unparsed (or under an unknown field) must fail
+    loudly, never become a kappa of 0 (issue 12)."""
+    shutil.copytree(FIXTURES / "pandalm", tmp_path / "p")
+    path = tmp_path / "p" / "data" / "pandalm-7b-testset-v1.json"
+    records = json.loads(path.read_text())
+    path.write_text(json.dumps([{"idx": r["idx"], "verdict": r["pandalm_result"]}
+                                for r in records]))
+    with pytest.raises(DatasetError, match="no verdict field") as info:
+        pandalm.load_release(tmp_path / "p")
+    assert info.value.file == "data/pandalm-7b-testset-v1.json"
+    path.write_text(json.dumps([dict(r, pandalm_result="unclear") for r in records]))
+    with pytest.raises(DatasetError, match="all 4 verdicts"):
+        pandalm.load_release(tmp_path / "p")
 
 
 def test_pandalm_bad_annotator_and_duplicate_idx(tmp_path):
@@ -403,3 +438,59 @@ def test_pandalm_bad_annotator_and_duplicate_idx(tmp_path):
     path.write_text(json.dumps(records))
     with pytest.raises(DatasetError, match="repeats"):
         pandalm.load_release(tmp_path / "p" / "data")
+
+
+# --------------------------------------------------------------------------- JudgeBench
+
+
+def test_judgebench_pairs_and_verdicts_in_the_original_numbering():
+    data = judgebench.load_release(FIXTURES / "judgebench")
+    pairs, verdicts = data["pairs"], data["verdicts"]
+    assert list(pairs["pair_id"]) == ["p1", "p2", "p3", "p4", "p5"]
+    assert list(pairs["category"]) == ["knowledge", "reasoning", "math", "coding", "knowledge"]
+    arena = verdicts[verdicts["judge_name"] == "arena_hard"].set_index(["pair_id", "game"])
+    assert arena.loc[("p1", 1), "decision"] == "A>B"  # shown swapped, flipped back
+    assert arena.loc[("p4", 0), "decision"] == "A=B"  # a tie stays a tie
+    assert arena.loc[("p5", 0), "decision"] is None  # a failed call (null judgment)
+    assert not arena.loc[("p5", 1), "parse_ok"]  # decision null: unparsed
+    assert set(verdicts["judge_model"]) == {"gpt-4o-mini", "org_rm"}
+
+
+def test_judgebench_accuracy_uses_the_two_game_rule():
+    verdicts = judgebench.load_release(FIXTURES / "judgebench")["verdicts"]
+    acc = judgebench.accuracy(verdicts).set_index(["judge_name", "category"])
+    # arena_hard: p1, p2 right twice; p3 right then wrong (inconsistent: not correct);
+    # p4 tie then right (correct); p5 no verdict -> 3 of 5
+    assert acc.loc[("arena_hard", "all"), "pct_correct"] == 60.0
+    assert acc.loc[("arena_hard", "all"), "n_inconsistent"] == 2
+    assert acc.loc[("arena_hard", "all"), "n_unparsed"] == 2
+    assert acc.loc[("arena_hard", "math"), "pct_correct"] == 0.0
+    assert acc.loc[("arena_hard", "knowledge"), "n"] == 2
+    assert acc.loc[("reward_model", "all"), "pct_correct"] == 80.0
+
+
+def test_judgebench_bad_lines_name_file_and_line(tmp_path):
+    shutil.copytree(FIXTURES / "judgebench", tmp_path / "jb")
+    (out,) = [p for p in (tmp_path / "jb" / "outputs").iterdir() if "arena_hard" in p.name]
+    lines = out.read_text(encoding="utf-8").splitlines()
+    out.write_text("\n".join([lines[0], lines[0]]) + "\n", encoding="utf-8")
+    with pytest.raises(DatasetError, match="line 2: pair_id p5 repeats line 1") as info:
+        judgebench.load_release(tmp_path / "jb")
+    assert info.value.file.startswith("outputs/dataset=judgebench")
+    out.write_text(lines[0][:-5] + "\n", encoding="utf-8")
+    with pytest.raises(DatasetError, match="line 1: invalid JSON"):
+        judgebench.load_release(tmp_path / "jb")
+    with pytest.raises(DatasetError, match="not a JudgeBench checkout"):
+        judgebench.load_release(tmp_path)
+
+
+def test_hivmedqa_f1_raw_missing_column_is_named(tmp_path):
+    shutil.copytree(HIV, tmp_path / "r")
+    root = tmp_path / "r" / "deploy_medical_llm_evaluation"
+    assert hivmedqa.load_f1(tmp_path / "r") is None  # no f1_raw.csv: no release F1
+    (root / hivmedqa.F1_FILE).write_text(
+        ",nlp_model,model,category_id,iteration_number,question_index\n"
+        "0,en_core_sci_lg,Claude,1,1,0\n", encoding="utf-8")
+    with pytest.raises(DatasetError, match="synonyms_lemmatized_precision_dict") as info:
+        hivmedqa.load_f1(tmp_path / "r")
+    assert info.value.file == hivmedqa.F1_FILE

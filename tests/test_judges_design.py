@@ -7,15 +7,19 @@ import pandas as pd
 import pytest
 
 import workbench.llm as llm
-from workbench.judges import Design, JudgeSpec, estimate, estimate_tokens, expand_design, run_design
+from workbench.judges import (
+    Design,
+    JudgeSpec,
+    estimate,
+    estimate_tokens,
+    expand_design,
+    plan_requests,
+    run_design,
+    run_judging,
+)
+from workbench.llm import Completion, Usage, cache_key
 
 REF = "HIV is transmitted through blood, sexual contact, and from mother to child during birth."
-
-
-@pytest.fixture(autouse=True)
-def _cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("WORKBENCH_CACHE_DIR", str(tmp_path / "llm-cache"))
-    monkeypatch.setenv("WORKBENCH_CACHE_MODE", "readwrite")
 
 
 @pytest.fixture
@@ -134,3 +138,65 @@ def test_design_validation(items):
         Design(items, JudgeSpec("holistic_simple", "sim/judge-a"), perturbations=("shout",))
     with pytest.raises(ValueError, match="Design.specs"):
         Design(items, specs=())
+
+
+def _reply(req) -> str:
+    """A fixed reply per kind of prompt (what it is does not matter, only that later
+    stages can be planned from it)."""
+    prompt = req.messages[-1]["content"]
+    if "Text only: summary" in prompt:
+        return "A short summary."
+    if 'Return JSON only: {"units"' in prompt:
+        return '{"units": [{"id": "u1", "role": "gist", "text": "blood"}]}'
+    if "Score only" in prompt:
+        return "4"
+    if "[[A]]" in prompt:
+        return "[[A]]"
+    return '{"excess": [], "missing": []}'
+
+
+def _completion(req, *, cached: bool) -> Completion:
+    # no log-probabilities: G-Eval in auto mode falls back to samples
+    return Completion(_reply(req), req.model, Usage(10, 2), 0.0, 0.0, cached, cache_key(req), None, "test")
+
+
+@pytest.mark.parametrize("spec", [
+    JudgeSpec("holistic_simple", "x/judge", trials=2, mitigation=True),
+    JudgeSpec("holistic", "x/judge"),
+    JudgeSpec("pairwise", "x/judge", temperature=(0.0, 1.0)),
+    JudgeSpec("checklist", "x/judge"),
+    JudgeSpec("dimensions", "x/judge"),
+    JudgeSpec("dimensions", "x/judge", per_call=True),
+    JudgeSpec("geval", "x/judge", geval_samples=3, temperature=(0.0, 1.0)),
+    JudgeSpec("geval", "x/judge", geval_mode="samples", geval_samples=2),
+    JudgeSpec("summarize_then", inner=JudgeSpec("geval", "x/judge", geval_samples=2)),
+    JudgeSpec("summarize_then", inner=JudgeSpec("checklist", "x/judge")),
+    JudgeSpec("decompose", "x/judge", trials=2),
+], ids=lambda spec: f"{spec.protocol}-{spec.template_id}")
+def test_estimate_walks_the_calls_the_run_sends(items, rubric, monkeypatch, spec):
+    # the estimate walks the same stages as run_judging: with every reply cached, it
+    # plans exactly the requests the run sends, in the same order (samples of G-Eval
+    # auto mode included: the cached replies carry no log-probabilities)
+    sent: list = []
+
+    def complete_many(requests, **_):
+        sent.extend(requests)
+        return [_completion(r, cached=False) for r in requests]
+
+    monkeypatch.setattr(llm, "complete_many", complete_many)
+    monkeypatch.setattr(llm, "peek", lambda req: _completion(req, cached=True))
+    items = items.assign(criteria='[{"kind": "must", "text": "Names blood"}]', response_other="By air.")
+    run_judging(items, spec, rubric=rubric, progress=False)
+    planned = plan_requests(items, spec, rubric=rubric)
+    assert [p.key for p in planned] == [cache_key(r) for r in sent] and all(p.cached for p in planned)
+    if spec.protocol == "geval" and spec.geval_mode == "auto":
+        assert sum(p.stage == "judge" for p in planned) == 3 * 2 * (1 + 3)
+
+
+def test_estimate_counts_later_stages_inexact_until_their_input_is_cached(items, monkeypatch):
+    # nothing cached: the judge calls on summaries are guesses (key None), the summaries exact
+    monkeypatch.setattr(llm, "peek", lambda req: None)
+    planned = plan_requests(items, JudgeSpec("summarize_then", inner=JudgeSpec("geval", "x/judge")))
+    assert [p.stage for p in planned] == ["summary"] * 3 + ["judge"] * 3
+    assert all(p.key is not None for p in planned[:3]) and all(p.key is None for p in planned[3:])
+    assert not any(p.cached for p in planned)

@@ -1,4 +1,5 @@
-"""Cache maintenance (stats, export, import, explain, clear) and the ``workbench cache`` CLI."""
+"""The cache's doors (peek, replay files) and maintenance (stats, export, import, explain,
+clear), and the ``workbench cache`` CLI."""
 
 from __future__ import annotations
 
@@ -21,6 +22,10 @@ from workbench.llm import (
     explain,
     export_cache,
     import_cache,
+    peek,
+    replay_entry,
+    temporary_settings,
+    write_replay_file,
 )
 
 SIM = "sim/judge-a"
@@ -75,9 +80,11 @@ def test_export_then_import_into_an_empty_cache_reproduces_every_entry(filled, _
     assert len(lines) == 6 and all(json.loads(line)["key"] in original for line in lines)
     empty = tmp_path / "empty"
     monkeypatch.setenv("WORKBENCH_CACHE_DIR", str(empty))
-    assert import_cache(dump) == {"read": 6, "imported": 6, "skipped": 0}
+    assert import_cache(dump) == {"read": 6, "imported": 6, "skipped": 0,
+                                  "secrets_removed": 0}
     assert _raw_entries(empty) == original
-    assert import_cache(dump) == {"read": 6, "imported": 0, "skipped": 6}
+    assert import_cache(dump) == {"read": 6, "imported": 0, "skipped": 6,
+                                  "secrets_removed": 0}
     assert complete(SIM, msgs("question 3", "Be strict."), temperature=1, sample=1).cached
 
 
@@ -172,22 +179,25 @@ def test_cli_sim_server_rejects_bad_rates(app):
 
 
 def test_bulk_read_agrees_with_cache_get(filled, _llm_cache):
-    from workbench.llm import _cache
+    from workbench.llm import _cache, _store
 
-    cache = _cache.open_cache()
     big = Request(SIM, msgs("x" * 40_000))  # > 32 KB: diskcache keeps the value in a file
     complete(SIM, big.messages)
-    cache.set("0" * 64, "corrupt value")
-    keys = [cache_key(r) for r in filled] + [cache_key(big), "f" * 64, "0" * 64]
-    bulk = _cache.bulk_read(cache, keys)
-    assert bulk is not None
-    assert cache_key(big) not in bulk  # left to diskcache's own reader
-    assert bulk["f" * 64] is None
-    for key, value in bulk.items():
-        assert value == cache.get(key)
-    # the replay path gives the same completions either way
-    for key in keys:
-        assert _cache.lookup(cache, key, bulk.get(key, False)) == _cache.lookup(cache, key)
+    for cache in (_cache.open_cache(), _cache.open_reader()):
+        _cache.open_cache().set("0" * 64, "corrupt value")
+        keys = [cache_key(r) for r in filled] + [cache_key(big), "f" * 64, "0" * 64]
+        bulk = _store.read_values(cache, keys)
+        assert list(bulk) != keys and sorted(bulk) == sorted(keys)  # the file-kept one came last
+        assert bulk["f" * 64] is _store.MISS and repr(_store.MISS) == "MISS"
+        for key, value in bulk.items():
+            got = cache.get(key, default=_store.MISS, tag=True)
+            assert value == (_store.MISS if got[0] is _store.MISS else got)
+            # the replay path gives the same completions either way
+            if key != "0" * 64:
+                assert _cache.replay(key, value) == _cache.replay(
+                    key, _store.read_values(cache, [key])[key])
+        with pytest.raises(_cache.CorruptEntry):
+            _cache.replay("0" * 64, bulk["0" * 64])
     replay = complete_many([*filled, big], progress=False)
     assert all(r.cached for r in replay)
 
@@ -203,3 +213,73 @@ def test_read_reply_handles_foreign_key_order():
                 json.dumps(entry, indent=2)):
         reply = _cache.read_reply(raw)
         assert _cache.completion_from_entry(reply) == _cache.completion_from_entry(entry)
+
+
+# --- peek --------------------------------------------------------------------------------
+
+def test_peek_returns_what_complete_replays(filled):
+    for request in filled:
+        seen = peek(request)
+        replayed = complete_many([request], progress=False)[0]
+        assert seen == replayed and seen.cached and seen.key == cache_key(request)
+    cold = Request(SIM, msgs("never asked"))
+    assert peek(cold) is None
+    assert cache_stats()["entries"] == len(filled)  # peek neither calls nor writes
+
+
+def test_peek_sees_logprobs_usage_cost_and_backend(_llm_cache):
+    request = Request(SIM, msgs("with logprobs"), logprobs=True, top_logprobs=2)
+    reply = complete_many([request], progress=False)[0]
+    seen = peek(request)
+    assert seen.logprobs == reply.logprobs and seen.usage == reply.usage
+    assert (seen.cost_usd, seen.latency_s, seen.backend) == (reply.cost_usd, reply.latency_s, "sim")
+
+
+def test_peek_honours_the_cache_mode(filled, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_CACHE_MODE", "readonly")
+    assert peek(filled[0]) is not None
+    for mode in ("refresh", "off"):
+        monkeypatch.setenv("WORKBENCH_CACHE_MODE", mode)
+        assert peek(filled[0]) is None
+        with temporary_settings(cache_mode="readwrite"):  # configure() wins over the environment
+            assert peek(filled[0]) is not None
+
+
+def test_peek_treats_a_corrupt_or_foreign_entry_as_a_miss(filled, _llm_cache):
+    cache = diskcache.Cache(str(_llm_cache))
+    cache.set(cache_key(filled[0]), "{not json")
+    cache.set(cache_key(filled[1]), cache.get(cache_key(filled[2])))  # another key's entry
+    assert peek(filled[0]) is None and peek(filled[1]) is None
+    assert peek(filled[2]) is not None
+
+
+def test_peek_does_not_create_a_cache_folder(tmp_path, monkeypatch):
+    folder = tmp_path / "nowhere"
+    monkeypatch.setenv("WORKBENCH_CACHE_DIR", str(folder))
+    assert peek(Request(SIM, msgs("x"))) is None and not folder.exists()
+
+
+# --- replay files --------------------------------------------------------------------------
+
+def test_replay_file_round_trip(tmp_path, monkeypatch):
+    rows = [{"model": "gpt-4o", "messages": msgs(f"q {i % 3}"), "temperature": 0.0,
+             "text": f"reply {i}", "source": f"release file {i}"} for i in range(4)]
+    rows.append({**rows[0], "sample": 1, "text": "second sample"})
+    path = tmp_path / "replay.jsonl"
+    assert write_replay_file(rows, path, backend="openai") == 4  # q 0 twice: the first wins
+    entries = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    request = Request("gpt-4o", msgs("q 0"))
+    assert entries[0] == {**replay_entry(request, "reply 0", backend="openai",
+                                         source="release file 0"),
+                          "timestamp": entries[0]["timestamp"]}
+    assert entries[0]["usage"] == {"prompt_tokens": 0, "completion_tokens": 0}
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("WORKBENCH_CACHE_MODE", "readonly")
+    assert import_cache(path) == {"read": 4, "imported": 4, "skipped": 0,
+                                  "secrets_removed": 0}
+    first = complete("gpt-4o", msgs("q 0"), temperature=0.0)
+    assert first.cached and first.text == "reply 0" and first.backend == "openai"
+    assert first.cost_usd == 0.0 and first == peek(request)
+    assert complete("gpt-4o", msgs("q 0"), sample=1).text == "second sample"
+    with pytest.raises(ValueError, match=r"rows\[0\].*source"):
+        write_replay_file([{"model": "gpt-4o", "messages": msgs("q")}], path, backend="openai")

@@ -8,6 +8,7 @@ Assertions are on mechanics, never on what the simulated engine answers.
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 import signal
 import subprocess
@@ -29,6 +30,8 @@ from workbench.llm import (
     complete_many,
     configure,
     last_miss,
+    price,
+    temporary_settings,
 )
 from workbench.llm._cache import decode_entry
 
@@ -43,6 +46,11 @@ def msgs(text: str) -> list[dict]:
 def server_requests(url: str, n: int, *, prefix: str = "q", **kwargs) -> list[Request]:
     return [Request(SERVER_MODEL, msgs(f"{prefix} {i}"), params={"api_base": url}, **kwargs)
             for i in range(n)]
+
+
+def entries_in(folder) -> int:
+    """Cache entries in ``folder`` (not the claims of runs in flight)."""
+    return sum(not key.startswith("claim/") for key in diskcache.Cache(str(folder)).iterkeys())
 
 
 @pytest.fixture
@@ -148,12 +156,34 @@ def test_cache_folder_is_read_at_each_call(tmp_path, monkeypatch):
 def test_configure_sets_folder_and_mode(tmp_path, monkeypatch):
     monkeypatch.setenv("WORKBENCH_CACHE_MODE", "readwrite")
     monkeypatch.setenv("WORKBENCH_CACHE_DIR", str(tmp_path / "a"))
-    settings = configure(cache_dir=tmp_path / "b", cache_mode="readonly")
-    assert settings["cache_mode"] == "readonly" and settings["cache_dir"] == str(tmp_path / "b")
-    with pytest.raises(CacheMiss):
-        complete(SIM, msgs("y"))
-    with pytest.raises(ValueError, match="cache_mode"):
-        configure(cache_mode="sometimes")
+    environ = dict(os.environ)
+    with temporary_settings():  # undoes the configure calls below
+        settings = configure(cache_dir=tmp_path / "b", cache_mode="readonly", timeout=5)
+        assert settings["cache_mode"] == "readonly" and settings["cache_dir"] == str(tmp_path / "b")
+        assert settings["timeout"] == 5.0 and isinstance(settings["timeout"], float)
+        with pytest.raises(CacheMiss):
+            complete(SIM, msgs("y"))
+        with pytest.raises(ValueError, match="cache_mode"):
+            configure(cache_mode="sometimes")
+        with pytest.raises(ValueError, match="concurrency=0"):
+            configure(concurrency=0)
+        # set in code, the settings win over the environment, which stays untouched
+        assert dict(os.environ) == environ
+        monkeypatch.setenv("WORKBENCH_CACHE_MODE", "off")
+        monkeypatch.setenv("WORKBENCH_TIMEOUT", "7")
+        assert settings == configure()
+    assert dict(os.environ) == environ | {"WORKBENCH_CACHE_MODE": "off", "WORKBENCH_TIMEOUT": "7"}
+    assert configure()["cache_mode"] == "off" and configure()["timeout"] == 7.0
+    assert configure()["cache_dir"] == str(tmp_path / "a")
+
+
+def test_temporary_settings_restores_what_was_set_in_code():
+    before = configure()
+    with temporary_settings(concurrency=3, rpm={"m": 60}):
+        with temporary_settings(concurrency=5, rpm=30) as inner:
+            assert inner["concurrency"] == 5 and inner["rpm"] == {"*": 30}
+        assert configure()["concurrency"] == 3 and configure()["rpm"] == {"m": 60}
+    assert configure() == before and before["rpm"] == {}
 
 
 def test_corrupt_entry_is_a_miss_and_is_rewritten(_llm_cache):
@@ -393,12 +423,12 @@ def test_killed_run_resumes_without_repeating_finished_calls(sim_server_factory,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
-        if _llm_cache.joinpath("cache.db").exists() and len(diskcache.Cache(str(_llm_cache))) >= 8:
+        if _llm_cache.joinpath("cache.db").exists() and entries_in(_llm_cache) >= 8:
             break
         time.sleep(0.05)
     process.send_signal(signal.SIGKILL)
     process.communicate()
-    finished = len(diskcache.Cache(str(_llm_cache)))
+    finished = entries_in(_llm_cache)  # the dead run's claims are not entries
     sent_first = sim_stats(url)["requests"] - before
     assert 8 <= finished < n and sent_first >= finished
     requests = [Request(SERVER_MODEL, msgs(f"resume {i}"), params={"api_base": url})
@@ -447,6 +477,14 @@ def test_importing_and_calling_keeps_stderr_clean(sim_server, tmp_path):
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"
     assert result.stderr == ""
+
+
+def test_price_from_the_local_cost_map():
+    assert price("sim/judge-a", 10_000, 500) == 0.0
+    assert price("gpt-4o", 0, 0) == 0.0
+    million = price("gpt-4o", 1_000_000, 1_000_000)
+    assert million == price("gpt-4o", 1_000_000, 0) + price("gpt-4o", 0, 1_000_000) > 0
+    assert math.isnan(price("no-such-provider/no-such-model", 100, 10))
 
 
 def test_cache_entry_holds_request_reply_and_bookkeeping(_llm_cache):

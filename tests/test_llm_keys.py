@@ -166,7 +166,7 @@ class _FakeStatusError(Exception):
     (_FakeStatusError("bad", 400), "bad_request"),
     (_FakeStatusError("who", 401), "auth"),
     (_FakeStatusError("gone", 404), "not_found"),
-    (ConnectionRefusedError("refused"), "connection"),
+    (ConnectionRefusedError("refused"), "connection_error"),
     (ValueError("Expecting value: line 1 column 1"), "malformed"),
     (RuntimeError("something else"), "other"),
 ])
@@ -182,7 +182,7 @@ def test_classify_litellm_exceptions():
     assert classify(litellm.AuthenticationError("x", "openai", "m")) == "auth"
     assert classify(litellm.InternalServerError("x", "openai", "m")) == "server_error"
     assert classify(litellm.Timeout("x", "m", "openai")) == "timeout"
-    assert classify(litellm.APIConnectionError("x", "openai", "m")) == "connection"
+    assert classify(litellm.APIConnectionError("x", "openai", "m")) == "connection_error"
 
 
 def test_error_message_never_carries_the_request_key():

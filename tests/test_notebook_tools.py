@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +17,7 @@ import typer
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 from typer.testing import CliRunner
 
+import workbench
 from workbench import notebook as nb
 from workbench import run_cli
 
@@ -120,7 +122,9 @@ def test_resolve_notebook_by_stem_prefix_and_short_name(notebooks):
 
 
 def test_unknown_parameter_is_an_error_naming_it_and_the_valid_ones(notebooks, tmp_path):
-    with pytest.raises(ValueError, match=r"unknown parameter\(s\) valuez; valid: label, values"):
+    with pytest.raises(
+        ValueError, match=r"unknown parameter\(s\) valuez \(did you mean values\?\); valid: label, values"
+    ):
         nb.run_notebook(
             "00", parameters={"valuez": [1]}, directory=notebooks, output_dir=tmp_path / "runs"
         )
@@ -206,6 +210,10 @@ def test_run_all_reports_failures_without_stopping(notebooks, tmp_path, monkeypa
     assert result.exit_code == 1, result.output
     assert "1 of 2 notebooks failed: s1_broken" in result.output
     assert "RuntimeError" in result.output and "boom in s1" in result.output
+    lines = result.stdout.splitlines()  # the bar over the notebooks is on stderr
+    assert any(line.startswith("[1/2] 00_tiny") and line.endswith("started") for line in lines)
+    (done,) = [line for line in lines if line.startswith("[2/2] s1_broken") and "failed" in line]
+    assert "cache entries" in done and "notebooks failed so far: 1" in done and "boom in s1" in done
     assert nb.read_headline("tiny")["total"] == 30  # ran, with the parameter it declares
     runs = list((notebooks.parent / "data" / "runs").glob("*/*.ipynb"))
     assert sorted(p.name for p in runs) == ["00_tiny.ipynb", "s1_broken.ipynb"]
@@ -378,3 +386,135 @@ def test_calls_frame_and_summary_keep_failures():
     assert single[["stage", "cached"]].values.tolist() == [["again", True]]
     with pytest.raises(TypeError, match="result 0 of stage 'x' is a str"):
         nb.calls_frame(["text"], stage="x")
+
+
+# --- parameter values, defaults and run folders -------------------------------------------
+
+
+def test_wrong_value_type_is_reported_before_any_kernel_naming_the_parameter(notebooks, tmp_path):
+    result = CliRunner().invoke(
+        _app(),
+        ["run", str(notebooks / "00_tiny.ipynb"), "-y", "label: [1]", "-o", str(tmp_path / "runs")],
+    )
+    assert result.exit_code == 2
+    assert "parameter 'label' is a str (default 'a'), got list [1]" in result.output
+    assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize(
+    "value, annotation",
+    [(2, "float"), (2.5, "float"), (None, "bool | None"), (True, "bool | None"),
+     ([1], "list[int]"), ((1,), "list"), ("x", "Path"), ("x", None)],
+)
+def test_check_values_accepts(value, annotation):
+    nb.check_values({"p": value}, {"p": 0.0 if annotation == "float" else None},
+                    annotations={"p": annotation})
+
+
+@pytest.mark.parametrize(
+    "value, default, match",
+    [
+        (True, 5, r"'p' is an int \(default 5\), got bool True"),
+        (2.5, 5, r"'p' is an int \(default 5\), got float 2.5"),
+        ("three", 5, r"'p' is an int \(default 5\), got str 'three'"),
+        ("[3, 4]", [1, 2], r"'p' is a list, got the string '\[3, 4\]': give a YAML list with -y, "
+                           r"e.g. -y 'p: \[a, b\]' \(papermill's -p passes every value as text\)"),
+        ("{a: 1}", {}, r"'p' is a dict, got the string .*YAML mapping with -y"),
+    ],
+)
+def test_check_values_names_the_parameter_and_says_how_to_fix_it(value, default, match):
+    with pytest.raises(ValueError, match=match):
+        nb.check_values({"p": value}, {"p": default})
+
+
+def test_changed_parameters_leaves_out_what_does_not_change_the_numbers():
+    defaults = {"values": [1, 2], "cache_mode": "readwrite", "progress": False, "fresh_cache": True}
+    same = {"values": (1, 2), "cache_mode": "readonly", "progress": True, "fresh_cache": False}
+    assert set(nb.RUN_NEUTRAL) == {"cache_mode", "fresh_cache", "progress"}
+    assert nb.changed_parameters(same, defaults) == {}
+    assert nb.changed_parameters({"values": [1.0, 2.0]}, defaults) == {}
+    assert nb.changed_parameters({"values": [3]}, defaults) == {"values": [3]}
+
+
+def test_params_command_lists_type_default_and_comment(notebooks):
+    result = CliRunner().invoke(_app(), ["params", str(notebooks / "00_tiny.ipynb")])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0].startswith("00_tiny: 2 parameters (set with -y 'name: value'")
+    assert lines[1].split() == ["name", "type", "default", "comment"]
+    assert lines[2].split() == ["values", "list[int]", "[1,", "2]", "numbers", "to", "add"]
+    assert lines[3].split() == ["label", "str", '"a"', "a", "label"]
+    assert list(nb.parameter_table(notebooks / "00_tiny.ipynb").columns) == list(nb.PARAMETER_COLUMNS)
+
+
+def test_only_the_default_run_writes_to_the_project_results(notebooks, monkeypatch):
+    project = notebooks.parent
+    monkeypatch.setenv("WORKBENCH_ROOT", str(project))
+    monkeypatch.delenv("WORKBENCH_OUTPUT_DIR")
+    headline = project / "data" / "results" / "tiny" / "headline.json"
+
+    default = nb.run_notebook("00", directory=notebooks)
+    assert default.parent.parent == project / "data" / "runs"
+    assert default.parent.name.endswith("-00_tiny")
+    assert json.loads(headline.read_text(encoding="utf-8"))["total"] == 3
+
+    result = CliRunner().invoke(_app(), ["run", str(notebooks / "00_tiny.ipynb"), "-y", "values: [5]"])
+    assert result.exit_code == 0, result.output
+    changed = Path(result.output.strip().splitlines()[-1])
+    assert "parameters differ from the defaults (values)" in result.output
+    assert json.loads(headline.read_text(encoding="utf-8"))["total"] == 3  # untouched
+    run_headline = changed.parent / "results" / "tiny" / "headline.json"
+    assert json.loads(run_headline.read_text(encoding="utf-8"))["total"] == 5
+
+
+def test_setup_sends_a_non_default_session_to_a_run_folder_and_records_the_run(
+    notebooks, monkeypatch
+):
+    project = notebooks.parent
+    _write_notebook(
+        notebooks / "s9_demo.ipynb",
+        "values: list = [1, 2]  # numbers\nprogress: bool = False  # bars\n",
+        "x = 1\n",
+    )
+    monkeypatch.setenv("WORKBENCH_ROOT", str(project))
+    monkeypatch.delenv("WORKBENCH_OUTPUT_DIR")
+    default_file = project / "data" / "results" / "s9_demo" / "headline.json"
+
+    ctx = nb.setup(0, study="s9_demo", parameters={"values": [1, 2], "progress": True})
+    assert nb.OUTPUT_ENV not in os.environ
+    assert ctx["results_dir"] == project / "data" / "results" / "s9_demo"
+    assert nb.record("s9_demo", total=3) == {"total": 3}
+
+    ctx = nb.setup(0, study="s9_demo", parameters={"values": [4], "progress": False, "x": 1})
+    folder = Path(os.environ[nb.OUTPUT_ENV])
+    assert folder.parent == project / "data" / "runs" and folder.name.endswith("-s9_demo")
+    assert ctx["figures_dir"] == folder / "figures" / "s9_demo"
+    written = nb.record("s9_demo", total=4)
+    assert written["run"]["parameters"] == {"values": [4]}
+    assert written["run"]["version"] == workbench.__version__
+    assert "commit" in written["run"]  # None here: the temporary project is no git checkout
+    assert nb.read_headline("s9_demo") == written
+    assert json.loads(default_file.read_text(encoding="utf-8")) == {"total": 3}  # untouched
+
+    nb.setup(0, study="s9_demo", parameters={"values": [1, 2]})  # back to the defaults
+    assert nb.OUTPUT_ENV not in os.environ
+    assert nb.record("s9_demo", total=3) == {"total": 3}
+    with pytest.raises(ValueError, match="needs study"):
+        nb.setup(0, parameters={"values": [1]})
+
+
+def test_interactive_only_in_a_kernel_that_jupyter_server_started(notebooks, tmp_path, monkeypatch):
+    import ipykernel  # noqa: F401  (interactive() also asks for a kernel process)
+
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    assert not nb.interactive()
+    monkeypatch.setenv("JPY_SESSION_NAME", str(notebooks / "00_tiny.ipynb"))
+    assert nb.interactive()
+    probe = _write_notebook(
+        notebooks / "x9_probe.ipynb",
+        "label: str = 'a'  # a label\n",
+        "from workbench.notebook import interactive, record\n"
+        "record('probe', interactive=interactive())\n",
+    )
+    nb.run_notebook(probe, output_dir=tmp_path / "runs")  # started from a Lab kernel, say
+    assert nb.read_headline("probe") == {"interactive": False}

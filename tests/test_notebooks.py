@@ -3,10 +3,13 @@
 Study authors: register your notebook in ``tests/notebook_cases/<stem>.py`` (the tests
 fail for a notebook without one), defining
 
-- ``PARAMETERS``: the names in its ``parameters`` cell;
 - ``SMALL``: values that make it run in seconds on the sim backend;
 - ``FIGURES``: files it must write below ``figures/<stem>/``;
 - ``check(headline, params)``: asserts on the numbers it ``record``s.
+
+A study notebook's ``parameters`` cell must declare exactly the fields of its study's
+``Config`` (``workbench.studies.<stem>``), with the same defaults; the tour, which has no
+study module, lists its parameter names in ``PARAMETERS`` instead.
 
 Conventions the tests rely on: the study name given to ``setup``, ``save_figure`` and
 ``record`` is the notebook's stem (``00_tour``), and the notebook writes through
@@ -17,6 +20,7 @@ figures and tables into the test's temporary folder. Each run gets its own LLM c
 from __future__ import annotations
 
 import ast
+import importlib
 import importlib.util
 import json
 import re
@@ -28,12 +32,15 @@ from PIL import Image
 
 from workbench import notebook as nb
 from workbench.plots import SIM_LABEL
+from workbench.studies import config_fields
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK_DIR = ROOT / "notebooks"
 CASES_DIR = Path(__file__).resolve().parent / "notebook_cases"
 NOTEBOOKS = sorted(p for p in NOTEBOOK_DIR.glob("*.ipynb") if not p.name.startswith("."))
 IDS = [p.stem for p in NOTEBOOKS]
+TOUR = "00_tour"
+STUDY_NOTEBOOKS = [p for p in NOTEBOOKS if p.stem != TOUR]
 
 
 def _load_case(stem: str):
@@ -67,18 +74,39 @@ def _source(cell: dict) -> str:
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
 def test_notebook_is_registered(path):
     case = _case(path.stem)
-    for name in ("PARAMETERS", "SMALL", "FIGURES", "check"):
+    for name in ("SMALL", "FIGURES", "check") + (("PARAMETERS",) if path.stem == TOUR else ()):
         assert hasattr(case, name), f"{CASES_DIR / (path.stem + '.py')} lacks {name}"
 
 
 def test_there_is_a_tour():
-    assert "00_tour" in IDS
+    assert TOUR in IDS
+
+
+def _as_list(value):
+    return list(value) if isinstance(value, list | tuple) else value
+
+
+@pytest.mark.parametrize("path", STUDY_NOTEBOOKS, ids=[p.stem for p in STUDY_NOTEBOOKS])
+def test_parameters_are_the_study_config(path):
+    """The parameters cell declares every field of ``workbench.studies.<stem>.Config``,
+    and nothing else, with the same default values (lists and tuples alike)."""
+    study = importlib.import_module(f"workbench.studies.{path.stem}")
+    fields = {name: _as_list(value) for name, value in config_fields(study.Config).items()}
+    declared = {name: _as_list(ast.literal_eval(info["default"]))
+                for name, info in nb.notebook_parameters(path).items()}
+    assert sorted(declared) == sorted(fields), "parameter names differ from Config fields"
+    differ = {name: (declared[name], fields[name]) for name in fields
+              if declared[name] != fields[name]}
+    assert not differ, f"defaults differ (notebook, Config): {differ}"
+
+
+def test_tour_parameters():
+    assert set(nb.notebook_parameters(NOTEBOOK_DIR / f"{TOUR}.ipynb")) == _case(TOUR).PARAMETERS
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
-def test_parameters_match_and_are_typed_and_commented(path):
+def test_parameters_are_typed_and_commented(path):
     declared = nb.notebook_parameters(path)
-    assert set(declared) == _case(path.stem).PARAMETERS
     assert set(_case(path.stem).SMALL) <= set(declared)
     for name, info in declared.items():
         assert info["inferred_type_name"] not in (None, "None"), f"{name}: add a type annotation"
@@ -111,6 +139,29 @@ def test_notebook_runs_with_small_parameters(path, tmp_path, monkeypatch):
     headline = nb.read_headline(path.stem)
     assert headline, "the last cell should record headline numbers"
     _case(path.stem).check(headline, params)
+
+
+VARIANTS = [(path, name) for path in NOTEBOOKS
+            for name in getattr(CASES[path.stem], "VARIANTS", None) or {}]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("path", "variant"), VARIANTS,
+                         ids=[f"{p.stem}-{name}" for p, name in VARIANTS])
+def test_notebook_runs_with_each_switch(path, variant, tmp_path, monkeypatch):
+    """``VARIANTS`` of a case (name -> values over ``SMALL``) flip its documented switches
+    (release folders, ``bundled: false``, ...): the notebook must run through each one and
+    record numbers ``check`` accepts."""
+    monkeypatch.setenv("WORKBENCH_OUTPUT_DIR", str(tmp_path / "out"))
+    monkeypatch.setenv("WORKBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("WORKBENCH_CACHE_MODE", "readwrite")
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    case = _case(path.stem)
+    params = {**case.SMALL, **case.VARIANTS[variant]}
+    nb.run_notebook(path, parameters=params, output_dir=tmp_path / "runs")
+    headline = nb.read_headline(path.stem)
+    assert headline, "the last cell should record headline numbers"
+    case.check(headline, params)
 
 
 # --- lint: the rules of the project's notebook checker, re-implemented ------------------

@@ -29,12 +29,6 @@ PAIR = dict(item_id="p1", lang="en", question="What causes AIDS?", response_a="H
 DETERMINISTIC = sorted(set(P.OPERATORS) - P.LLM_OPERATORS - {"position_swap"})
 
 
-@pytest.fixture(autouse=True)
-def _cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("WORKBENCH_CACHE_DIR", str(tmp_path / "llm-cache"))
-    monkeypatch.setenv("WORKBENCH_CACHE_MODE", "readwrite")
-
-
 def sentences_kept(original: str, new: str, lang: str) -> bool:
     """Every original sentence is in the new text, in the original order."""
     pos = 0

@@ -1,6 +1,6 @@
 """Tests of the simulated provider's engine (workbench.sim).
 
-Prompts are built by hand following judges/templates/CONVENTION.md; a last group renders
+Prompts are built by hand following prompts/templates/CONVENTION.md; a last group renders
 the real templates (when workbench.judges is importable) and checks the engine reads them.
 The items below were written for these tests.
 """
@@ -16,7 +16,7 @@ import pytest
 
 from workbench.sim import SimReply, clear_registry, profiles, register_items, respond
 from workbench.sim import registry as sim_registry
-from workbench.sim.raters import human_score
+from workbench.studies.raters import human_score
 
 EN_ITEMS = [
     {
@@ -127,6 +127,13 @@ def answer(profile: str, question: str, *, sample: int = 0, temperature: float =
     return respond(
         profile, msgs(fmt, question=question), temperature=temperature, sample=sample
     ).text
+
+
+def graded(fmt: str, profile: str) -> list[dict]:
+    """Judge messages grading ``profile``'s answer to the second English item."""
+    item = EN_ITEMS[1]
+    response = answer(profile, item["question"])
+    return msgs(fmt, question=item["question"], reference=item["reference"], response=response)
 
 
 def score(judge: str, item: dict, response: str, **kw) -> int:
@@ -342,14 +349,7 @@ def test_checklist_criteria_met():
 
 
 def test_score_only_with_logprobs():
-    item = EN_ITEMS[1]
-    response = answer("answer-mid", item["question"])
-    m = msgs(
-        "Score only: integer 1-5",
-        question=item["question"],
-        reference=item["reference"],
-        response=response,
-    )
+    m = graded("Score only: integer 1-5", "answer-mid")
     reply = respond("judge-a", m, logprobs=True)
     assert reply.text in {"1", "2", "3", "4", "5"}
     tops = reply.logprobs[0]["top_logprobs"]
@@ -365,14 +365,7 @@ def test_score_only_with_logprobs():
 
 
 def test_score_only_samples_vary_at_temperature_1():
-    item = EN_ITEMS[1]
-    response = answer("answer-weak", item["question"])
-    m = msgs(
-        "Score only: integer 1-10",
-        question=item["question"],
-        reference=item["reference"],
-        response=response,
-    )
+    m = graded("Score only: integer 1-10", "answer-weak")
     values = [int(respond("judge-b", m, temperature=1.0, sample=s).text) for s in range(20)]
     assert all(1 <= v <= 10 for v in values) and len(set(values)) > 1
 
@@ -643,9 +636,7 @@ def test_format_lines_inside_blocks_are_data():
 
 
 def test_malformed_share_of_judge_f():
-    item = EN_ITEMS[1]
-    response = answer("answer-mid", item["question"])
-    m = msgs(JUDGE_FMT, question=item["question"], reference=item["reference"], response=response)
+    m = graded(JUDGE_FMT, "answer-mid")
     kinds = []
     for s in range(600):
         reply = respond("judge-f", m, temperature=1.0, sample=s)

@@ -13,10 +13,22 @@ from scipy import stats as sps
 from workbench.datasets import load_dataset
 from workbench.stats import consistency_index, variance_ratio
 from workbench.studies import s1_judge_methods as s1
+from workbench.studies.s1_judge_methods._checklist import (
+    DISAGREEMENT_COLUMNS,
+    FLAG_COLUMNS,
+    WEAKNESS_COLUMNS,
+)
+from workbench.studies.s1_judge_methods._indices import (
+    CORRELATION_COLUMNS,
+    READINGS,
+    RELIABILITY_COLUMNS,
+)
+from workbench.studies.s1_judge_methods._report import FAILURE_COLUMNS
+from workbench.studies.s1_judge_methods._run import CRITERION_COLUMNS, SCORE_COLUMNS
 
 PROMPTS = ["s1-01", "s1-02", "s1-09"]
 TINY = dict(item_ids=PROMPTS, answer_models=["sim/answer-strong", "sim/answer-tiny"],
-            judge_models=["sim/judge-a", "sim/judge-f"], temperatures=[0.0], trials=2)
+            judge_models=["sim/judge-a", "sim/judge-f"], temperatures=[0.0], trials=2, n_boot=50)
 
 
 def _n_checklist_items(prompts) -> int:
@@ -25,17 +37,10 @@ def _n_checklist_items(prompts) -> int:
 
 
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
+def tiny(own_cache_run):
     """One run of a tiny design (3 prompts x 2 answerers x 2 judges x 2 trials) in its
-    own cache folder (module scope: the autouse per-test cache is not set up yet)."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("WORKBENCH_CACHE_DIR", str(tmp_path_factory.mktemp("s1-cache")))
-        mp.setenv("WORKBENCH_CACHE_MODE", "readwrite")
-        data = s1.run(s1.Config(**TINY))
-        from workbench.llm._cache import close_caches
-
-        close_caches()
-    return data
+    own cache folder."""
+    return own_cache_run("s1", s1.run, s1.Config(**TINY))
 
 
 # --- Config ------------------------------------------------------------------------------
@@ -71,12 +76,12 @@ def test_config_defaults_are_the_seed_full_design():
 # --- run ---------------------------------------------------------------------------------
 
 def test_run_returns_every_judgment_with_failures_kept(tiny):
-    answers, results, scores, criteria = (tiny[k] for k in ("answers", "results", "scores",
+    answers, results, scores, criteria = (tiny[k] for k in ("answers", "judgments", "scores",
                                                             "criteria"))
     assert len(answers) == 6 and answers["ok"].all()
     assert set(answers["item_id"]) == set(PROMPTS)
-    assert list(scores.columns) == list(s1.SCORE_COLUMNS)
-    assert list(criteria.columns) == list(s1.CRITERION_COLUMNS)
+    assert list(scores.columns) == list(SCORE_COLUMNS)
+    assert list(criteria.columns) == list(CRITERION_COLUMNS)
     # 6 conversations x 2 judges x 3 methods x 1 temperature x 2 trials
     assert len(scores) == 6 * 2 * 3 * 2
     assert scores.groupby("protocol").size().to_dict() == {m: 24 for m in s1.METHODS}
@@ -113,9 +118,9 @@ def test_strong_answerer_ranks_above_tiny_for_every_method(tiny):
 
 
 def test_parse_failures_count_what_the_results_hold(tiny):
-    results = tiny["results"]
+    results = tiny["judgments"]
     table = s1.parse_failures(results)
-    assert list(table.columns) == list(s1.FAILURE_COLUMNS)
+    assert list(table.columns) == list(FAILURE_COLUMNS)
     calls = results[results["dimension"] != "total"]
     assert table["n_calls"].sum() == len(calls)
     assert table["n_unparsed"].sum() + table["n_call_failed"].sum() == (~calls["parse_ok"]).sum()
@@ -124,20 +129,23 @@ def test_parse_failures_count_what_the_results_hold(tiny):
     assert list(by_method.columns[:1]) == ["protocol"] and len(by_method) == 3
 
 
-def test_analyze_and_headline(tiny):
-    tables = s1.analyze(tiny, n_boot=50, rng=1)
-    again = s1.analyze(tiny, n_boot=50, rng=1)
-    pd.testing.assert_frame_equal(tables["reliability"], again["reliability"])
-    head = s1.headline(tiny, reliability=tables["reliability"],
-                       correlations=tables["correlations"], flags=tables["flagged"])
+def test_run_tables_and_headline(tiny):
+    # the bootstrap draws from default_rng(config.seed): reliability first
+    again = s1.reliability(tiny["scores"], n_boot=50, rng=np.random.default_rng(tiny.config.seed))
+    pd.testing.assert_frame_equal(tiny["reliability"], again)
+    assert set(s1.tables(tiny)) == {"answers", "scores", "reliability", "correlations",
+                                    "model_means", "weakness_map", "disagreement", "flagged",
+                                    "failures"}
+    head = s1.headline(tiny)
     assert head["backend"] == "sim" and head["n_conversations"] == 6
+    assert head["temperature"] == 0.0
     assert head["n_judge_calls"] == 2 * 2 * 2 * (3 + 3 + _n_checklist_items(PROMPTS))
     assert set(head["consistency_index"]) == set(s1.METHODS)
-    assert set(head["variance_ratio"]["checklist"]) == set(s1.READINGS)
+    assert set(head["variance_ratio"]["checklist"]) == set(READINGS)
     assert head["pearson_r"]["holistic ~ holistic_simple"] > 0
     assert 1 <= head["n_flagged"] < 6  # the tiny answerer gives dangerous advice
     assert sum(head["n_unparsed"].values()) > 0
-    published = tables["published"]
+    published = tiny["published"]
     assert set(published["quantity"]) == {"consistency_index", "variance_ratio", "pearson_r"}
     row = published[(published["quantity"] == "consistency_index")
                     & (published["method"] == "checklist") & (published["reading"] == "trials")]
@@ -184,7 +192,7 @@ def test_judge_mean_variance_ratio_by_hand_and_against_stats():
 def test_reliability_readings_match_the_stats_functions():
     frame = _scores_frame()
     rel = s1.reliability(frame, n_boot=0)
-    assert list(rel.columns) == list(s1.RELIABILITY_COLUMNS)
+    assert list(rel.columns) == list(RELIABILITY_COLUMNS)
     assert len(rel) == 2 * (2 + 3)
     get = rel.set_index(["protocol", "measure", "reading"])["estimate"]
     part = frame[frame["protocol"] == "holistic"]
@@ -202,7 +210,7 @@ def test_reliability_readings_match_the_stats_functions():
     assert get[("holistic", "variance_ratio", "trials+judges")] == pytest.approx(
         pooled.std().mean() / pooled.mean().std())
     assert (rel["n_missing"] == np.where(rel["protocol"] == "holistic", 1, 0)).all()
-    assert rel["condition"].iloc[0] == f"{rel['protocol'].iloc[0]} (T=0)"
+    assert rel["method_label"].iloc[0] == f"{rel['protocol'].iloc[0]} (T=0)"
 
 
 def test_reliability_bootstrap_is_reproducible_and_brackets():
@@ -217,7 +225,7 @@ def test_reliability_bootstrap_is_reproducible_and_brackets():
 def test_method_correlations_are_pearson_on_conversation_means():
     frame = _scores_frame()
     corr = s1.method_correlations(frame, n_boot=0)
-    assert list(corr.columns) == list(s1.CORRELATION_COLUMNS)
+    assert list(corr.columns) == list(CORRELATION_COLUMNS)
     means = frame.groupby(["conversation", "protocol"])["score"].mean().unstack()
     r = sps.pearsonr(means["holistic"], means["checklist"])
     assert corr["pair"].item() == "holistic ~ checklist"
@@ -250,7 +258,7 @@ def _criteria_frame() -> pd.DataFrame:
 
 def test_weakness_map_met_rates_leave_unparsed_out():
     weak = s1.weakness_map(_criteria_frame())
-    assert list(weak.columns) == list(s1.WEAKNESS_COLUMNS)
+    assert list(weak.columns) == list(WEAKNESS_COLUMNS)
     rates = weak.set_index(["criterion_id", "answer_model"])
     assert rates.loc[("c1", "m0"), "met_rate"] == pytest.approx(1 / 3)
     assert rates.loc[("c2", "m1"), "met_rate"] == 1.0
@@ -261,7 +269,7 @@ def test_weakness_map_met_rates_leave_unparsed_out():
 
 def test_judge_disagreement_ranks_the_split_item_first():
     dis = s1.judge_disagreement(_criteria_frame())
-    assert list(dis.columns) == list(s1.DISAGREEMENT_COLUMNS)
+    assert list(dis.columns) == list(DISAGREEMENT_COLUMNS)
     assert dis["criterion_id"].iloc[0] == "c1"
     row = dis.set_index("criterion_id").loc["c1"]
     assert row["judge_sd"] == pytest.approx(np.std([1, 0, 0], ddof=1))
@@ -273,7 +281,7 @@ def test_judge_disagreement_ranks_the_split_item_first():
 def test_flagged_conversations_by_judge_majority():
     crit = _criteria_frame()
     flags = s1.flagged_conversations(crit, share=0.5).set_index("conversation")
-    assert list(flags.columns) == [c for c in s1.FLAG_COLUMNS if c != "conversation"]
+    assert list(flags.columns) == [c for c in FLAG_COLUMNS if c != "conversation"]
     assert flags.loc["q1|m1", "flagged"] and not flags.loc["q1|m0", "flagged"]
     assert flags.loc["q1|m1", "judges_flagging"] == 2 and flags.loc["q1|m1", "n_judges"] == 3
     assert flags.loc["q1|m1", "tripped"] == "c3x4"
@@ -294,6 +302,6 @@ def test_flagged_conversations_adds_method_means():
 
 def test_checklist_views_are_empty_without_checklist_rows():
     empty = _criteria_frame().iloc[:0]
-    assert list(s1.weakness_map(empty).columns) == list(s1.WEAKNESS_COLUMNS)
+    assert list(s1.weakness_map(empty).columns) == list(WEAKNESS_COLUMNS)
     assert s1.judge_disagreement(empty).empty
     assert s1.flagged_conversations(empty).empty

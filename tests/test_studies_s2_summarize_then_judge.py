@@ -14,21 +14,18 @@ from scipy import stats as sps
 
 from workbench.errors import DatasetError
 from workbench.studies import s2_summarize_then_judge as s2
+from workbench.studies.common import SCORE_COLUMNS, judge_scores
+from workbench.studies.s2_summarize_then_judge._qa import RATING_COLUMNS
 
 MODELS = ["sim/answer-strong", "sim/answer-weak"]
 
 
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
+def tiny(own_cache_run):
     """One small run shared by the read-only tests (its own cache folder)."""
-    mp = pytest.MonkeyPatch()
-    mp.setenv("WORKBENCH_CACHE_DIR", str(tmp_path_factory.mktemp("s2-cache")))
     config = s2.Config(n_items=6, answer_models=MODELS, judge_models=["sim/judge-a"],
                        n_boot=50, seed=1)
-    try:
-        yield config, s2.run(config)
-    finally:
-        mp.undo()
+    return config, own_cache_run("s2", s2.run, config)
 
 
 def test_run_shapes_and_columns(tiny):
@@ -45,7 +42,7 @@ def test_run_shapes_and_columns(tiny):
     assert list(res["parse_summary"]["metric"]) == expected
     assert (res["parse_summary"]["n"] == n_answers).all()
     assert (res["parse_summary"]["n_failed"] == 0).all()
-    assert list(res["scores"].columns) == s2.SCORE_COLUMNS
+    assert list(res["scores"].columns) == SCORE_COLUMNS
     assert len(res["scores"]) == n_answers * len(expected)
     # summarise-then-judge keeps the summary of each answer in the judge rows
     summ = res["judgments"][res["judgments"]["metric"] == "summarize_then/judge-a"]
@@ -114,8 +111,11 @@ def test_failed_answer_stays_a_row_with_missing_scores():
     assert ratings.loc[ratings["item_id"] == answers.loc[1, "item_id"], "score"].isna().all()
     config = s2.Config(n_items=2, answer_models=["sim/answer-mid"],
                        judge_models=["sim/judge-a"], llm_methods=["geval_adapted"])
-    judgments, llm = s2.judge_scores(answers, config)
+    judgments, llm = judge_scores(answers, s2.judge_specs(config))
     assert len(judgments) == 1  # only the answer that exists is judged
+    assert set(judgments["metric"]) == {"geval_adapted/judge-a"}
+    with pytest.raises(ValueError, match="labels repeat"):
+        judge_scores(answers, s2.judge_specs(config) * 2)
     assert len(llm) == 2 and llm["score"].isna().sum() == 1
     summary = s2.parse_summary(pd.concat([scores, llm]))
     assert (summary["n_failed"] == 1).all() and (summary["n"] == 2).all()
@@ -132,7 +132,7 @@ def test_human_scores_file(tmp_path):
     with pytest.raises(ValueError, match="no rows of dimension 'accuracy'"):
         s2.read_human_scores(path, dimension="accuracy")
     ratings = s2.read_human_scores(path, dimension="overall")
-    assert list(ratings.columns) == s2.RATING_COLUMNS
+    assert list(ratings.columns) == RATING_COLUMNS
     assert ratings["score"].tolist() == [4.0, 5.0] and (ratings["source"] == path.name).all()
     assert s2.human_means(ratings)["human"].item() == 4.5
     bad = tmp_path / "bad.csv"
@@ -140,6 +140,14 @@ def test_human_scores_file(tmp_path):
                    encoding="utf-8")
     with pytest.raises(DatasetError, match="bad.csv"):
         s2.read_human_scores(bad)
+    header_only = tmp_path / "empty.csv"
+    header_only.write_text("item_id,answer_model,rater,dimension,score\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="empty.csv: no rows"):
+        s2.read_human_scores(header_only)
+    with_samples = tmp_path / "samples.csv"
+    with_samples.write_text("item_id,answer_model,sample,rater,dimension,score\n"
+                            "s2-001,m1,1,r1,overall,4\n", encoding="utf-8")
+    assert s2.read_human_scores(with_samples)["answer_sample"].tolist() == [1]
 
 
 def test_responses_and_human_scores_from_files(tmp_path):

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import math
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -11,8 +13,12 @@ import pytest
 from scipy import stats as sps
 
 from workbench.datasets import load_dataset
+from workbench.errors import DatasetError
 from workbench.metrics import extract_entities, llm_synonyms, synonym_f1
 from workbench.studies import s3_hivmedqa as s3
+from workbench.studies.s3_hivmedqa._data import SCORE_COLUMNS
+from workbench.studies.s3_hivmedqa._release import RELEASE_BACKEND, RELEASE_JUDGE
+from workbench.studies.s3_hivmedqa._study import _collect
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "hivmedqa"
 
@@ -61,19 +67,23 @@ def tiny(tmp_path_factory):
 def test_run_returns_every_frame_with_the_counts(tiny):
     config, res, _ = tiny
     for name in ("items", "answers", "scores", "entity_f1", "model_summary", "tests",
-                 "category_trend", "trend_counts", "bias_drop", "supervision_gap", "failures"):
+                 "category_trend", "trend_counts", "bias_drop", "supervision_gap", "failures",
+                 "iteration_means", "table2_side_by_side"):
         assert name in res, name
-    assert "release_issues" not in res
+    assert "release_issues" not in res and res.config is config
+    assert list(s3.tables(res)) == ["model_summary", "tests", "tests_pairings", "category_trend",
+                                    "bias_drop", "supervision_gap", "entity_f1", "scores"]
     n_items = 3 + 3  # one per category 1-3, three cues on the one vignette
     models = config.models + [s3.UPPER_BOUND]
     assert config.models == ["sim/answer-strong", "sim/answer-tiny"]
     assert len(res["answers"]) == n_items * len(models) * config.iterations
     scores = res["scores"]
-    assert list(scores.columns) == list(s3.SCORE_COLUMNS)
+    assert list(scores.columns) == list(SCORE_COLUMNS)
     assert len(scores) == len(res["answers"]) * 2 * len(s3.DIMENSIONS)
     assert set(scores["supervision"]) == {"supervised", "unsupervised"}
     assert set(scores["backend"]) == {"sim"}
-    roles = scores.drop_duplicates("answer_model").set_index("answer_model")["role"].to_dict()
+    roles = scores.drop_duplicates("answer_model").set_index("answer_model")["answer_role"]
+    roles = roles.to_dict()
     assert roles == {"sim/answer-strong": "model", "sim/answer-tiny": "lower_bound",
                      s3.UPPER_BOUND: "upper_bound"}
     assert len(res["entity_f1"]) == len(res["answers"])
@@ -96,7 +106,7 @@ def test_a_rerun_is_served_from_the_cache(tiny, monkeypatch):
     config, res, cache = tiny
     monkeypatch.setenv("WORKBENCH_CACHE_DIR", str(cache))
     monkeypatch.setenv("WORKBENCH_CACHE_MODE", "readonly")  # a miss would raise CacheMiss
-    again = s3.collect(config)
+    again = _collect(config)
     pd.testing.assert_frame_equal(again["scores"], res["scores"])
 
 
@@ -132,11 +142,11 @@ def _scores(values: dict[tuple[str, str], list[list[float]]], *, dimension="comp
         for i, row in enumerate(grid):
             for k, v in enumerate(row):
                 rows.append({"item_id": f"q{i}", "source_item": f"q{i}", "category": category,
-                             "perturbation": "none", "answer_model": model, "role": role,
+                             "perturbation": "none", "answer_model": model, "answer_role": role,
                              "answer_sample": k, "judge_model": "j", "supervision": supervision,
                              "dimension": dimension, "score": v, "parse_ok": not np.isnan(v),
                              "error": None, "backend": "sim"})
-    return pd.DataFrame(rows, columns=list(s3.SCORE_COLUMNS))
+    return pd.DataFrame(rows, columns=list(SCORE_COLUMNS))
 
 
 def test_model_summary_is_mean_and_sd_over_iteration_means():
@@ -225,7 +235,8 @@ def test_trend_counts_count_declining_models():
     rows = []
     for model, means in {"a": [4, 3, 2], "b": [3, 4, 2], "u": [5, 4, 3]}.items():
         for cat, m in enumerate(means, start=1):
-            rows.append({"answer_model": model, "role": "upper_bound" if model == "u" else "model",
+            rows.append({"answer_model": model,
+                         "answer_role": "upper_bound" if model == "u" else "model",
                          "category": cat, "mean": m})
     counts = s3.trend_counts(pd.DataFrame(rows)).set_index(["from_category", "to_category"])
     assert counts.loc[(1, 2), "n_declining"] == 1  # a only; u is the upper bound
@@ -268,11 +279,11 @@ def release():
 def test_release_branch_uses_the_release_answers_and_judge_replies(release):
     assert len(release["release_issues"]) > 0  # the fixture's skipped files are reported
     scores = release["scores"]
-    assert set(scores["backend"]) == {s3.RELEASE_BACKEND}
-    assert set(scores["judge_model"]) == {s3.RELEASE_JUDGE}
+    assert set(scores["backend"]) == {RELEASE_BACKEND}
+    assert set(scores["judge_model"]) == {RELEASE_JUDGE}
     assert set(scores["category"]) == {1, 4}  # release 1 and 5 = paper 1 and 4
     assert set(scores.loc[scores["category"] == 4, "perturbation"]) == {"bias"}
-    roles = scores.drop_duplicates("answer_model").set_index("answer_model")["role"]
+    roles = scores.drop_duplicates("answer_model").set_index("answer_model")["answer_role"]
     assert roles["Rephrased gold answers"] == "upper_bound"
     assert roles["Claude 3.5 Sonnet v2"] == "model"
     bad = scores[~scores["parse_ok"]]
@@ -302,8 +313,125 @@ def test_release_branch_compares_with_the_papers_table_2(release):
 def test_paper_table2_holds_the_published_values():
     paper = s3.paper_table2()
     assert len(paper) == 11 * 6 and paper["paper_model"].nunique() == 11
-    rephrased = paper[paper["role"] == "upper_bound"].set_index("dimension")
+    rephrased = paper[paper["answer_role"] == "upper_bound"].set_index("dimension")
     assert rephrased.loc["comprehension", "mean"] == 4.71
     assert rephrased.loc["medsynf1", "mean"] == 0.53
-    lower = paper[paper["role"] == "lower_bound"].set_index("dimension")
+    lower = paper[paper["answer_role"] == "lower_bound"].set_index("dimension")
     assert lower.loc["reasoning", "mean"] == 1.83
+
+
+def test_a_release_without_judge_outputs_is_a_dataset_error(tmp_path):
+    """Only ``questions_files/``: a DatasetError naming the missing folders, never a
+    ZeroDivisionError in the plots (issue 12)."""
+    root = tmp_path / "deploy_medical_llm_evaluation"
+    shutil.copytree(FIXTURE / "deploy_medical_llm_evaluation" / "questions_files",
+                    root / "questions_files")
+    with pytest.raises(DatasetError, match="results-GPT-score") as info:
+        s3.run(s3.Config(release_dir=str(tmp_path)))
+    assert "model_answers/raw" in str(info.value)
+
+
+def _reply(score: int) -> dict:
+    keys = {f"question {i}": score for i in range(1, 6)}
+    return {"response": "```json\n" + json.dumps({**keys, "reason": "r"}) + "\n```"}
+
+
+def _write(path: Path, records: list) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(records), encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def scoped(tmp_path_factory):
+    """A release with categories 3, 4 and 5 (two questions each, 5.k cues 3.k), two
+    models, two iterations; category 5 scores one below category 3, with noise per
+    iteration so the two pairings of the best-model tests differ in n."""
+    root = tmp_path_factory.mktemp("scoped") / "deploy_medical_llm_evaluation"
+    for cat in (3, 4, 5):
+        _write(root / f"questions_files/HIV_evaluation_questionare_category_{cat}.json",
+               [{"question": f"q{cat}.{k}", "true_answer": f"gold answer {k}"} for k in (1, 2)])
+    base = {"Claude": 4, "Llama_cluster": 3}
+    for folder, stem in (("Claude", "Claude"), ("Llama_cluster", "Llama")):
+        for cat in (3, 4, 5):
+            for it in (1, 2):
+                name = f"{stem}_answers_category_{cat}.{it}_HIV_EQ.json"
+                _write(root / "model_answers/raw" / folder / name,
+                       [{"question": f"q{cat}.{k}", "answer": f"answer {k} {it}",
+                         "true_answer": f"gold answer {k}"} for k in (1, 2)])
+                score = base[folder] - (cat == 5) + (it == 2 and folder == "Claude")
+                _write(root / "model_answers/results-GPT-score" / folder / f"GPT-score_{name}",
+                       [_reply(score), _reply(min(score + 1, 5))])
+                _write(root / "model_answers/results-unsupervised-GPT-score" / folder
+                       / f"unsupervised-GPT-score_{name}", [_reply(5), _reply(5)])
+    return root.parent
+
+
+def test_release_scope_defaults_to_the_papers_table_2(scoped):
+    res = s3.run(s3.Config(release_dir=str(scoped)))
+    assert set(res["scores"]["category"]) == {3, 4, 5}  # release 4 = the paper's 5
+    (label,) = set(res["table2_side_by_side"].index.get_level_values("source")) - {
+        "published (real judges)"}
+    assert "release categories 1, 2, 3, 4, 5" in label and "MedSynF1 recomputed here" in label
+    narrow = s3.run(s3.Config(release_dir=str(scoped), release_categories=[3, 5]))
+    assert set(narrow["scores"]["category"]) == {3, 4}
+    assert len(narrow["scores"]) < len(res["scores"])
+
+
+def test_release_category_5_is_paired_with_its_category_3_vignette(scoped):
+    res = s3.run(s3.Config(release_dir=str(scoped)))
+    items = res["items"].set_index("item_id")
+    assert items.loc["5.1", "source_item"] == "3.1" and items.loc["5.2", "source_item"] == "3.2"
+    drop = res["bias_drop"].set_index("answer_model")
+    assert (drop["pairing"] == "source_item_iteration").all()
+    assert (drop["n"] == 4).all()  # 2 vignettes x 2 iterations
+    # cue -1 everywhere, except Claude's iteration-2 question 2: 5 in both (capped at 5)
+    assert drop.loc["Llama 3.3-70B-Instruct", "estimate"] == pytest.approx(1.0)
+    assert drop.loc["Claude 3.5 Sonnet v2", "estimate"] == pytest.approx(0.75)
+
+
+def test_release_shows_both_pairings_and_a_computed_verdict(scoped):
+    res = s3.run(s3.Config(release_dir=str(scoped)))
+    both = res["tests_pairings"]
+    assert set(both["padjust"]) == {"bonf", "holm"}
+    assert (both["n_question_iteration"] == 2 * both["n_question_mean"]).all()
+    diff = res["table2"]["difference"].dropna()
+    verdict = s3.table2_verdict(res["table2"])
+    assert f"below the paper in {(diff < 0).sum()} of {len(diff)} cells" in verdict
+    head = s3.headline(res)
+    assert head["table2_verdict"] == verdict
+    assert head["release_categories"] == [1, 2, 3, 4, 5]
+    assert head["n_cells_below_paper"] == (diff < 0).sum()
+    assert head["median_difference"] == pytest.approx(diff.median())
+
+
+def _f1_raw(rows: list[tuple]) -> str:
+    """An ``f1_raw.csv`` as the release writes it: a leading unnamed pandas index, every
+    F1 variant side by side, rows of two NLP models."""
+    variants = [f"synonyms{lem}_{m}_{src}" for lem in ("", "_lemmatized")
+                for src in ("dict", "snomed", "wn") for m in ("precision", "recall", "f1")]
+    head = ",nlp_model,model,subfolder,category_id,iteration_number,question_index,precision," \
+           "recall,f1_score," + ",".join(variants)
+    lines = [head]
+    for i, (nlp, model, cat, it, q, f1) in enumerate(rows):
+        values = [0.5 if v != "synonyms_lemmatized_f1_dict" else f1 for v in variants]
+        lines.append(",".join(map(str, [i, nlp, model, model, cat, it, q, 0.1, 0.1, 0.1,
+                                        *values])))
+    return "\n".join(lines) + "\n"
+
+
+def test_release_medsynf1_is_the_releases_own_when_it_has_f1_raw(scoped, tmp_path):
+    shutil.copytree(scoped, tmp_path / "r")
+    rows = [("en_core_sci_lg", "Claude", c, it, q, 0.1 * q + 0.3)
+            for c in (3, 4, 5, 6) for it in (1, 2) for q in (0, 1)]
+    rows += [("en_core_sci_sm", "Claude", 3, 1, 0, 0.99)]  # a second NLP model: not used
+    (tmp_path / "r" / "deploy_medical_llm_evaluation" / "f1_raw.csv").write_text(
+        _f1_raw(rows), encoding="utf-8")
+    res = s3.run(s3.Config(release_dir=str(tmp_path / "r")))
+    f1 = res["entity_f1"]
+    assert (f1["backend"] == "hivmedqa_f1").all() and set(f1["category"]) == {3, 4, 5}  # no 6
+    assert set(f1["answer_model"]) == {"Claude 3.5 Sonnet v2"}
+    row = res["model_summary"].query("dimension == 'medsynf1'").iloc[0]
+    assert row["mean"] == pytest.approx(0.35)  # (0.3 + 0.4) / 2, never 0.99
+    (label,) = set(res["table2_side_by_side"].index.get_level_values("source")) - {
+        "published (real judges)"}
+    assert "MedSynF1 from the release's f1_raw.csv" in label

@@ -13,11 +13,12 @@ from scipy import stats as sps
 
 from workbench.datasets import load_dataset
 from workbench.studies import s4_report_rubric as s4
+from workbench.studies.s4_report_rubric import _data
 
 
 @pytest.fixture(scope="module")
 def texts():
-    return s4.build_texts(load_dataset("s4_reports"))
+    return _data.build_texts(load_dataset("s4_reports"))
 
 
 def test_build_texts_pads_every_original_and_keeps_the_twins(texts):
@@ -52,12 +53,12 @@ def small(tmp_path_factory):
 def test_run_scores_six_dimensions_per_text_judge_and_prompt(small):
     config, res = small
     scores = res["scores"]
-    assert list(scores.columns) == list(s4.SCORE_COLUMNS)
+    assert list(scores.columns) == list(_data.SCORE_COLUMNS)
     assert len(scores) == 23 * 6 * 1 * 2 * config.trials
     assert scores["dimension"].nunique() == 6
     assert set(scores["mitigation"]) == {False, True}
     log = res["log"]
-    assert list(log.columns) == list(s4.LOG_COLUMNS)
+    assert list(log.columns) == list(_data.LOG_COLUMNS)
     assert len(log) == 23 * 2 * config.trials
     row = log.iloc[0]
     assert set(row["scores"]) == set(scores["dimension"])
@@ -66,6 +67,10 @@ def test_run_scores_six_dimensions_per_text_judge_and_prompt(small):
     for name in ("totals", "verbosity_effect", "versions", "components", "power",
                  "reports_needed", "failures"):
         assert name in res
+    written = s4.tables(res)
+    assert list(written) == ["verbosity_effect", "versions", "components", "power",
+                             "reports_needed", "scores"]
+    assert "latency_s" not in written["scores"].columns and res.config is config
 
 
 def test_mitigation_shrinks_judge_b_verbosity_effect(small):
@@ -116,7 +121,7 @@ def test_score_log_keeps_a_failed_dimension_as_null(tmp_path, monkeypatch):
     record = json.loads(line)  # valid JSON: null, not NaN
     assert record["total"] is None and record["scores"]["coherence"] is None
     assert record["slug"] == "r1" and record["judge_model"] == "sim/judge-a"
-    assert set(record) == set(s4.LOG_COLUMNS)
+    assert set(record) == set(_data.LOG_COLUMNS)
 
 
 def _totals(a: list[float], b: list[float]) -> pd.DataFrame:

@@ -10,13 +10,14 @@ import pytest
 
 from workbench.stats import bootstrap_ci
 from workbench.studies import s5_gist_detail as s5
+from workbench.studies.s5_gist_detail import _data, _match
 
 RUN_KEYS = {"split": "human", "judge_model": "oracle", "temperature": 0.0, "trial": 0}
 
 
 @pytest.fixture(scope="module")
 def bundled():
-    return s5.load_answers("s5_accounting_ja")
+    return _data.load_answers("s5_accounting_ja")
 
 
 def _oracle(answers: pd.DataFrame, gold: pd.DataFrame, *, failed: tuple = ()):
@@ -41,11 +42,11 @@ def test_load_answers_units_rebuild_each_reference(bundled):
 
 
 def test_load_answers_max_items_and_errors():
-    answers, gold = s5.load_answers("s5_accounting_ja", max_items=2)
+    answers, gold = _data.load_answers("s5_accounting_ja", max_items=2)
     assert set(answers["item_id"]) == {"s5-01", "s5-02"}
     assert set(gold["item_id"]) == {"s5-01", "s5-02"}
     with pytest.raises(ValueError, match="no spans or no responses"):
-        s5.load_answers("s3_hiv_en")
+        _data.load_answers("s3_hiv_en")
 
 
 def test_config_is_validated():
@@ -72,7 +73,7 @@ def test_an_oracle_detector_scores_one_and_failed_answers_are_counted(bundled):
     for cls, row in summary.set_index("class").iterrows():
         with_gold = flagged.loc[flagged["class"] == cls, "answer_id"].nunique()
         assert row["n_items_both_empty"] == 50 - with_gold
-    neither = s5.neither_table(per_answer)
+    neither = _match.neither_table(per_answer)
     assert list(neither["n_classes"]) == [0, 1, 2, 3, 4]
     assert neither["n_answers"].sum() == 50
 
@@ -86,8 +87,8 @@ def test_an_unlocated_flag_is_a_wrong_prediction(bundled):
     extra = pred.iloc[[0]].assign(
         found=False, text="言い換えられた文", pred_unit="x1", start=np.nan, end=np.nan
     )
-    extra = s5._data._place_unlocated(extra)
-    assert extra["start"].iloc[0] >= s5.UNLOCATED_OFFSET
+    extra = _data._place_unlocated(extra)
+    assert extra["start"].iloc[0] >= _data.UNLOCATED_OFFSET
     summary, _ = s5.match_spans(results, pd.concat([pred, extra]), gold)
     row = summary.set_index("class").loc[extra["class"].iloc[0]]
     assert row["recall"] == 1.0 and row["precision"] < 1.0
@@ -115,7 +116,7 @@ def test_f1_intervals_match_bootstrap_ci():
                     }
                 )
     per_answer = pd.DataFrame(rows)
-    mine = s5.f1_intervals(per_answer, n_boot=200, rng=np.random.default_rng(11))
+    mine = _match.f1_intervals(per_answer, n_boot=200, rng=np.random.default_rng(11))
     keys = ["split", "judge_model", "temperature", "trial", "class"]
 
     def statistic(d):
@@ -154,8 +155,9 @@ def test_class_rates_of_the_human_annotation_by_hand(bundled):
 
 
 def test_a_tiny_sim_run_end_to_end():
-    config = s5.Config(judge_models=["sim/judge-a"], max_items=3, n_boot=50)
-    tables = s5.run(config, rng=1)
+    config = s5.Config(judge_models=["sim/judge-a"], max_items=3, n_boot=50, seed=1)
+    tables = s5.run(config)
+    assert tables.config is config and s5.tables(tables) == dict(tables)
     assert set(tables) == {
         "judgments",
         "spans",
@@ -183,7 +185,7 @@ def test_a_tiny_sim_run_end_to_end():
     assert (judged["score"].dropna().between(0, 1)).all()
     assert set(tables["unit_match"]["class"]) == {"gist", "detail"}
     published = tables["published"]
-    assert (published["source"] == s5.PUBLISHED_LABEL).sum() == 8
+    assert (published["annotator"] == s5.PUBLISHED_LABEL).sum() == 8
     head = s5.headline(tables)
     assert head["n_answers"] == n_answers and head["n_runs"] == 2 * n_answers
     assert set(head["f1"]) == {"human", "llm"}
@@ -193,7 +195,17 @@ def test_a_tiny_sim_run_end_to_end():
 
 
 def test_the_same_run_twice_gives_the_same_tables():
-    config = s5.Config(judge_models=["sim/judge-a"], max_items=2, splits=["llm"], n_boot=20)
-    first, second = s5.run(config, rng=3), s5.run(config, rng=3)
+    config = s5.Config(judge_models=["sim/judge-a"], max_items=2, splits=["llm"], n_boot=20, seed=3)
+    first, second = s5.run(config), s5.run(config)
     pd.testing.assert_frame_equal(first["match"], second["match"])
     pd.testing.assert_frame_equal(first["spans"], second["spans"])
+
+
+def test_published_numbers_come_from_the_published_folder():
+    scores = _data.published_scores()
+    assert list(scores.columns) == ["split", "class", "recall", "precision", "f1"]
+    assert len(scores) == 8 and set(scores["class"]) == set(s5.CLASSES)
+    assert scores.set_index(["split", "class"]).loc[("human", "excess_gist"), "f1"] == 0.18
+    neither = _data.published_neither()
+    assert neither.groupby("split")["n_answers"].sum().to_dict() == {"human": 50, "llm": 50}
+    assert neither["n_classes"].tolist() == list(range(5)) * 2

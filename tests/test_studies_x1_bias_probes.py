@@ -11,8 +11,10 @@ from statsmodels.stats.proportion import proportion_confint
 from workbench import perturb
 from workbench.stats import position_consistency
 from workbench.studies import x1_bias_probes as x1
+from workbench.studies.x1_bias_probes import _analysis, _probes
 
 LLMBAR = Path(__file__).resolve().parent / "fixtures" / "llmbar"
+JUDGEBENCH = Path(__file__).resolve().parent / "fixtures" / "judgebench"
 
 
 def test_every_operator_has_a_probe_kind():
@@ -62,7 +64,7 @@ def test_pair_items_compares_every_pair_of_answer_models():
             "response": ["a1", "a2", "a3", "b1", "b3"],
         }
     )
-    pairs = x1.pair_items(base, ["m1", "m2", "m3"])
+    pairs = _probes.pair_items(base, ["m1", "m2", "m3"])
     assert list(pairs["item_id"]) == ["q1|m1 vs m2", "q1|m1 vs m3", "q1|m2 vs m3", "q2|m1 vs m3"]
     row = pairs.iloc[3]
     assert (row["response_a"], row["response_b"], row["source_item"]) == ("b1", "b3", "q2")
@@ -100,13 +102,13 @@ def test_position_table_agreement_and_its_wilson_interval():
     assert row["agreement"] == pytest.approx(ref["agreement"].iloc[0])
     flips = x1.position_flips(frame).iloc[0]
     assert flips["measure"] == "flip_rate" and flips["estimate"] == pytest.approx(0.3)
-    assert flips["operator"] == "position_swap" and flips["kind"] == "pairwise"
+    assert flips["operator"] == "position_swap" and flips["probe_kind"] == "pairwise"
 
 
 def test_llmbar_branch_on_the_fixture_release():
     table = x1.llmbar_position(str(LLMBAR))
     assert (table["source"] == "LLMBar release").all() and (table["backend"] == "llmbar").all()
-    pooled = table[table["subset"] == "all"].set_index(["judge", "strategy"])
+    pooled = table[table["subset"] == "all"].set_index(["judge_model", "strategy"])
     assert set(pooled.index) == {("JudgeA", "CoT"), ("JudgeA", "Vanilla"), ("JudgeB", "Vanilla")}
     # JudgeA/Vanilla on Natural: verdicts (1,1), (2,1), (1,unparsed); labels 1, 2, 1
     row = pooled.loc[("JudgeA", "Vanilla")]
@@ -120,9 +122,29 @@ def test_llmbar_branch_on_the_fixture_release():
         x1.llmbar_position(str(LLMBAR / "no-such-folder"))
 
 
+def test_judgebench_branch_on_the_fixture_release():
+    table = x1.judgebench_accuracy(str(JUDGEBENCH))
+    assert (table["backend"] == "judgebench").all()
+    assert list(table.columns) == _analysis.JUDGEBENCH_COLUMNS
+    arena = table[table["judge_name"] == "arena_hard"].set_index("category")
+    assert list(arena.index) == ["all", "knowledge", "reasoning", "math", "coding"]
+    assert arena.loc["all", "pct_correct"] == 60.0  # inconsistent orders count as wrong
+    head = x1.headline({**_empty_run(), "judgebench_accuracy": table})
+    assert head["judgebench"]["gpt-4o-mini | gpt-4o-2024-05-13"]["math"] == 0.0
+    with pytest.raises(Exception, match="not a JudgeBench checkout"):
+        x1.judgebench_accuracy(str(LLMBAR))
+
+
+def _empty_run() -> dict:
+    return {"effects": pd.DataFrame(columns=_analysis.EFFECT_COLUMNS),
+            "position": pd.DataFrame(columns=_analysis.POSITION_COLUMNS),
+            "llmbar_position": pd.DataFrame(columns=_analysis.POSITION_COLUMNS),
+            "failures": pd.DataFrame(columns=["stage", "n_calls", "n_failed", "backend"])}
+
+
 def test_relative_llmbar_dir_is_read_from_the_project_root(monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
-    assert x1.resolve_path("tests/fixtures/llmbar").resolve() == LLMBAR
+    assert _analysis.resolve_path("tests/fixtures/llmbar").resolve() == LLMBAR
     assert len(x1.llmbar_position("tests/fixtures/llmbar")) == 6
 
 
@@ -133,6 +155,8 @@ def test_a_tiny_sim_run_end_to_end():
         operators=["verbosity_padding", "recency", "position_swap", "self_label"],
     )
     tables = x1.run(config)
+    assert tables.config is config and tables["judgebench_accuracy"].empty
+    assert set(x1.tables(tables)) == set(tables) - {"judgebench_accuracy"}  # skipped: no CSV
     coverage = tables["coverage"].set_index("operator")
     assert set(coverage.index) == {
         "none",
@@ -141,7 +165,7 @@ def test_a_tiny_sim_run_end_to_end():
         "position_swap",
         "self_label",
     }
-    items = x1.load_items("s3_hiv_en", items_per_category=3)
+    items = _probes.load_items("s3_hiv_en", items_per_category=3)
     assert len(items) == 9 and set(items["category"]) == {1, 2, 3}
     cued = int((items["wrong_answer"].fillna("") != "").sum())
     assert cued == 3
@@ -171,8 +195,9 @@ def test_a_tiny_sim_run_end_to_end():
         > head["effect"]["verbosity_padding"]["sim/judge-a"]
     )
     assert head["n_calls"]["answer"] == 27 + cued * 3
+    assert "judgebench" not in head
     view = x1.position_view(tables["position"], tables["llmbar_position"])
-    assert list(view["judge"]) == ["sim/judge-a", "sim/judge-b"]
+    assert list(view["judge_model"]) == ["sim/judge-a", "sim/judge-b"]
 
 
 def test_self_label_names_the_judge_or_the_answer_model():
@@ -190,10 +215,10 @@ def test_self_label_names_the_judge_or_the_answer_model():
     by_judge = x1.Config(judge_models=["sim/judge-e"])
     by_answer = x1.Config(self_label_author="answer")
     assert (
-        x1._probes.self_labelled(base, by_judge, "sim/judge-e")["author"].iloc[0] == "sim/judge-e"
+        _probes.self_labelled(base, by_judge, "sim/judge-e")["author"].iloc[0] == "sim/judge-e"
     )
     assert (
-        x1._probes.self_labelled(base, by_answer, "sim/judge-e")["author"].iloc[0]
+        _probes.self_labelled(base, by_answer, "sim/judge-e")["author"].iloc[0]
         == "sim/answer-mid"
     )
 
@@ -207,7 +232,7 @@ def test_a_failing_llm_operator_is_reported_not_dropped(monkeypatch):
         return real(items, name, **kwargs)
 
     real = perturb.apply
-    monkeypatch.setattr(x1._probes.perturb, "apply", broken)
+    monkeypatch.setattr(_probes.perturb, "apply", broken)
     base = pd.DataFrame(
         {
             "item_id": ["q1", "q2"],
@@ -219,7 +244,7 @@ def test_a_failing_llm_operator_is_reported_not_dropped(monkeypatch):
             "response": "An answer.",
         }
     )
-    frames, coverage = x1.perturb_answers(base, x1.Config(operators=["paraphrase", "bandwagon"]))
+    frames, coverage = _probes.perturb_answers(base, x1.Config(operators=["paraphrase", "bandwagon"]))
     rows = {c["operator"]: c for c in coverage}
     assert "boom" in rows["paraphrase"]["error"] and rows["paraphrase"]["n_skipped"] == 2
     assert rows["bandwagon"]["error"] is None
@@ -236,8 +261,8 @@ def test_question_probes_on_a_set_without_cues_are_reported_as_skipped():
     )
     tables = x1.run(config)
     coverage = tables["coverage"].set_index("operator")
-    n = len(x1.load_items("s2_civil_ja", items_per_category=1))
+    n = len(_probes.load_items("s2_civil_ja", items_per_category=1))
     assert coverage.loc["recency", "n_items"] == 0 and coverage.loc["recency", "n_skipped"] == n
-    assert tables["effects"].empty and list(tables["effects"].columns) == x1.EFFECT_COLUMNS
+    assert tables["effects"].empty and list(tables["effects"].columns) == _analysis.EFFECT_COLUMNS
     assert len(tables["scores"]) == n  # the baseline is still judged
     assert x1.headline(tables)["effect"] == {}

@@ -15,27 +15,23 @@ from statsmodels.stats import inter_rater
 
 from workbench.stats import UNPARSED
 from workbench.studies import x2_human_agreement as x2
+from workbench.studies.x2_human_agreement._pairwise import VERDICTS
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 MODELS = ["sim/answer-strong", "sim/answer-mid", "sim/answer-tiny"]
 
 
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    mp = pytest.MonkeyPatch()
-    mp.setenv("WORKBENCH_CACHE_DIR", str(tmp_path_factory.mktemp("x2-cache")))
+def tiny(own_cache_run):
     config = x2.Config(n_items=4, answer_models=MODELS, judge_models=["sim/judge-a"],
                        metrics=["rougeL"], pairwise_judges=["sim/judge-a"], n_boot=50)
-    try:
-        yield x2.run(config)
-    finally:
-        mp.undo()
+    return own_cache_run("x2", x2.run, config)
 
 
 def test_bundled_run(tiny):
     res = tiny
     assert len(res["answers"]) == 12 and len(res["ratings"]) == 48
-    rel = res["reliability"].set_index("label")
+    rel = res["reliability"].set_index("measure_label")
     assert list(rel.index) == ["alpha (interval)", "alpha (ordinal)", "ICC1", "ICC2", "ICC3",
                                "ICC1k", "ICC2k", "ICC3k"]
     assert (rel["n_raters"] == 4).all() and (rel["backend"] == "sim").all()
@@ -62,6 +58,11 @@ def test_bundled_run(tiny):
     assert "judge-a | pooled" in head["rho"] and "sim/judge-a" in head["pairwise_kappa"]
     assert "unieval_rho" not in head and res["unieval"].empty
     json.dumps(head)  # plain JSON types
+    assert list(res["correlation_table"].columns) == ["pooled", "per model (mean)",
+                                                      "per item (mean)"]
+    assert list(res["kappas"]["who"]) == ["raters (Fleiss)", "sim/judge-a vs majority"]
+    assert res["pandalm_kappas"].empty and res["unieval_table"].empty
+    assert "kappas" not in x2.tables(res) and "metric" in x2.tables(res)["judgments"]
 
 
 def test_pairwise_items_balance_positions_and_skip_failures():
@@ -116,7 +117,7 @@ def test_pairwise_agreement_counts_unparsed_verdicts():
     judge = ["A", "B", "A", "A", "A", "B", UNPARSED, "tie"]
     label = ["A", "B", "A", "tie"] * 2
     po = np.mean([a == b for a, b in zip(judge, label, strict=True)])
-    pe = sum(judge.count(c) * label.count(c) for c in x2.VERDICTS) / 64
+    pe = sum(judge.count(c) * label.count(c) for c in VERDICTS) / 64
     assert out.loc["j", "estimate"] == pytest.approx((po - pe) / (1 - pe))
     assert out.loc["j", "n_verdicts"] == 8
     summary = x2.kappa_summary(pd.DataFrame({"estimate": [0.5], "ci_low": [0.1],
@@ -148,7 +149,7 @@ def test_pandalm_release_branch():
     table, _ = inter_rater.aggregate_raters(labels)
     assert out["annotators"]["estimate"].item() == pytest.approx(
         inter_rater.fleiss_kappa(table, method="fleiss"))
-    judges = out["judges"].set_index("judge")
+    judges = out["judges"].set_index("judge_model")
     # majority labels 1, 2, 0, 1. gpt-3.5-turbo: 1, tie, unparseable, 2 -> 1 of 4 right;
     # pandalm-7b: 1, 2, 0, null -> 3 of 4. Kappa by hand over {0, 1, 2, unparsed}:
     # pe = 0.25 for both (each judge uses every category once), so kappa = (po-.25)/.75
@@ -168,6 +169,17 @@ def test_release_only_run_and_config_checks():
     assert set(head) == {"unieval_rho", "unieval_n", "pandalm_fleiss_kappa", "pandalm_kappa",
                          "pandalm_n_unparsed"}
     assert set(x2.tables(res)) == {"unieval", "pandalm_annotators", "pandalm_judges"}
+    assert list(res["pandalm_kappas"]["who"]) == [
+        "annotators (Fleiss)", "gpt-3.5-turbo vs majority", "pandalm-7b vs majority"]
+    assert list(res["unieval_table"].columns) == ["dimension", "pearson", "spearman",
+                                                  "kendall", "n"]
+    # the frames the notebook indexes keep their columns when empty (issue 12: KeyError)
+    assert {"measure_label", "estimate", "n_raters"} <= set(res["reliability"].columns)
+    assert res["correlations"].query("method == 'spearman' and level != 'per_group'").empty
+    assert {"judge_model", "kappa_order0", "agreement"} <= set(
+        res["pairwise_agreement"].columns)
+    assert list(res["correlation_table"].columns) == ["pooled", "per model (mean)",
+                                                      "per item (mean)"]
     with pytest.raises(ValueError, match="n_raters"):
         x2.Config(n_raters=1)
     with pytest.raises(ValueError, match="metrics"):

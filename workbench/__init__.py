@@ -11,6 +11,7 @@ import importlib
 from typing import Any
 
 from workbench import config as config  # noqa: F401  (sets offline env vars first)
+from workbench.config import __version__
 from workbench.errors import (
     BudgetExceeded,
     CacheMiss,
@@ -19,8 +20,6 @@ from workbench.errors import (
     ProviderError,
     WorkbenchError,
 )
-
-__version__ = "0.1.0"
 
 # public name -> module that defines it (loaded on first use)
 _LAZY = {

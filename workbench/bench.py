@@ -19,24 +19,9 @@ from __future__ import annotations
 import os
 import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-
-@contextmanager
-def _environment(**values: str) -> Iterator[None]:
-    saved = {name: os.environ.get(name) for name in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 def _messages(i: int, tag: str) -> list[dict]:
@@ -48,23 +33,31 @@ def _messages(i: int, tag: str) -> list[dict]:
 def bench_replay(n: int = 10_000, *, repeats: int = 5) -> dict[str, float]:
     """Warm-cache replay of ``complete_many`` vs a bare ``diskcache.Cache.get`` loop.
 
-    The cache is seeded with ``n`` entries written directly (the replay path is what
-    is measured). Each timing is the best of ``repeats``, taken in turns.
+    The cache is seeded with ``n`` entries from a replay file (the replay path is
+    what is measured). Each timing is the best of ``repeats``, taken in turns.
     """
-    from workbench.llm import Request, cache_key, complete_many
-    from workbench.llm import _cache as cache_module
+    from workbench.llm import (
+        Request,
+        cache_key,
+        complete_many,
+        import_cache,
+        open_cache,
+        temporary_settings,
+        write_replay_file,
+    )
+    from workbench.llm._cache import close_caches
 
     with tempfile.TemporaryDirectory(prefix="workbench-bench-") as folder:
-        with _environment(WORKBENCH_CACHE_DIR=folder, WORKBENCH_CACHE_MODE="readwrite"):
+        with temporary_settings(cache_dir=folder, cache_mode="readwrite"):
             requests = [Request("sim/judge-a", _messages(i, "replay"), temperature=1.0,
                                 sample=i % 3) for i in range(n)]
-            cache = cache_module.open_cache()
-            for request in requests:
-                key = cache_key(request)
-                cache_module.store(cache, cache_module.make_entry(
-                    key, request, text='{"score": 7, "explanation": "ok"}', logprobs=None,
-                    usage=cache_module.Usage(40, 12), cost_usd=0.0, latency_s=0.5,
-                    backend="sim"))
+            seed = Path(folder) / "seed.jsonl"
+            write_replay_file(({"model": r.model, "messages": r.messages,
+                                "temperature": r.temperature, "sample": r.sample,
+                                "text": '{"score": 7, "explanation": "ok"}', "source": "bench"}
+                               for r in requests), seed, backend="sim")
+            import_cache(seed)
+            cache = open_cache()
             keys = [cache_key(r) for r in requests]
 
             def bare() -> None:
@@ -81,7 +74,7 @@ def bench_replay(n: int = 10_000, *, repeats: int = 5) -> dict[str, float]:
                 bare_times.append(_timed(bare))
                 replay_times.append(_timed(replay))
             t_bare, t_replay = min(bare_times), min(replay_times)
-            cache_module.close_caches()
+            close_caches()
     return {"n": n, "bare_s": t_bare, "replay_s": t_replay,
             "bare_per_s": n / t_bare, "replay_per_s": n / t_replay,
             "ratio": t_bare / t_replay}
@@ -114,7 +107,7 @@ def _timed(fn: Callable[[], Any]) -> float:
 def bench_server(n: int = 512, *, concurrency: int = 64, latency_ms: float = 500.0,
                  n_sequential: int = 32, batch: bool = True) -> dict[str, float]:
     """``complete_many`` against a sim-server process, with its two baselines."""
-    from workbench.llm import Request, complete, complete_many
+    from workbench.llm import Request, complete, complete_many, temporary_settings
     from workbench.llm._providers import LOCAL_KEY, get_litellm
     from workbench.sim.server import fetch_stats, spawned_server
 
@@ -122,7 +115,7 @@ def bench_server(n: int = 512, *, concurrency: int = 64, latency_ms: float = 500
     out: dict[str, float] = {"n": n, "concurrency": concurrency, "latency_ms": latency_ms}
     with tempfile.TemporaryDirectory(prefix="workbench-bench-") as folder, \
             spawned_server(latency_ms=latency_ms) as url, \
-            _environment(WORKBENCH_CACHE_DIR=folder, WORKBENCH_CACHE_MODE="off"):
+            temporary_settings(cache_dir=folder, cache_mode="off"):
         litellm = get_litellm()
         # warm up: imports, litellm's client pool, the server's first request
         complete_many([Request(model, _messages(i, "warm"), params={"api_base": url})

@@ -1,28 +1,54 @@
-"""Paths from one root and ``WORKBENCH_*`` settings.
+"""Paths from one root, and the ``WORKBENCH_*`` settings.
 
 Importing this module sets ``LITELLM_LOCAL_MODEL_COST_MAP=True`` and
 ``HF_HUB_OFFLINE=1`` *before* anything imports litellm: without them, importing
 litellm fetches a price list from the network and stalls on a closed machine.
 
-Environment settings (read at each use, so a notebook or test may change them):
+Environment settings, read at each use (a notebook or test may change them). Those
+marked * may also be set in code with :func:`workbench.llm.configure`, which keeps
+them in this process's :func:`overrides`, winning over the environment.
 
-=============================  ==============================================
-``WORKBENCH_ROOT``             project root (default: the checkout holding
-                               this package, else the current directory)
-``WORKBENCH_CACHE_DIR``        LLM cache folder (default ``data/cache/llm``)
-``WORKBENCH_CACHE_MODE``       ``readwrite`` | ``readonly`` | ``refresh`` | ``off``
-``WORKBENCH_CONCURRENCY``      default concurrent calls per model (default 16)
-``WORKBENCH_TIMEOUT``          per-call timeout in seconds (default 120)
-``WORKBENCH_MAX_RETRIES``      retries of a retryable error (default 4)
-=============================  ==============================================
+================================  ================================================
+``WORKBENCH_ROOT``                project root (default: the checkout holding
+                                  this package, else the current directory)
+``WORKBENCH_OUTPUT_DIR``          write figures and results tables below this
+                                  folder instead of the project (the tests use it)
+``WORKBENCH_CACHE_DIR`` *         LLM cache folder (default ``data/cache/llm``)
+``WORKBENCH_CACHE_MODE`` *        ``readwrite`` (default) | ``readonly`` |
+                                  ``refresh`` | ``off``
+``WORKBENCH_CONCURRENCY`` *       calls in flight per model
+``WORKBENCH_TIMEOUT`` *           per-call timeout in seconds
+``WORKBENCH_MAX_RETRIES`` *       retries of a retryable error
+``WORKBENCH_RETRY_BACKOFF`` *     first retry backoff in seconds (full jitter,
+                                  doubling per attempt, capped at 60)
+``WORKBENCH_CIRCUIT_BREAKER`` *   after this many consecutive connection
+                                  failures of a model, its other requests in the
+                                  batch are not run (``0``: never stop)
+``WORKBENCH_LITELLM_TRIM``        ``0`` keeps litellm's per-call success logging
+                                  and sim price search (default on: skipped)
+``WORKBENCH_GC_FREEZE``           ``0`` leaves litellm's import-time heap in the
+                                  cyclic collector's view (default: frozen)
+================================  ================================================
+
+The defaults of the numeric settings are :data:`CALL_SETTINGS`, their one table:
+
+>>> {name: default for name, (_, default) in CALL_SETTINGS.items()}
+{'concurrency': 16, 'timeout': 120.0, 'max_retries': 4, 'retry_backoff': 1.0, 'circuit_breaker': 5}
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import re
+import sys
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
+
+#: The package version (``workbench.__version__``), recorded in every cache entry.
+__version__ = "0.1.0"
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -35,6 +61,33 @@ for _name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm", "httpx"):
     logging.getLogger(_name).setLevel(logging.ERROR)
 
 CACHE_MODES = ("readwrite", "readonly", "refresh", "off")
+
+#: The numeric settings of LLM calls: name -> (environment variable, default).
+CALL_SETTINGS: dict[str, tuple[str, int | float]] = {
+    "concurrency": ("WORKBENCH_CONCURRENCY", 16),
+    "timeout": ("WORKBENCH_TIMEOUT", 120.0),
+    "max_retries": ("WORKBENCH_MAX_RETRIES", 4),
+    "retry_backoff": ("WORKBENCH_RETRY_BACKOFF", 1.0),
+    "circuit_breaker": ("WORKBENCH_CIRCUIT_BREAKER", 5),
+}
+
+_overrides: dict[str, Any] = {}
+
+
+def overrides() -> dict[str, Any]:
+    """Settings set in code for this process (a copy); they win over the environment.
+
+    Names: ``cache_dir``, ``cache_mode``, the keys of :data:`CALL_SETTINGS` and
+    ``rpm``. :func:`workbench.llm.configure` checks and sets them.
+    """
+    return dict(_overrides)
+
+
+def set_overrides(values: Mapping[str, Any], *, replace: bool = False) -> None:
+    """Add ``values`` to :func:`overrides` (``replace``: instead of the current ones)."""
+    if replace:
+        _overrides.clear()
+    _overrides.update(values)
 
 
 def _default_root() -> Path:
@@ -56,14 +109,15 @@ def data_dir() -> Path:
 
 
 def cache_dir() -> Path:
-    """The LLM cache folder (``WORKBENCH_CACHE_DIR`` or ``data/cache/llm``)."""
-    value = os.environ.get("WORKBENCH_CACHE_DIR")
+    """The LLM cache folder: set in code, else ``WORKBENCH_CACHE_DIR``, else ``data/cache/llm``."""
+    value = _overrides.get("cache_dir") or os.environ.get("WORKBENCH_CACHE_DIR")
     return Path(value).expanduser() if value else data_dir() / "cache" / "llm"
 
 
 def cache_mode() -> str:
-    """The cache mode from ``WORKBENCH_CACHE_MODE`` (default ``readwrite``)."""
-    mode = os.environ.get("WORKBENCH_CACHE_MODE", "readwrite").strip().lower()
+    """The cache mode: set in code, else ``WORKBENCH_CACHE_MODE``, else ``readwrite``."""
+    value = _overrides.get("cache_mode") or os.environ.get("WORKBENCH_CACHE_MODE", "readwrite")
+    mode = value.strip().lower()
     if mode not in CACHE_MODES:
         raise ValueError(f"WORKBENCH_CACHE_MODE={mode!r}: expected one of {', '.join(CACHE_MODES)}")
     return mode
@@ -74,16 +128,56 @@ def runs_dir() -> Path:
     return data_dir() / "runs"
 
 
+#: Redirects figures and results tables below one folder (``<dir>/figures/<study>/``,
+#: ``<dir>/results/<study>/``) without moving the bundled data; the tests use it.
+OUTPUT_ENV = "WORKBENCH_OUTPUT_DIR"
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+def check_name(value: str, what: str) -> str:
+    """Return ``value`` if it is a plain file-name stem, else raise ``ValueError``.
+
+    Study and figure names become folder and file names: letters, digits, ``_``,
+    ``-`` and ``.``, starting with a letter or digit, no path separators.
+    """
+    if not isinstance(value, str) or not _NAME.match(value) or value in {".", ".."}:
+        raise ValueError(
+            f"{what} {value!r} is not a plain name (letters, digits, '_', '-', '.'; no '/')"
+        )
+    return value
+
+
+def _output_root() -> Path | None:
+    value = os.environ.get(OUTPUT_ENV)
+    return Path(value).expanduser() if value else None
+
+
 def results_dir(study: str | None = None) -> Path:
-    """Tidy CSV tables written by the studies: ``data/results/<study>/``."""
-    base = data_dir() / "results"
-    return base / study if study else base
+    """Tidy CSV tables and headline numbers of a study: ``data/results/<study>/``, or
+    ``<WORKBENCH_OUTPUT_DIR>/results/<study>/`` when that is set.
+
+    Examples
+    --------
+    >>> results_dir("00_tour").parts[-2:]
+    ('results', '00_tour')
+    """
+    out = _output_root()
+    base = out / "results" if out is not None else data_dir() / "results"
+    return base / check_name(study, "study") if study is not None else base
 
 
 def figures_dir(study: str | None = None) -> Path:
-    """Figures written by the notebooks: ``figures/<study>/``."""
-    base = root() / "figures"
-    return base / study if study else base
+    """Figures of a study: ``figures/<study>/``, or ``<WORKBENCH_OUTPUT_DIR>/figures/<study>/``
+    when that is set.
+
+    Examples
+    --------
+    >>> figures_dir("00_tour").parts[-2:]
+    ('figures', '00_tour')
+    """
+    out = _output_root()
+    base = out / "figures" if out is not None else root() / "figures"
+    return base / check_name(study, "study") if study is not None else base
 
 
 def notebooks_dir() -> Path:
@@ -98,23 +192,35 @@ def tmp_dir() -> Path:
     return path
 
 
-def env_int(name: str, default: int) -> int:
-    """An integer ``WORKBENCH_*`` setting, with a clear error when malformed."""
-    value = os.environ.get(name)
+def call_setting(name: str) -> int | float:
+    """A numeric LLM setting (a key of :data:`CALL_SETTINGS`): set in code, else its
+    environment variable (``ValueError`` when malformed), else the default."""
+    if name in _overrides:
+        return _overrides[name]
+    variable, default = CALL_SETTINGS[name]
+    value = os.environ.get(variable)
     if value in (None, ""):
         return default
+    kind = type(default)
     try:
-        return int(value)
+        return kind(value)
     except ValueError:
-        raise ValueError(f"{name}={value!r} is not an integer") from None
+        what = "an integer" if kind is int else "a number"
+        raise ValueError(f"{variable}={value!r} is not {what}") from None
 
 
-def env_float(name: str, default: float) -> float:
-    """A float ``WORKBENCH_*`` setting, with a clear error when malformed."""
-    value = os.environ.get(name)
-    if value in (None, ""):
-        return default
-    try:
-        return float(value)
-    except ValueError:
-        raise ValueError(f"{name}={value!r} is not a number") from None
+def interactive() -> bool:
+    """Whether this is a kernel a person drives in JupyterLab (or Jupyter Notebook).
+
+    Jupyter Server puts ``JPY_SESSION_NAME`` (the notebook's path) in the environment of
+    the kernel it starts for a notebook; Papermill and nbval start their kernels without
+    it (``workbench run`` and ``store-outputs`` remove it, should they be started from a
+    notebook). The default of a notebook's ``progress`` parameter follows it: progress
+    bars in JupyterLab, none in stored or executed outputs.
+
+    Examples
+    --------
+    >>> interactive()  # a doctest is not a Jupyter kernel
+    False
+    """
+    return bool(os.environ.get("JPY_SESSION_NAME")) and "ipykernel" in sys.modules

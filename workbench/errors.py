@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 class WorkbenchError(Exception):
@@ -21,12 +24,37 @@ class CacheMiss(WorkbenchError):
         )
 
 
-class BudgetExceeded(WorkbenchError):
-    """The next call would cross the budget; carries the results obtained so far."""
+class CacheError(WorkbenchError):
+    """The LLM cache store cannot be used as asked: damaged, read-only or full.
 
-    def __init__(self, message: str, partial: list[Any] | None = None, spent_usd: float = 0.0):
+    The message names the folder (``folder``) and the command or setting that helps.
+    """
+
+    def __init__(self, message: str, *, folder: str):
+        self.folder = folder
+        super().__init__(message)
+
+
+class BudgetExceeded(WorkbenchError):
+    """The next call would cross the budget; carries the results obtained so far.
+
+    Attributes
+    ----------
+    partial : list
+        ``complete_many``: one result per request (calls not sent are ``CallFailure``
+        with ``error_type="budget"``); ``run_judging``: the result rows so far (dicts).
+    spent_usd : float
+        What the stopped run spent on calls not served from the cache.
+    results : DataFrame or None
+        ``run_judging``: the results frame of every row so far (None from
+        ``complete_many``).
+    """
+
+    def __init__(self, message: str, partial: list[Any] | None = None, spent_usd: float = 0.0,
+                 results: pd.DataFrame | None = None):
         self.partial = partial if partial is not None else []
         self.spent_usd = spent_usd
+        self.results = results
         super().__init__(message)
 
 
@@ -60,6 +88,7 @@ class ProviderError(WorkbenchError):
 
 __all__ = [
     "BudgetExceeded",
+    "CacheError",
     "CacheMiss",
     "DatasetError",
     "ParseError",

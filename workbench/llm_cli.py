@@ -6,9 +6,11 @@ and :mod:`workbench.bench`.
 
 from __future__ import annotations
 
+import functools
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -20,9 +22,28 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(1)
 
 
+def _reported(command: Callable[..., None]) -> Callable[..., None]:
+    """``command`` with a :class:`~workbench.errors.CacheError` (a damaged, read-only or
+    full store) printed as one ``error:`` line naming the folder, exit code 1."""
+
+    @functools.wraps(command)
+    def run(*args: Any, **kwargs: Any) -> None:
+        from workbench.errors import CacheError
+
+        try:
+            command(*args, **kwargs)
+        except CacheError as exc:
+            raise _fail(str(exc)) from None
+
+    return run
+
+
 def cache_stats(directory: Annotated[Path | None, _DIR] = None,
                 as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
-    """Entries, size, counts per model and backend, total cost."""
+    """Entries, size, counts per model and backend, total cost.
+
+    Read-only; corrupt entries are counted, never decoded.
+    """
     from workbench.llm import cache_stats as stats
 
     data = stats(directory)
@@ -42,7 +63,11 @@ def cache_stats(directory: Annotated[Path | None, _DIR] = None,
 
 def cache_export(file: Annotated[Path, typer.Argument(help="Output .jsonl file.")],
                  directory: Annotated[Path | None, _DIR] = None) -> None:
-    """Write every entry as one JSON line (with its key), sorted by key."""
+    """Write every sound entry as one JSON line (with its key), sorted by key.
+
+    The WAL is checkpointed first (cache.db alone then holds every entry); corrupt
+    entries are left out and secret fields stripped, with a warning counting both.
+    """
     from workbench.llm import export_cache
 
     count = export_cache(file, path=directory)
@@ -53,7 +78,11 @@ def cache_import(file: Annotated[Path, typer.Argument(help="A .jsonl file from `
                  directory: Annotated[Path | None, _DIR] = None,
                  overwrite: Annotated[bool, typer.Option("--overwrite",
                                                          help="Replace existing entries.")] = False) -> None:
-    """Import entries (all validated first; a bad line fails naming its number)."""
+    """Import entries (all validated first; a bad line fails naming its number).
+
+    Secret-bearing fields (API keys, headers, tokens, passwords, user:password@ in
+    api_base) are stripped and counted; entries are stored sealed.
+    """
     from workbench.llm import import_cache
 
     if not file.exists():
@@ -63,7 +92,8 @@ def cache_import(file: Annotated[Path, typer.Argument(help="A .jsonl file from `
     except ValueError as exc:
         raise _fail(str(exc)) from None
     typer.echo(f"imported {counts['imported']} of {counts['read']} entries "
-               f"({counts['skipped']} already present)")
+               f"({counts['skipped']} already present, {counts['secrets_removed']} secret "
+               "field(s) removed)")
 
 
 def cache_explain(request: Annotated[Path | None, typer.Option(
@@ -103,6 +133,69 @@ def cache_explain(request: Annotated[Path | None, typer.Option(
         typer.echo(f"  {line}")
 
 
+def cache_check(directory: Annotated[Path | None, _DIR] = None,
+                as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
+    """Check the store (read-only); exit code 1 when anything is wrong.
+
+    Reports SQLite's integrity check, every entry's check (text, seal, stored key,
+    request hashing to the key), rows on damaged pages, and the WAL's size.
+    """
+    from workbench.llm import check_cache
+
+    report = check_cache(directory)
+    if as_json:
+        typer.echo(json.dumps(report, indent=1, ensure_ascii=False))
+    else:
+        typer.echo(f"folder      {report['folder']}")
+        sizes = f"cache.db {report['db_bytes']} bytes, WAL {report['wal_bytes'] or 0} bytes"
+        typer.echo(f"files       {sizes}" if report["db_bytes"] is not None else "files       none")
+        typer.echo(f"integrity   {report['integrity'][0] if report['integrity'] else '?'}")
+        for line in report["integrity"][1:5]:
+            typer.echo(f"            {line}")
+        typer.echo(f"entries     {report['entries']} sound ({report['sealed']} sealed, "
+                   f"{report['unsealed']} checked by their request's hash)")
+        typer.echo(f"corrupt     {report['corrupt']}")
+        for why, count in report["problems"].items():
+            typer.echo(f"  {count:>8}  {why}")
+        typer.echo(f"unreadable  {report['unreadable']} row(s) on damaged pages"
+                   + (f", {report['missing']} more the store counts but cannot find"
+                      if report["missing"] else ""))
+        if report["wal_bytes"]:
+            typer.echo("note        pages in the WAL may not be in cache.db yet: copy the "
+                       "folder whole (or run `workbench cache export`, which checkpoints)")
+        if not report["ok"]:
+            typer.echo(f"run `workbench cache repair --dir {report['folder']}` to salvage "
+                       "every sound entry into a fresh store")
+    if not report["ok"]:
+        raise typer.Exit(1)
+
+
+def cache_repair(directory: Annotated[Path | None, _DIR] = None) -> None:
+    """Salvage every sound entry into a fresh store in the folder's place.
+
+    The old folder is kept as <folder>.before-repair-<time>; the report says what was
+    salvaged and what was lost, and why.
+    """
+    from workbench.llm import repair_cache
+
+    try:
+        report = repair_cache(directory)
+    except (FileNotFoundError, OSError) as exc:
+        raise _fail(str(exc)) from None
+    typer.echo(f"salvaged    {report['salvaged']} entries into a fresh store at {report['folder']}")
+    typer.echo(f"left out    {report['corrupt']} corrupt entries")
+    for why, count in report["problems"].items():
+        typer.echo(f"  {count:>8}  {why}")
+    typer.echo(f"unreadable  {report['unreadable']} row(s) on damaged pages")
+    if not report["db_bytes"]:
+        typer.echo("lost        everything the old cache.db held (it was empty or missing)")
+    elif report["lost"] is None:
+        typer.echo("lost        unknown (the old store's own count is unreadable)")
+    else:
+        typer.echo(f"lost        {report['lost']} of {report['expected']} entries")
+    typer.echo(f"old store   kept at {report['backup']} (delete it when satisfied)")
+
+
 def cache_clear(directory: Annotated[Path | None, _DIR] = None,
                 yes: Annotated[bool, typer.Option("--yes", help="Really delete every entry.")] = False) -> None:
     """Delete every cache entry (needs --yes)."""
@@ -121,12 +214,14 @@ def sim_server(
     timeout_rate: Annotated[float, typer.Option(help="Share of hung requests.")] = 0.0,
     malformed_rate: Annotated[float, typer.Option(help="Share of truncated JSON bodies.")] = 0.0,
     seed: Annotated[int, typer.Option(help="Seed of the fault draws.")] = 0,
+    empty_rate: Annotated[float, typer.Option(help="Share of replies with content: null.")] = 0.0,
 ) -> None:
     """Serve the simulated profiles as an OpenAI-compatible API (model sim-<profile>)."""
     from workbench.sim.server import FaultRates, serve
 
     try:
-        faults = FaultRates(rate_limit_rate, server_error_rate, timeout_rate, malformed_rate)
+        faults = FaultRates(rate_limit_rate, server_error_rate, timeout_rate, malformed_rate,
+                            empty_rate)
     except ValueError as exc:
         raise _fail(str(exc)) from None
     if latency_ms < 0:
@@ -153,12 +248,15 @@ def bench_llm(
 
 def register(app: typer.Typer) -> None:
     """Add ``cache``, ``sim-server`` and ``bench`` to the ``workbench`` command."""
-    cache = typer.Typer(no_args_is_help=True, help="The LLM reply cache.")
-    cache.command("stats")(cache_stats)
-    cache.command("export")(cache_export)
-    cache.command("import")(cache_import)
-    cache.command("explain")(cache_explain)
-    cache.command("clear")(cache_clear)
+    cache = typer.Typer(no_args_is_help=True, help=(
+        "The LLM reply cache: JSON entries in a diskcache store, never unpickled, each "
+        "checked against its key on replay. `check` and `repair` diagnose and salvage a "
+        "damaged store."))
+    for name, command in (("stats", cache_stats), ("export", cache_export),
+                          ("import", cache_import), ("explain", cache_explain),
+                          ("check", cache_check), ("repair", cache_repair),
+                          ("clear", cache_clear)):
+        cache.command(name)(_reported(command))
     app.add_typer(cache, name="cache")
     app.command("sim-server")(sim_server)
     bench = typer.Typer(no_args_is_help=True, help="Timing benchmarks (ratios from one run).")

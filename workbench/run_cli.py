@@ -1,13 +1,19 @@
-"""``workbench run``, ``run-all`` and ``store-outputs``: thin commands over ``workbench.notebook``.
+"""``workbench run``, ``run-all``, ``params`` and ``store-outputs``: thin commands over
+``workbench.notebook``.
 
-``workbench run s1 -y 'trials: 2' -y 'judges: [sim/judge-a, sim/judge-b]'`` runs
-``notebooks/s1_judge_methods.ipynb`` through Papermill into ``data/runs/<timestamp>/``.
-``-y`` takes a YAML mapping (repeatable), ``-f`` a YAML file; values keep their YAML
-types (lists stay lists). An unknown parameter name is an error before any kernel starts.
+``workbench run s1 -y 'trials: 2' -y 'judge_models: [sim/judge-a, sim/judge-b]'`` runs
+``notebooks/s1_judge_methods.ipynb`` through Papermill into
+``data/runs/<timestamp>-s1_judge_methods/``. ``-y`` takes a YAML mapping (repeatable),
+``-f`` a YAML file; values keep their YAML types (lists stay lists). An unknown name
+(with a "did you mean") or a value of the wrong type is an error before any kernel
+starts. A run whose values differ from the defaults writes its figures, tables and
+headline into that run folder, never into ``figures/`` or ``data/results/``.
+``workbench params s1`` lists the parameters: type, default and comment.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -37,21 +43,34 @@ def run(
     kernel: Annotated[str, _KERNEL] = "python3",
     progress: Annotated[bool, _PROGRESS] = True,
 ) -> None:
-    """Run one notebook through Papermill with the given parameters."""
+    """Run one notebook through Papermill with the given parameters.
+
+    The executed copy goes to data/runs/<timestamp>-<study>/.
+
+    Only the defaults write to figures/ and data/results/; other values send
+    the run's figures, tables and headline to its run folder.
+
+    Parameters: workbench params <study>.
+    """
     from workbench import notebook as nb
 
     try:
         params = nb.parse_parameters(files=file or (), yaml_strings=yaml or ())
         source = nb.resolve_notebook(notebook)
-        nb.check_parameters(source, params)
+        declared = nb.check_parameters(source, params)
     except (ValueError, OSError) as exc:
         raise _fail(str(exc), 2) from None
+    changed = nb.changed_parameters(params, nb.parameter_defaults(declared))
+    preset = os.environ.get(nb.OUTPUT_ENV)
     try:
         output = nb.run_notebook(
             source, parameters=params, output_dir=output_dir, kernel=kernel, progress=progress
         )
     except Exception as exc:  # papermill's execution error and kernel failures
         raise _fail(f"{source.name} failed: {nb.describe_error(exc)}", 1) from None
+    if changed:
+        typer.echo(f"parameters differ from the defaults ({', '.join(changed)}): figures, "
+                   f"tables and headline are below {preset or output.parent}")
     typer.echo(str(output))
 
 
@@ -67,6 +86,8 @@ def run_all(
 ) -> None:
     """Run every notebook in notebooks/ in name order; exit 1 if any failed.
 
+    Prints a line as each notebook starts and ends, with a bar over them.
+
     A parameter given with -y/-f goes to every notebook that declares it.
     """
     from workbench import notebook as nb
@@ -74,7 +95,12 @@ def run_all(
     try:
         params = nb.parse_parameters(files=file or (), yaml_strings=yaml or ())
         table = nb.run_all(
-            only=only, parameters=params, output_dir=output_dir, kernel=kernel, progress=progress
+            only=only,
+            parameters=params,
+            output_dir=output_dir,
+            kernel=kernel,
+            progress=progress,
+            report=True,
         )
     except (ValueError, OSError) as exc:
         raise _fail(str(exc), 2) from None
@@ -88,6 +114,31 @@ def run_all(
         raise _fail(
             f"{len(failed)} of {len(table)} notebooks failed: " + ", ".join(failed["notebook"]), 1
         )
+
+
+def params(
+    notebook: Annotated[
+        str, typer.Argument(help="Notebook path or study name (s1, 00_tour, tour).")
+    ],
+) -> None:
+    """List a notebook's parameters: name, type, default and comment.
+
+    Set them with -y 'name: value' (YAML, so lists stay lists) or -f params.yaml.
+    """
+    from workbench import notebook as nb
+
+    try:
+        source = nb.resolve_notebook(notebook)
+        table = nb.parameter_table(source)
+    except (ValueError, OSError) as exc:
+        raise _fail(str(exc), 2) from None
+    typer.echo(f"{source.stem}: {len(table)} parameters "
+               f"(set with -y 'name: value' or -f params.yaml; lists as [a, b])")
+    columns = list(table.columns)
+    widths = [max(len(c), *(len(str(v)) for v in table[c])) for c in columns[:-1]]
+    for row in [columns, *table.itertuples(index=False)]:
+        cells = [str(v).ljust(w) for v, w in zip(row[:-1], widths, strict=True)]
+        typer.echo("  ".join([*cells, str(row[-1])]).rstrip())
 
 
 def store_outputs(
@@ -123,7 +174,8 @@ def store_outputs(
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``run``, ``run-all`` and ``store-outputs`` to the ``workbench`` command."""
+    """Add ``run``, ``run-all``, ``params`` and ``store-outputs`` to the ``workbench`` command."""
     app.command("run")(run)
     app.command("run-all")(run_all)
+    app.command("params")(params)
     app.command("store-outputs")(store_outputs)

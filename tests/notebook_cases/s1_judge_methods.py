@@ -2,21 +2,6 @@
 
 import math
 
-PARAMETERS = {
-    "dataset",
-    "item_ids",
-    "answer_models",
-    "judge_models",
-    "methods",
-    "temperatures",
-    "trials",
-    "answer_temperature",
-    "n_boot",
-    "flag_share",
-    "progress",
-    "cache_mode",
-    "seed",
-}
 # 4 prompts x 3 answerers x 2 judges (judge-f: ~5 % malformed replies) x 3 methods x
 # 2 trials at one temperature: about 500 judge calls
 SMALL = {

@@ -1,23 +1,5 @@
 """Registration of notebooks/s2_summarize_then_judge.ipynb for tests/test_notebooks.py."""
 
-PARAMETERS = {
-    "n_items",
-    "answer_models",
-    "judge_models",
-    "summarizer_model",
-    "llm_methods",
-    "lexical_metrics",
-    "judge_temperature",
-    "geval_mode",
-    "responses_path",
-    "human_scores_path",
-    "human_dimension",
-    "n_raters",
-    "n_boot",
-    "cache_mode",
-    "progress",
-    "seed",
-}
 # 12 items x 4 answerers x 2 judges x 3 methods on the sim backend: a few seconds
 SMALL = {"n_items": 12, "n_boot": 200}
 FIGURES = {"answer_length.png", "rho_per_model.png", "rho_levels.png", "rho_levels.svg"}

@@ -1,28 +1,5 @@
 """Registration of notebooks/s4_report_rubric.ipynb for tests/test_notebooks.py."""
 
-PARAMETERS = {
-    "dataset",
-    "judge_models",
-    "mitigation",
-    "temperature",
-    "trials",
-    "padding_factor",
-    "padding_style",
-    "bundled_twins",
-    "version_a",
-    "version_b",
-    "power_effects",
-    "power_n_items",
-    "power_trials",
-    "power_judges",
-    "power_target",
-    "n_sim",
-    "alpha",
-    "shrink_judge",
-    "cache_mode",
-    "progress",
-    "seed",
-}
 # one trial: 23 texts x 6 dimensions x 2 judges x 2 prompts = 552 judge calls
 SMALL = {"trials": 1, "n_sim": 200, "power_n_items": [5, 20]}
 FIGURES = {"verbosity_effect.png", "verbosity_effect.svg"} | {

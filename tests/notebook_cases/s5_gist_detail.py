@@ -2,20 +2,6 @@
 
 import math
 
-PARAMETERS = {
-    "dataset",
-    "judge_models",
-    "decomposer_model",
-    "splits",
-    "temperature",
-    "trials",
-    "max_items",
-    "pairing",
-    "n_boot",
-    "cache_mode",
-    "progress",
-    "seed",
-}
 # 8 questions (20 answers), two detecting models (judge-f emits malformed replies), both splits
 SMALL = {
     "judge_models": ["sim/judge-a", "sim/judge-f"],

@@ -2,26 +2,6 @@
 
 from pathlib import Path
 
-PARAMETERS = {
-    "dataset",
-    "items_per_category",
-    "answer_models",
-    "answer_temperature",
-    "judge_models",
-    "operators",
-    "operator_params",
-    "rewrite_model",
-    "self_label_author",
-    "protocol",
-    "use_reference",
-    "judge_temperature",
-    "trials",
-    "perturb_seed",
-    "llmbar_dir",
-    "cache_mode",
-    "progress",
-    "seed",
-}
 # 5 questions per category (15, 5 of them cueable) x 3 answer models, the four judges the
 # checks name, operators of each kind, and the LLMBar branch on the test fixture release.
 SMALL = {
@@ -29,6 +9,15 @@ SMALL = {
     "judge_models": ["sim/judge-a", "sim/judge-b", "sim/judge-d", "sim/judge-e"],
     "operators": ["verbosity_padding", "self_label", "recency", "position_swap"],
     "llmbar_dir": str(Path(__file__).resolve().parent.parent / "fixtures" / "llmbar"),
+}
+# the switches flipped (tests/test_notebooks.py::test_notebook_runs_with_each_switch): the
+# JudgeBench branch on its fixture, LLMBar off, no reference shown to the judges
+VARIANTS = {
+    "judgebench_no_llmbar_no_reference": {
+        "llmbar_dir": "",
+        "use_reference": False,
+        "judgebench_dir": str(Path(__file__).resolve().parent.parent / "fixtures" / "judgebench"),
+    },
 }
 FIGURES = {"effects.png", "effects.svg", "position_consistency.png"}
 
@@ -67,3 +56,11 @@ def check(headline: dict, params: dict) -> None:
             ("JudgeB", "Vanilla"),
         }
         assert all(r["n"] > 0 and 0.0 <= r["agreement"] <= 1.0 for r in pooled)
+    else:
+        assert headline["llmbar"] == []
+    # the JudgeBench fixture: arena_hard 3 of 5 pairs right, the reward model 4 of 5
+    if params.get("judgebench_dir"):
+        assert headline["judgebench"]["gpt-4o-mini | gpt-4o-2024-05-13"]["all"] == 60.0
+        assert headline["judgebench"]["org_rm | gpt-4o-2024-05-13"]["all"] == 80.0
+    else:
+        assert "judgebench" not in headline

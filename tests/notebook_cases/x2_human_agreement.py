@@ -1,28 +1,39 @@
 """Registration of notebooks/x2_human_agreement.ipynb for tests/test_notebooks.py."""
 
-PARAMETERS = {
-    "bundled",
-    "n_items",
-    "answer_models",
-    "judge_models",
-    "metrics",
-    "pairwise_judges",
-    "n_raters",
-    "unieval_dir",
-    "pandalm_dir",
-    "n_boot",
-    "cache_mode",
-    "progress",
-    "seed",
-}
+from pathlib import Path
+
 # 12 items x 4 answerers on the sim backend. The release branches (unieval_dir,
 # pandalm_dir) are tested through the study module in tests/test_studies_x2_human_agreement.py:
 # their figures show real published scores and so carry no "simulated judges" label.
 SMALL = {"n_items": 12, "n_boot": 200}
+_FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+# the switches flipped (tests/test_notebooks.py::test_notebook_runs_with_each_switch):
+# releases only, without the bundled set (issue 12: this crashed with a KeyError)
+VARIANTS = {
+    "releases_only": {"bundled": False, "n_boot": 50, "unieval_dir": str(_FIXTURES / "unieval"),
+                      "pandalm_dir": str(_FIXTURES / "pandalm")},
+}
 FIGURES = {"reliability.png", "correlations.png", "correlations.svg", "pairwise_kappa.png"}
 
 
 def check(headline: dict, params: dict) -> None:
+    if params.get("bundled", True):
+        _check_bundled(headline, params)
+    else:
+        assert "backend" not in headline and "rho" not in headline
+    # release fixtures: 6 Topical-Chat responses x 6 dimensions; 4 PandaLM items, 2 judges
+    if params.get("unieval_dir"):
+        assert headline["unieval_n"] == 6
+        assert set(headline["unieval_rho"]) == {
+            "coherence", "engagingness", "groundedness", "naturalness", "overall",
+            "understandability"}
+    if params.get("pandalm_dir"):
+        assert set(headline["pandalm_kappa"]) == {"gpt-3.5-turbo", "pandalm-7b"}
+        # each judge file has one unparseable verdict: counted, not dropped
+        assert headline["pandalm_n_unparsed"] == {"gpt-3.5-turbo": 1, "pandalm-7b": 1}
+
+
+def _check_bundled(headline: dict, params: dict) -> None:
     n_items = params.get("n_items", 50)
     assert headline["backend"] == "sim"
     assert headline["n_answers"] == 4 * n_items
@@ -43,13 +54,3 @@ def check(headline: dict, params: dict) -> None:
     # judge-d prefers the first position: its two orders agree less often than judge-a's
     agreement = headline["pairwise_agreement"]
     assert agreement["sim/judge-d"] < agreement["sim/judge-a"]
-    # release fixtures: 6 Topical-Chat responses x 6 dimensions; 4 PandaLM items, 2 judges
-    if params.get("unieval_dir"):
-        assert headline["unieval_n"] == 6
-        assert set(headline["unieval_rho"]) == {
-            "coherence", "engagingness", "groundedness", "naturalness", "overall",
-            "understandability"}
-    if params.get("pandalm_dir"):
-        assert set(headline["pandalm_kappa"]) == {"gpt-3.5-turbo", "pandalm-7b"}
-        # each judge file has one unparseable verdict: counted, not dropped
-        assert headline["pandalm_n_unparsed"] == {"gpt-3.5-turbo": 1, "pandalm-7b": 1}

@@ -6,7 +6,7 @@ Canonical tables (one column vocabulary, see ``CANONICAL_COLUMNS``):
 ``items``           item_id, lang, category, question, reference, keywords (list),
                     perturbation, source_item (+ set-specific columns)
 ``rubric``          item_id, criterion_id, text, weight, kind (must/bonus/penalty/item)
-``responses``       item_id, answer_model, sample, response
+``responses``       item_id, answer_model, answer_sample (files may say ``sample``), response
 ``human_scores``    item_id, answer_model, rater, dimension, score
 ``spans``           item_id, unit_id, role (gist/detail), start, end,
                     label (unit/excess/missing), text_source, answer_model, text

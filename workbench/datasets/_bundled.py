@@ -4,6 +4,11 @@ A folder holds UTF-8 CSV files named after the canonical tables (``items.csv``
 required; ``rubric.csv``, ``responses.csv``, ``human_scores.csv``, ``spans.csv``
 optional), or — for report sets such as ``s4_reports`` — a ``reports.csv`` metadata
 table plus one Markdown file per report in ``reports/<slug>.md``.
+
+Empty tables: ``items.csv`` and ``reports.csv`` with a header but no data rows are a
+`DatasetError` naming the file (nothing could be judged). An optional table with only
+its header is an empty table, the same as an absent file; a bundled set that needs one
+(``s1_medical_ja``: its rubric; ``s5_accounting_ja``: responses and spans) says so.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 from workbench import config
-from workbench.datasets._schema import CANONICAL_COLUMNS, TABLE_FILES, cell_text, is_empty
+from workbench.datasets._schema import CANONICAL_COLUMNS, TABLE_FILES, cell_text
 from workbench.datasets._spans import validate_spans
 from workbench.datasets._validate import (
     _error,
@@ -24,6 +29,7 @@ from workbench.datasets._validate import (
     validate_rubric,
 )
 from workbench.errors import DatasetError
+from workbench.text import is_missing
 
 __all__ = ["list_datasets", "load_dataset", "load_folder", "read_csv"]
 
@@ -173,12 +179,14 @@ def _load_reports(folder: Path, where) -> dict[str, pd.DataFrame]:
                 file=file,
                 column=column,
             )
+    if frame.empty:
+        raise DatasetError("no reports: the table has a header but no data rows", file=file)
     records = []
     slugs = {cell_text(s).strip() for s in frame["slug"]}
     seen: dict[str, int] = {}
     for row, record in enumerate(frame.to_dict("records"), start=1):
         for column in REPORT_COLUMNS:
-            if is_empty(record[column]):
+            if is_missing(record[column], blank=True):
                 raise _error("empty required field", file=file, row=row, column=column)
         slug = record["slug"].strip()
         if not _SLUG_RE.match(slug):
@@ -248,7 +256,7 @@ def _load_reports(folder: Path, where) -> dict[str, pd.DataFrame]:
             {
                 "item_id": reports["slug"],
                 "answer_model": "pipeline-" + reports["pipeline_version"],
-                "sample": 0,
+                "answer_sample": 0,
                 "response": reports["text"],
             }
         ),
@@ -273,11 +281,15 @@ def _check_bundled(name: str, tables: dict[str, pd.DataFrame], prefix: str) -> N
     items = tables["items"]
     file = f"{prefix}/items.csv"
     if name == "s1_medical_ja":
+        if tables["rubric"].empty:
+            raise DatasetError(
+                "the set needs a non-empty rubric.csv", file=f"{prefix}/{TABLE_FILES['rubric']}"
+            )
         for column in ("good_example", "bad_example", "axis"):
             if column not in items.columns:
                 raise _error(f"missing column {column!r}", file=file, column=column)
             for row, value in enumerate(items[column], start=1):
-                if is_empty(value):
+                if is_missing(value, blank=True):
                     raise _error("empty required field", file=file, row=row, column=column)
     elif name == "s2_civil_ja":
         for row, (keywords, reference) in enumerate(
@@ -301,7 +313,7 @@ def _check_bundled(name: str, tables: dict[str, pd.DataFrame], prefix: str) -> N
                 raise _error(
                     f"category {category!r} is not 1, 2 or 3", file=file, row=row, column="category"
                 )
-            if str(category) == "3" and is_empty(wrong):
+            if str(category) == "3" and is_missing(wrong, blank=True):
                 raise _error(
                     "a category-3 item needs a wrong_answer (the bias cues use it)",
                     file=file,
@@ -316,21 +328,7 @@ def _check_bundled(name: str, tables: dict[str, pd.DataFrame], prefix: str) -> N
                 )
 
 
-def _register(items: pd.DataFrame) -> int:
-    """Register the items with the simulated answerers (DESIGN §3); returns the count."""
-    try:
-        from workbench.sim import register_items
-    except ImportError:
-        # workbench.sim is written by another helper; while it is still the
-        # placeholder without register_items, there is nothing to register with.
-        return 0
-    usable = items[[not is_empty(r) for r in items["reference"]]]
-    if usable.empty:
-        return 0
-    return int(register_items(usable))
-
-
-def load_dataset(name: str, *, register: bool = True) -> dict[str, pd.DataFrame]:
+def load_dataset(name: str) -> dict[str, pd.DataFrame]:
     """Load one bundled data set as validated canonical frames.
 
     Parameters
@@ -339,10 +337,6 @@ def load_dataset(name: str, *, register: bool = True) -> dict[str, pd.DataFrame]
         One of `list_datasets`: ``s1_medical_ja``, ``s2_civil_ja``, ``s3_hiv_en``,
         ``s4_reports``, ``s5_accounting_ja``. The folder is
         ``workbench.config.data_dir() / name``.
-    register : bool
-        Also register the items that have a reference answer with the simulated
-        answerers (``workbench.sim.register_items``), so ``sim/answer-*`` models can
-        answer their questions.
 
     Returns
     -------
@@ -360,7 +354,7 @@ def load_dataset(name: str, *, register: bool = True) -> dict[str, pd.DataFrame]
 
     Examples
     --------
-    >>> data = load_dataset("s5_accounting_ja", register=False)
+    >>> data = load_dataset("s5_accounting_ja")
     >>> sorted(data)
     ['human_scores', 'items', 'responses', 'rubric', 'spans']
     >>> len(data["items"])
@@ -377,6 +371,4 @@ def load_dataset(name: str, *, register: bool = True) -> dict[str, pd.DataFrame]
         )
     tables = load_folder(folder, require_reference=name != "s4_reports", label=name)
     _check_bundled(name, tables, name)
-    if register:
-        _register(tables["items"])
     return tables

@@ -78,10 +78,3 @@ def record_at(data: list, index: int, *, label: str) -> dict:
             file=label,
         )
     return record
-
-
-def require_dir(path: Path, *, what: str) -> Path:
-    """``path`` as a folder, or `DatasetError` saying which release folder is missing."""
-    if not path.is_dir():
-        raise DatasetError(f"{what} folder not found", file=str(path))
-    return path

@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from workbench.errors import DatasetError
+from workbench.text import is_missing
 
 LANGS = ("ja", "en", "zh")
 RUBRIC_KINDS = ("must", "bonus", "penalty", "item")
@@ -32,7 +33,7 @@ CANONICAL_COLUMNS: dict[str, tuple[str, ...]] = {
         "source_item",
     ),
     "rubric": ("item_id", "criterion_id", "text", "weight", "kind"),
-    "responses": ("item_id", "answer_model", "sample", "response"),
+    "responses": ("item_id", "answer_model", "answer_sample", "response"),
     "human_scores": ("item_id", "answer_model", "rater", "dimension", "score"),
     "spans": (
         "item_id",
@@ -67,30 +68,14 @@ TABLE_FILES: dict[str, str] = {
 _INT_RE = re.compile(r"^[+-]?\d+$")
 
 
-def is_empty(value: Any) -> bool:
-    """True for a missing cell: ``None``, NaN/NA, or a string of only whitespace."""
-    if value is None:
-        return True
-    if isinstance(value, str):
-        return value.strip() == ""
-    if isinstance(value, float) and math.isnan(value):
-        return True
-    try:
-        import pandas as pd
-
-        return bool(pd.isna(value)) if not isinstance(value, list | tuple) else False
-    except (TypeError, ValueError):
-        return False
-
-
 def cell_text(value: Any) -> str:
     """A cell as text: missing cells become ``""``; other values ``str(value)``."""
-    return "" if is_empty(value) else str(value)
+    return "" if is_missing(value, blank=True) else str(value)
 
 
 def parse_number(value: Any, *, file: str, row: int | None, column: str) -> float | None:
     """A cell as a float, ``None`` when empty; a non-numeric cell raises `DatasetError`."""
-    if is_empty(value):
+    if is_missing(value, blank=True):
         return None
     if isinstance(value, bool):
         raise DatasetError(f"{value!r} is not a number", file=file, row=row, column=column)
@@ -108,7 +93,7 @@ def parse_number(value: Any, *, file: str, row: int | None, column: str) -> floa
 
 def parse_int(value: Any, *, file: str, row: int | None, column: str) -> int | None:
     """A cell as an int, ``None`` when empty; ``"2.5"`` or ``"x"`` raise `DatasetError`."""
-    if is_empty(value):
+    if is_missing(value, blank=True):
         return None
     if isinstance(value, bool):
         raise DatasetError(f"{value!r} is not an integer", file=file, row=row, column=column)
@@ -136,7 +121,7 @@ def split_keywords(value: Any) -> list[str]:
     """
     if isinstance(value, list | tuple):
         parts = [str(part) for part in value]
-    elif is_empty(value):
+    elif is_missing(value, blank=True):
         return []
     else:
         parts = str(value).split("|")

@@ -13,7 +13,6 @@ from workbench.datasets._schema import (
     SPAN_LABELS,
     SPAN_ROLES,
     cell_text,
-    is_empty,
     parse_int,
 )
 from workbench.datasets._validate import (
@@ -23,11 +22,14 @@ from workbench.datasets._validate import (
     _check_unique,
     _choice,
     _error,
+    _extra_values,
     _extras,
     _known_items,
     _records,
     _required_text,
+    _sample_alias,
 )
+from workbench.text import is_missing
 
 __all__ = ["validate_spans"]
 
@@ -78,6 +80,7 @@ def validate_spans(
         does not fit the label, a duplicate ``(item_id, label, answer_model,
         unit_id)``.
     """
+    frame = _sample_alias(frame)
     _check_columns(frame, "spans", file)
     extras = _extras(frame, "spans")
     known = _known_items(items)
@@ -87,7 +90,7 @@ def validate_spans(
         for item_id, model, sample, text in zip(
             responses["item_id"],
             responses["answer_model"],
-            responses["sample"],
+            responses["answer_sample"],
             responses["response"],
             strict=True,
         ):
@@ -105,7 +108,7 @@ def validate_spans(
         label = _choice(record, "label", SPAN_LABELS, file=file, row=row)
         source = _required_text(record, "text_source", file=file, row=row)
         answer_model = cell_text(record.get("answer_model")).strip()
-        sample = parse_int(record.get("sample"), file=file, row=row, column="sample") or 0
+        sample = parse_int(record.get("answer_sample"), file=file, row=row, column="answer_sample") or 0
         if label in ("unit", "missing") and source != REFERENCE_SOURCE:
             raise _error(
                 f"a {label!r} span lies in the reference: text_source must be "
@@ -187,7 +190,7 @@ def validate_spans(
             )
         piece = text[start:end]
         given = record.get("text")
-        if not is_empty(given) and str(given) != piece:
+        if not is_missing(given, blank=True) and str(given) != piece:
             raise _error(
                 f"text {str(given)[:40]!r} differs from the characters "
                 f"[{start}, {end}) of the {source}: {piece[:40]!r}",
@@ -214,9 +217,9 @@ def validate_spans(
             "answer_model": answer_model,
             "text": piece,
         }
-        out.update({c: ("" if is_empty(record.get(c)) else record.get(c)) for c in extras})
-        if "sample" in extras:
-            out["sample"] = sample
+        out.update(_extra_values(record, extras))
+        if "answer_sample" in extras:
+            out["answer_sample"] = sample
         rows.append(out)
     result = _build(rows, "spans", extras)
     result["start"] = result["start"].astype(int)

@@ -23,12 +23,12 @@ from workbench.datasets._schema import (
     REQUIRED_COLUMNS,
     RUBRIC_KINDS,
     cell_text,
-    is_empty,
     parse_int,
     parse_number,
     split_keywords,
 )
 from workbench.errors import DatasetError
+from workbench.text import is_missing
 
 __all__ = [
     "validate_human_scores",
@@ -63,6 +63,13 @@ def _check_columns(frame: pd.DataFrame, table: str, file: str) -> None:
             )
 
 
+def _sample_alias(frame: pd.DataFrame) -> pd.DataFrame:
+    """Files may name the repeat index ``sample``; the tables call it ``answer_sample``."""
+    if isinstance(frame, pd.DataFrame) and "sample" in frame.columns and "answer_sample" not in frame.columns:
+        return frame.rename(columns={"sample": "answer_sample"})
+    return frame
+
+
 def _records(frame: pd.DataFrame) -> Iterator[tuple[int, dict[str, Any]]]:
     for position, record in enumerate(frame.to_dict("records")):
         yield position + 1, record
@@ -70,7 +77,7 @@ def _records(frame: pd.DataFrame) -> Iterator[tuple[int, dict[str, Any]]]:
 
 def _required_text(record: dict, column: str, *, file: str, row: int, strip: bool = True) -> str:
     value = record.get(column)
-    if is_empty(value):
+    if is_missing(value, blank=True):
         raise _error("empty required field", file=file, row=row, column=column)
     text = str(value)
     return text.strip() if strip else text
@@ -115,6 +122,11 @@ def _extras(frame: pd.DataFrame, table: str) -> list[str]:
     return [str(c) for c in frame.columns if str(c) not in canonical]
 
 
+def _extra_values(record: dict, extras: list[str]) -> dict:
+    """The record's values of the non-canonical columns, a missing one as ``""``."""
+    return {c: "" if is_missing(record.get(c), blank=True) else record.get(c) for c in extras}
+
+
 def _build(rows: list[dict], table: str, extras: list[str]) -> pd.DataFrame:
     columns = list(CANONICAL_COLUMNS[table]) + extras
     out = pd.DataFrame(rows, columns=columns)
@@ -148,10 +160,13 @@ def validate_items(
     Raises
     ------
     DatasetError
-        Missing column, empty required field, ``lang`` outside ja/en/zh, duplicate
-        ``item_id``, or a ``source_item`` that is not an item of the table.
+        Missing column, no rows (a file with only its header: nothing could be judged),
+        empty required field, ``lang`` outside ja/en/zh, duplicate ``item_id``, or a
+        ``source_item`` that is not an item of the table.
     """
     _check_columns(frame, "items", file)
+    if frame.empty:
+        raise DatasetError("no items: the table has a header but no data rows", file=file)
     extras = _extras(frame, "items")
     rows: list[dict] = []
     seen: dict = {}
@@ -177,9 +192,7 @@ def validate_items(
             "perturbation": perturbation,
             "source_item": source_item,
         }
-        for column in extras:
-            value = record.get(column)
-            out[column] = "" if is_empty(value) else value
+        out.update(_extra_values(record, extras))
         rows.append(out)
     known = {r["item_id"] for r in rows}
     for row, out in enumerate(rows, start=1):
@@ -263,7 +276,7 @@ def validate_rubric(
             "weight": float("nan") if weight is None else weight,
             "kind": kind,
         }
-        out.update({c: ("" if is_empty(record.get(c)) else record.get(c)) for c in extras})
+        out.update(_extra_values(record, extras))
         rows.append(out)
     result = _build(rows, "rubric", extras)
     result["weight"] = result["weight"].astype(float)
@@ -293,12 +306,14 @@ def validate_responses(
     Raises
     ------
     DatasetError
-        Missing column, empty required field, ``sample`` not a non-negative integer,
-        duplicate ``(item_id, answer_model, sample)``, unknown ``item_id``.
+        Missing column, empty required field, ``answer_sample`` not a non-negative
+        integer, duplicate ``(item_id, answer_model, answer_sample)``, unknown ``item_id``.
     """
-    _check_columns(frame, "responses", file)
-    extras = _extras(frame, "responses")
-    has_sample = "sample" in {str(c) for c in frame.columns}
+    _check_columns(_sample_alias(frame), "responses", file)
+    columns = {str(c) for c in frame.columns}
+    sample_col = "sample" if "sample" in columns and "answer_sample" not in columns else "answer_sample"
+    extras = [c for c in _extras(frame, "responses") if c != sample_col]
+    has_sample = sample_col in columns
     known = _known_items(items)
     rows: list[dict] = []
     seen: dict = {}
@@ -308,16 +323,16 @@ def validate_responses(
         answer_model = _required_text(record, "answer_model", file=file, row=row)
         sample = 0
         if has_sample:
-            parsed = parse_int(record.get("sample"), file=file, row=row, column="sample")
+            parsed = parse_int(record.get(sample_col), file=file, row=row, column=sample_col)
             if parsed is None:
-                raise _error("empty required field", file=file, row=row, column="sample")
+                raise _error("empty required field", file=file, row=row, column=sample_col)
             if parsed < 0:
-                raise _error(f"sample {parsed} is negative", file=file, row=row, column="sample")
+                raise _error(f"{sample_col} {parsed} is negative", file=file, row=row, column=sample_col)
             sample = parsed
         _check_unique(
             seen,
             (item_id, answer_model, sample),
-            what="(item_id, answer_model, sample)",
+            what="(item_id, answer_model, answer_sample)",
             file=file,
             row=row,
             column="answer_model",
@@ -326,13 +341,13 @@ def validate_responses(
         out = {
             "item_id": item_id,
             "answer_model": answer_model,
-            "sample": sample,
+            "answer_sample": sample,
             "response": response,
         }
-        out.update({c: ("" if is_empty(record.get(c)) else record.get(c)) for c in extras})
+        out.update(_extra_values(record, extras))
         rows.append(out)
     result = _build(rows, "responses", extras)
-    result["sample"] = result["sample"].astype(int)
+    result["answer_sample"] = result["answer_sample"].astype(int)
     return result
 
 
@@ -362,6 +377,7 @@ def validate_human_scores(
         Missing column, empty required field, ``score`` not a number, duplicate
         ``(item_id, answer_model, rater, dimension[, sample])``, unknown ``item_id``.
     """
+    frame = _sample_alias(frame)
     _check_columns(frame, "human_scores", file)
     extras = _extras(frame, "human_scores")
     known = _known_items(items)
@@ -376,7 +392,7 @@ def validate_human_scores(
         score = parse_number(record.get("score"), file=file, row=row, column="score")
         if score is None:
             raise _error("empty required field", file=file, row=row, column="score")
-        key = (item_id, answer_model, rater, dimension, cell_text(record.get("sample")).strip())
+        key = (item_id, answer_model, rater, dimension, cell_text(record.get("answer_sample")).strip())
         _check_unique(
             seen,
             key,
@@ -392,7 +408,7 @@ def validate_human_scores(
             "dimension": dimension,
             "score": score,
         }
-        out.update({c: ("" if is_empty(record.get(c)) else record.get(c)) for c in extras})
+        out.update(_extra_values(record, extras))
         rows.append(out)
     result = _build(rows, "human_scores", extras)
     result["score"] = result["score"].astype(float)

@@ -4,9 +4,11 @@ The release keeps every artefact as JSON lists under ``deploy_medical_llm_evalua
 the questions per category, each answering model's answers per category and
 iteration, the judge's (GPT-4o, temperature 0) replies with and without the gold
 answer, the judge prompts, and the judged rephrased gold answers (the upper bound).
-`load_release` turns them into long frames; `write_cache_import` turns the (prompt,
-reply) pairs into a file for ``workbench cache import`` so the release's real judge
-calls can be replayed.
+`load_release` turns them into long frames (judge replies as raw text: scores come
+from ``workbench.judges.parse_dimension_reply`` with `RELEASE_KEYS` and `SCORE_RANGE`);
+`release_replies` lists the (prompt, reply) pairs, which
+``workbench.llm.write_replay_file`` writes for ``workbench cache import`` so the
+release's real judge calls can be replayed.
 
 Layout read (``<folder>`` is the answering model's folder, ``<stem>`` the model name
 in the file name — they can differ: ``Llama_cluster`` holds ``Llama_…`` files):
@@ -18,6 +20,7 @@ in the file name — they can differ: ``Llama_cluster`` holds ``Llama_…`` file
 - ``model_answers/prompted_model_answers/<folder>/prompted_<stem>_…`` and
   ``model_answers/prompted_unsupervised_model_answers/<folder>/unsupervised_prompted_<stem>_…``
 - ``gold_standard_rephrasing/results-GPT-score-rephrased/GPT-score_rephrased_true_answers_…``
+- ``f1_raw.csv``: the release's own MedSynF1 per answer (read by `load_f1`)
 
 Only files directly inside ``<folder>`` are read: folders of older runs (``old*``,
 ``*_old``, ``old_api*``, ``.ipynb_checkpoints``, hidden folders) and any deeper
@@ -45,17 +48,19 @@ from workbench.datasets._release import (
     record_at,
     relative,
 )
-from workbench.errors import DatasetError, ParseError
+from workbench.errors import DatasetError
 
 __all__ = [
     "DIMENSIONS",
     "PAPER_CATEGORY",
     "RELEASE_KEYS",
     "REPHRASED_MODEL",
+    "SCORE_RANGE",
+    "F1_FILE",
     "default_display_names",
+    "load_f1",
     "load_release",
-    "parse_judgment",
-    "write_cache_import",
+    "release_replies",
 ]
 
 DIMENSIONS = ("comprehension", "reasoning", "knowledge_recall", "demographic_bias", "harm")
@@ -65,13 +70,16 @@ RELEASE_KEYS = {dim: f"question {i}" for i, dim in enumerate(DIMENSIONS, start=1
 """Dimension -> the key of the judge reply's JSON object in the release."""
 
 SCORE_RANGE = (0, 5)
+"""The closed range of every MedGPT dimension score."""
+
 REPHRASED_MODEL = "rephrased_true_answers"
 """``answer_model`` of the judged rephrased gold answers (the paper's upper bound)."""
 
-PAPER_CATEGORY = {1: 1, 2: 2, 3: 3, 5: 4}
-"""Release category -> the paper's category. Release 5 holds the category-3 vignettes
-with an injected cognitive-bias sentence (the paper's category 4); release 4
-(demographic/ethics prompts) and 6 are not analysed in the paper and map to NA."""
+PAPER_CATEGORY = {1: 1, 2: 2, 3: 3, 4: 5, 5: 4}
+"""Release category -> the paper's category. Release 5 holds the category-3 vignettes,
+in the same order, with an injected cognitive-bias sentence (the paper's category 4);
+release 4 holds the 11 demographic/ethics questions (the paper's category 5, pooled in
+its Table 2); release 6 is not in the paper and maps to NA."""
 
 _DISPLAY_NAMES = (
     ("Claude", "Claude 3.5 Sonnet v2"),
@@ -112,34 +120,6 @@ def default_display_names() -> pd.DataFrame:
 
 def _text(value) -> str | None:
     return value if isinstance(value, str) else None
-
-
-def parse_judgment(reply: str | None) -> dict[str, tuple[float, bool, str]]:
-    """Parse one MedGPT judge reply dimension by dimension.
-
-    Each dimension is parsed on its own with ``workbench.judges.parse_reply`` and the
-    schema ``{"question k": (0, 5)}``, so one bad value (``"2-3"``) makes only that
-    dimension missing. A reply without a JSON object fails every dimension.
-
-    Returns
-    -------
-    dict
-        dimension -> ``(score, parse_ok, error)``; ``score`` is NaN (never 0) when
-        ``parse_ok`` is False, and ``error`` then says why.
-    """
-    from workbench.judges import parse_reply
-
-    out: dict[str, tuple[float, bool, str]] = {}
-    if reply is None:
-        return {dim: (float("nan"), False, "no reply in the release") for dim in DIMENSIONS}
-    for dim in DIMENSIONS:
-        key = RELEASE_KEYS[dim]
-        try:
-            value = parse_reply(reply, {key: SCORE_RANGE})[key]
-            out[dim] = (float(value), True, "")
-        except ParseError as exc:
-            out[dim] = (float("nan"), False, str(exc))
-    return out
 
 
 def _display_map(display_names) -> dict[str, str]:
@@ -194,7 +174,7 @@ def load_release(
     -------
     dict of DataFrame
         ``questions``: ``category`` (release numbering, int), ``paper_category``
-        (Int64, NA for release 4 and 6), ``question_index`` (0-based), ``item_id``
+        (Int64: release 4 -> 5, 5 -> 4, NA for release 6), ``question_index`` (0-based), ``item_id``
         (``"<category>.<question_index + 1>"``, the paper's "question 3.5"
         notation in release numbering), ``question``, ``true_answer``.
 
@@ -207,8 +187,10 @@ def load_release(
         iteration, reference given, dimension): ``answer_model``, ``display_name``,
         ``category``, ``paper_category``, ``question_index``, ``item_id``,
         ``iteration``, ``reference_given`` (bool), ``dimension`` (`DIMENSIONS`),
-        ``score`` (float, NaN when not parsed — never 0), ``parse_ok``, ``error``,
-        ``raw_reply``, ``file``. The judged rephrased gold answers are the rows with
+        ``raw_reply`` (the judge's reply text, None when absent), ``file``. The reply
+        holds every dimension's score under its `RELEASE_KEYS` key; parse it with
+        ``workbench.judges.parse_dimension_reply(raw_reply, RELEASE_KEYS, SCORE_RANGE)``.
+        The judged rephrased gold answers are the rows with
         ``answer_model == "rephrased_true_answers"``.
 
         ``prompts``: ``answer_model``, ``category``, ``question_index``,
@@ -302,15 +284,12 @@ def load_release(
                     reply = record.get("response")
                     if reply is not None and not isinstance(reply, str):
                         reply = json.dumps(reply, ensure_ascii=False)
-                    for dim, (score, ok, error) in parse_judgment(reply).items():
+                    for dim in DIMENSIONS:
                         judgment_rows.append(
                             {
                                 **where,
                                 "reference_given": source.reference_given,
                                 "dimension": dim,
-                                "score": score,
-                                "parse_ok": ok,
-                                "error": error,
                                 "raw_reply": reply,
                             }
                         )
@@ -342,10 +321,8 @@ def load_release(
     answers = finish(answers_rows, [*key, "stem", "question", "answer", "true_answer", "file"])
     judgments = finish(
         judgment_rows,
-        [*key, "reference_given", "dimension", "score", "parse_ok", "error", "raw_reply", "file"],
+        [*key, "reference_given", "dimension", "raw_reply", "file"],
     )
-    judgments["score"] = judgments["score"].astype(float)
-    judgments["parse_ok"] = judgments["parse_ok"].astype(bool)
     judgments["reference_given"] = judgments["reference_given"].astype(bool)
     prompts = finish(
         prompt_rows,
@@ -381,15 +358,76 @@ def load_release(
     }
 
 
-def write_cache_import(
+F1_FILE = "f1_raw.csv"
+"""The release's own MedSynF1 per answer, beside ``model_answers/``."""
+
+_F1_PREFIX = "synonyms_lemmatized_"
+_F1_SUFFIX = "_dict"
+
+
+def load_f1(path: str | Path, *, display_names=None) -> pd.DataFrame | None:
+    """The release's own MedSynF1 (``f1_raw.csv``), or None when the release has none.
+
+    The file holds one row per NLP model, answering model, category, iteration and
+    question, with F1 variants side by side; the paper's MedSynF1 is the
+    ``synonyms_lemmatized_{precision,recall,f1}_dict`` columns (GPT-built synonym
+    dictionary, lemmatised). Columns read: ``nlp_model``, ``model`` (the answering
+    model's folder), ``category_id`` (release numbering), ``iteration_number`` (1-based),
+    ``question_index`` (0-based); the file's first, unnamed column (a pandas index) is
+    ignored. When several ``nlp_model`` values are present, the first one in the file
+    is kept (``nlp_model`` says which).
+
+    Returns
+    -------
+    DataFrame or None
+        ``answer_model``, ``display_name``, ``category``, ``paper_category``,
+        ``question_index``, ``item_id``, ``iteration``, ``precision``, ``recall``,
+        ``f1``, ``nlp_model``.
+
+    Raises
+    ------
+    DatasetError
+        The file lacks one of those columns (naming it) or is not CSV.
+    """
+    file = release_root(path) / F1_FILE
+    if not file.exists():
+        return None
+    try:
+        raw = pd.read_csv(file)
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise DatasetError(f"not a CSV file ({exc})", file=F1_FILE) from None
+    measures = {f"{_F1_PREFIX}{m}{_F1_SUFFIX}": m for m in ("precision", "recall", "f1")}
+    needed = ["nlp_model", "model", "category_id", "iteration_number", "question_index",
+              *measures]
+    missing = [c for c in needed if c not in raw.columns]
+    if missing:
+        raise DatasetError(f"missing column(s) {', '.join(missing)}", file=F1_FILE,
+                           column=missing[0])
+    raw = raw[raw["nlp_model"] == raw["nlp_model"].iloc[0]] if len(raw) else raw
+    names = _display_map(display_names)
+    category = raw["category_id"].astype(int)
+    index = raw["question_index"].astype(int)
+    out = pd.DataFrame({
+        "answer_model": raw["model"].astype(str),
+        "display_name": [names.get(m, m) for m in raw["model"].astype(str)],
+        "category": category,
+        "paper_category": _paper_category(category),
+        "question_index": index,
+        "item_id": [_item_id(c, i) for c, i in zip(category, index, strict=True)],
+        "iteration": raw["iteration_number"].astype(int),
+        **{name: raw[column].astype(float) for column, name in measures.items()},
+        "nlp_model": raw["nlp_model"],
+    })
+    return out.reset_index(drop=True)
+
+
+def release_replies(
     release: Mapping[str, pd.DataFrame],
-    path: str | Path,
     *,
     judge_model: str = "gpt-4o",
     temperature: float = 0.0,
-    backend: str = "openai",
-) -> int:
-    """Write the release's (judge prompt, judge reply) pairs as a cache-import file.
+) -> pd.DataFrame:
+    """The release's judge calls as requests and replies, to replay them from the cache.
 
     Each prompt of ``release["prompts"]`` is paired with the reply in
     ``release["judgments"]`` of the same answer model, category, iteration, question
@@ -397,39 +435,39 @@ def write_cache_import(
     ``judge_model`` at ``temperature`` (the paper's judge: GPT-4o at temperature 0;
     the release stores no system message), sample 0; the reply is the raw judge text,
     kept even when it does not parse, so a replay fails to parse exactly as the
-    original did. Prompts without a reply and replies without a prompt are not
-    written. Token counts, cost and latency are unknown and recorded as 0.
+    original did. Prompts without a reply and replies without a prompt are left out.
 
-    After ``workbench cache import FILE``, ``workbench.llm.complete(judge_model,
-    [{"role": "user", "content": prompt}], temperature=temperature)`` replays the
-    release's reply from the cache.
+    ``workbench.llm.write_replay_file(frame.to_dict("records"), FILE, backend="openai")``
+    writes them for ``workbench cache import FILE``; after it,
+    ``workbench.llm.complete(judge_model, [{"role": "user", "content": prompt}],
+    temperature=temperature)`` replays the release's reply from the cache.
 
     Parameters
     ----------
     release : dict of DataFrame
         What `load_release` returned.
-    path : str or Path
-        The JSONL file to write (one cache entry per line, the format of
-        ``workbench cache export``).
-    judge_model, temperature, backend
-        Recorded in every entry (``backend``: the provider that served the calls).
+    judge_model, temperature
+        The request's model and temperature.
 
     Returns
     -------
-    int
-        Number of entries written (identical requests are written once).
+    DataFrame
+        One row per paired prompt, in the order of ``release["prompts"]``: ``model``,
+        ``messages`` (``[{"role": "user", "content": prompt}]``), ``temperature``,
+        ``text`` (the reply) and ``source`` (``"HIVMedQA release: <file>"``).
     """
-    from workbench.datasets._cache_lines import write_cache_file
-
     judgments = release["judgments"]
     keys = ["answer_model", "category", "iteration", "question_index", "reference_given"]
     replies = judgments.drop_duplicates(keys).set_index(keys)["raw_reply"].to_dict()
-    pairs = []
+    rows = []
     for record in release["prompts"].to_dict("records"):
         reply = replies.get(tuple(record[k] for k in keys))
         if isinstance(record["prompt"], str) and isinstance(reply, str):
-            messages = [{"role": "user", "content": record["prompt"]}]
-            pairs.append((messages, reply, f"HIVMedQA release: {record['file']}"))
-    return write_cache_file(
-        pairs, path, model=judge_model, temperature=temperature, backend=backend
-    )
+            rows.append({
+                "model": judge_model,
+                "messages": [{"role": "user", "content": record["prompt"]}],
+                "temperature": temperature,
+                "text": reply,
+                "source": f"HIVMedQA release: {record['file']}",
+            })
+    return pd.DataFrame(rows, columns=["model", "messages", "temperature", "text", "source"])

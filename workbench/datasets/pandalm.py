@@ -3,9 +3,12 @@
 Layout (below the PandaLM checkout): ``data/testset-v1.json`` holds the pairs
 ``{idx, motivation_app, cmp_key, instruction, input, response1, response2,
 annotator1, annotator2, annotator3}`` with each annotator label 0 (tie), 1 or 2;
-every other ``data/<judge>-testset-v1.json`` (e.g. ``gpt-3.5-turbo-testset-v1.json``)
-holds one judge's predictions ``{idx, gpt_result, gpt_reason, gpt_reference}`` where
-``gpt_result`` is ``"1"``, ``"2"``, ``"Tie"`` or an unparseable string.
+every other ``data/<judge>-testset-v1.json`` holds one judge's predictions
+``{idx, <p>_result, <p>_reason, <p>_reference}`` whose prefix ``<p>`` differs by file:
+``gpt-3.5-turbo-testset-v1.json`` uses ``gpt_result`` (strings ``"1"``, ``"2"``,
+``"Tie"`` or unparseable text), ``pandalm-7b-testset-v1.json`` uses ``pandalm_result``
+(integers 0, 1, 2). The verdict field of a file is the one ``*_result`` key its records
+hold.
 
 References
 ----------
@@ -62,6 +65,20 @@ def _root(path: Path) -> Path:
     raise DatasetError(f"not a PandaLM checkout: {TESTSET_FILE} not found", file=str(path))
 
 
+def _result_field(records: list, label: str) -> str:
+    """The one ``*_result`` key of a judge file's records (``gpt_result``, ``pandalm_result``)."""
+    fields = sorted({key for record in records if isinstance(record, dict)
+                     for key in record if key.endswith("_result")})
+    if len(fields) != 1:
+        found = ", ".join(fields) or "none"
+        raise DatasetError(
+            f"no verdict field: expected exactly one '*_result' key in the records, "
+            f"found {found}",
+            file=label,
+        )
+    return fields[0]
+
+
 def _idx(record: dict, index: int, label: str) -> int:
     value = record.get("idx")
     if isinstance(value, bool) or not isinstance(value, int | str):
@@ -99,7 +116,9 @@ def load_release(path: str | Path) -> dict[str, pd.DataFrame]:
     ------
     DatasetError
         A file is missing or malformed, an annotator label is not 0/1/2, an ``idx``
-        is not an integer or repeats (naming the file, record index and field).
+        is not an integer or repeats (naming the file, record index and field); a
+        judge file has no single ``*_result`` field, or none of its verdicts parses
+        (a judge that cannot be read is an error, never a kappa of 0).
     """
     root = _root(Path(path))
     label = TESTSET_FILE
@@ -151,21 +170,34 @@ def load_release(path: str | Path) -> dict[str, pd.DataFrame]:
             continue
         file_label = relative(file, root)
         records = read_json_list(file, label=file_label)
+        if not records:
+            continue
+        field = _result_field(records, file_label)
+        reason = field[: -len("_result")] + "_reason"
+        rows = []
         for index in range(len(records)):
             record = record_at(records, index, label=file_label)
-            raw = record.get("gpt_result")
+            raw = record.get(field)
             verdict = parse_verdict(raw)
-            predictions.append(
+            rows.append(
                 {
                     "idx": _idx(record, index, file_label),
                     "judge": judge,
                     "verdict": verdict,
                     "parse_ok": verdict is not None,
                     "raw_result": raw,
-                    "reason": record.get("gpt_reason"),
+                    "reason": record.get(reason),
                     "file": file_label,
                 }
             )
+        if not any(row["parse_ok"] for row in rows):
+            raise DatasetError(
+                f"all {len(rows)} verdicts in {field!r} are unparsed "
+                "(expected 0/1/2 or '1'/'2'/'Tie')",
+                file=file_label,
+                column=field,
+            )
+        predictions.extend(rows)
     pred_frame = pd.DataFrame(
         predictions, columns=["idx", "judge", "verdict", "parse_ok", "raw_result", "reason", "file"]
     )

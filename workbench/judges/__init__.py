@@ -1,41 +1,37 @@
-"""Judging protocols, prompt templates and reply parsing (DESIGN §4).
+"""Judging protocols and reply parsing (DESIGN §4).
 
 ``run_judging(items, spec)`` runs one protocol over an items frame and returns the long
 results frame (:data:`RESULT_COLUMNS`); ``JudgeSpec`` configures it; ``parse_reply``
-parses a judge reply by the seed-003 binding rule; templates are files under
-``templates/`` rendered by ``render``. ``Design`` / ``expand_design`` / ``estimate`` /
+parses a judge reply by the seed-003 binding rule. Each protocol is a list of stages
+(plan the calls, send them, read the replies) walked by ``run_judging`` and, against
+the cache, by ``estimate``. ``Design`` / ``expand_design`` / ``estimate`` /
 ``run_design`` cross judges x protocols x temperatures x trials x perturbations and
-report, before any spend, the calls, cache hits, tokens and cost per model.
+report, before any spend, the calls, cache hits, tokens and cost per model. The prompt
+templates live in :mod:`workbench.prompts` (re-exported here: ``render``,
+``load_template`` …).
 """
 
 from __future__ import annotations
 
 from workbench.judges._columns import COLUMN_DOCS, CORE_COLUMNS, EXTRA_COLUMNS, RESULT_COLUMNS
-from workbench.judges._design import (
-    COMPLETION_TOKENS,
-    Design,
-    PlannedCall,
-    Run,
-    estimate,
-    estimate_tokens,
-    expand_design,
-    plan_requests,
-    run_design,
-)
+from workbench.judges._design import Design, Run, expand_design, run_design
+from workbench.judges._estimate import PlannedCall, estimate, plan_requests
 from workbench.judges._format import OutputSpec, output_spec
-from workbench.judges._interpret import checklist_scores, geval_score, parse_detection, parse_units
-from workbench.judges._items import detect_lang
+from workbench.judges._interpret import checklist_scores, geval_score
 from workbench.judges._parse import (
     extract_json_object,
+    parse_dimension_reply,
     parse_fields,
     parse_reply,
     parse_score_only,
     parse_verdict,
 )
+from workbench.judges._protocols import COMPLETION_TOKENS, estimate_tokens
 from workbench.judges._run import run_judging
 from workbench.judges._spans import detection_spans, units_table
 from workbench.judges._spec import PROTOCOLS, JudgeSpec
-from workbench.judges._templates import (
+from workbench.judges._units import parse_detection, parse_units
+from workbench.prompts import (
     BLOCK_TAGS,
     Template,
     list_templates,
@@ -45,6 +41,7 @@ from workbench.judges._templates import (
     template_ids,
     wrap_block,
 )
+from workbench.text import detect_lang
 
 __all__ = [
     "BLOCK_TAGS",
@@ -73,6 +70,7 @@ __all__ = [
     "load_template",
     "output_spec",
     "parse_detection",
+    "parse_dimension_reply",
     "parse_fields",
     "parse_reply",
     "parse_score_only",

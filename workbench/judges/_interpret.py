@@ -1,4 +1,6 @@
-"""Reading replies into result rows: scores, verdicts, G-Eval weighting, checklist totals."""
+"""Reading replies into result rows: scores, verdicts, G-Eval weighting, detections,
+checklist totals. Every ``rows_*`` function takes a planned :class:`Call` and its result
+(a ``Completion`` or a ``CallFailure``) and returns the call's rows."""
 
 from __future__ import annotations
 
@@ -10,28 +12,52 @@ from typing import Any
 import pandas as pd
 
 from workbench.errors import ParseError
-from workbench.judges._columns import results_frame
-from workbench.judges._parse import parse_fields, parse_score_only, parse_verdict
+from workbench.judges._columns import RESULT_COLUMNS, results_frame
+from workbench.judges._parse import (
+    count_json_objects,
+    count_verdicts,
+    parse_fields,
+    parse_score_only,
+    parse_verdict,
+    utf8_text,
+)
 from workbench.judges._plan import Call
-from workbench.llm import model_backend
+from workbench.judges._units import ROLES, parse_detection
+from workbench.llm import CallFailure, Completion, model_backend
+
+#: What a sent (or not sent) call comes back as.
+Result = Completion | CallFailure
 
 _EXPLANATION_FIELDS = ("explanation", "rationale", "reason")
 _VERDICT_MAP = {0: {"A": "A", "B": "B", "C": "tie"}, 1: {"A": "B", "B": "A", "C": "tie"}}
 _VERDICT_SCORE = {"A": 1.0, "B": 0.0, "tie": 0.5}
-ROLES = ("gist", "detail")
 
 
-def apply_result(row: dict, call: Call, result: Any) -> str | None:
+def reply_text(result: Completion) -> str:
+    """The text of a reply as the parsers read it: ``""`` for none, surrogates replaced
+    (:func:`~workbench.judges._parse.utf8_text`), so no reply can crash a later request
+    or the results file."""
+    return "" if result.text is None else utf8_text(str(result.text))
+
+
+def apply_result(row: dict, call: Call, result: Result) -> str | None:
     """Copy the call's bookkeeping into ``row``; return the reply text (None on failure)."""
-    if getattr(result, "ok", False):
+    if isinstance(result, Completion):
+        text = reply_text(result)
         row.update(cache_key=result.key, backend=result.backend or model_backend(call.request.model),
                    cost_usd=float(result.cost_usd or 0.0), latency_s=float(result.latency_s),
-                   cached=bool(result.cached), raw_reply=result.text)
-        return result.text
-    row.update(cache_key=getattr(result, "key", None), backend=model_backend(call.request.model),
-               cost_usd=0.0, cached=False, parse_ok=False, score=math.nan,
-               error=f"{getattr(result, 'error_type', 'other')}: {getattr(result, 'message', result)}")
+                   cached=bool(result.cached), raw_reply=None if result.text is None else text)
+        return text
+    row.update(cache_key=_key(result), backend=model_backend(call.request.model), cost_usd=0.0,
+               cached=False, parse_ok=False, score=math.nan,
+               error=f"{result.error_type}: {result.message}")
     return None
+
+
+def _key(result: Result) -> str | None:
+    """The cache key a row records for ``result``: none for a call that was not sent
+    because an earlier stage failed (``not_run``: it has no cache entry)."""
+    return None if isinstance(result, CallFailure) and result.error_type == "not_run" else result.key
 
 
 def _fail(row: dict, exc: Exception) -> dict:
@@ -49,12 +75,13 @@ def _explanation(fields: dict) -> tuple[str | None, str | None]:
     return None, None
 
 
-def rows_score(call: Call, result: Any) -> list[dict]:
+def rows_score(call: Call, result: Result) -> list[dict]:
     """One JSON score (holistic, holistic_simple, one dimension per call)."""
     row = dict(call.row)
     text = apply_result(row, call, result)
     if text is None:
         return [row]
+    row["n_candidates"] = count_json_objects(text)
     fields = parse_fields(text, call.out.schema)
     value = fields[call.out.numeric[0]]
     if isinstance(value, ParseError):
@@ -64,12 +91,14 @@ def rows_score(call: Call, result: Any) -> list[dict]:
     return [row]
 
 
-def rows_multi(call: Call, result: Any) -> list[dict]:
+def rows_multi(call: Call, result: Result) -> list[dict]:
     """Several dimensions from one JSON reply (MedGPT): one row per dimension; a bad
     value costs only its own row. The call's cost sits on the first row."""
     base = dict(call.row)
     text = apply_result(base, call, result)
     rows = []
+    if text is not None:
+        base["n_candidates"] = count_json_objects(text)
     fields = parse_fields(text, call.out.schema) if text is not None else {}
     explanation, note = _explanation(fields) if fields else (None, None)
     for k, dim in enumerate(call.info["dimensions"]):
@@ -86,12 +115,13 @@ def rows_multi(call: Call, result: Any) -> list[dict]:
     return rows
 
 
-def rows_checklist(call: Call, result: Any) -> list[dict]:
+def rows_checklist(call: Call, result: Result) -> list[dict]:
     """One checklist item: score 1.0 met / 0.0 not met, verdict True/False."""
     row = dict(call.row)
     text = apply_result(row, call, result)
     if text is None:
         return [row]
+    row["n_candidates"] = count_json_objects(text)
     fields = parse_fields(text, call.out.schema)
     met = fields["criteriaMet"]
     if isinstance(met, ParseError):
@@ -103,12 +133,13 @@ def rows_checklist(call: Call, result: Any) -> list[dict]:
     return [row]
 
 
-def rows_verdict(call: Call, result: Any) -> list[dict]:
+def rows_verdict(call: Call, result: Result) -> list[dict]:
     """A pairwise verdict, mapped back to the items' numbering (order 1 shows b first)."""
     row = dict(call.row)
     text = apply_result(row, call, result)
     if text is None:
         return [row]
+    row["n_candidates"] = count_verdicts(text)
     try:
         shown = parse_verdict(text)
     except ParseError as exc:
@@ -118,6 +149,23 @@ def rows_verdict(call: Call, result: Any) -> list[dict]:
     row.update(verdict=verdict, verdict_shown=shown, score=_VERDICT_SCORE[verdict], parse_ok=True,
                explanation=text[:cut].strip() or None)
     return [row]
+
+
+def _real(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _score_token(token: Any) -> int | None:
+    """The integer a token spells (stripped, optionally negative), else None."""
+    if not isinstance(token, str | int) or isinstance(token, bool):
+        return None
+    text = str(token).strip()
+    if not text.lstrip("-").isdigit():
+        return None
+    try:
+        return int(text)
+    except ValueError:  # digits int() does not read ('²'), or past the digit limit
+        return None
 
 
 def geval_score(logprobs: Sequence[dict] | None, low: int, high: int) -> tuple[float, dict[int, float]]:
@@ -165,28 +213,35 @@ def geval_score(logprobs: Sequence[dict] | None, low: int, high: int) -> tuple[f
     """
     if not logprobs:
         raise ParseError("no log-probabilities in the reply")
+    if not isinstance(logprobs, list):
+        raise ParseError(f"log-probabilities are not a list: {type(logprobs).__name__}")
     allowed = range(int(low), int(high) + 1)
     for position in logprobs:
-        candidates = list(position.get("top_logprobs") or [])
+        if not isinstance(position, dict):
+            continue
+        top = position.get("top_logprobs")
+        candidates = [c for c in top if isinstance(c, dict)] if isinstance(top, list) else []
         if position.get("token") is not None and all(c.get("token") != position["token"] for c in candidates):
             candidates.append({"token": position["token"], "logprob": position.get("logprob")})
         probs: dict[int, float] = {}
         for cand in candidates:
-            token = str(cand.get("token", "")).strip()
-            if not token.lstrip("-").isdigit():
-                continue
-            value = int(token)
+            value = _score_token(cand.get("token", ""))
             lp = cand.get("logprob")
-            if value in allowed and lp is not None and math.isfinite(lp):
-                probs[value] = probs.get(value, 0.0) + math.exp(lp)
+            if value in allowed and _real(lp) and math.isfinite(lp):
+                try:
+                    probs[value] = probs.get(value, 0.0) + math.exp(lp)
+                except OverflowError:
+                    raise ParseError(f"log-probability {lp} of token {value} is out of range") from None
         total = sum(probs.values())
+        if not math.isfinite(total):
+            raise ParseError("the log-probabilities of the score tokens add up to infinity")
         if probs and total > 0:
             dist = {s: p / total for s, p in sorted(probs.items())}
             return sum(s * p for s, p in dist.items()), dist
     raise ParseError(f"no score token {low}..{high} among the log-probabilities")
 
 
-def rows_geval_lp(call: Call, result: Any) -> list[dict]:
+def rows_geval_lp(call: Call, result: Result) -> list[dict]:
     """G-Eval with log-probabilities; returns [] when the provider gave none (auto mode
     then samples), which the caller decides."""
     row = dict(call.row, geval_mode="logprobs", geval_n=1, geval_n_parsed=0)
@@ -202,7 +257,7 @@ def rows_geval_lp(call: Call, result: Any) -> list[dict]:
     return [row]
 
 
-def rows_geval_samples(calls: list[Call], results: list[Any]) -> list[dict]:
+def rows_geval_samples(calls: list[Call], results: list[Result]) -> list[dict]:
     """G-Eval from n samples: the mean of the parsed bare scores (= sum of p(s)·s with p
     the empirical distribution). NaN and parse_ok=False only when no sample parsed; the
     count of parsed samples is in ``geval_n_parsed``."""
@@ -222,8 +277,9 @@ def rows_geval_samples(calls: list[Call], results: list[Any]) -> list[dict]:
             scores.append(float(parse_score_only(text, low, high)))
         except ParseError as exc:
             errors.append(f"parse: {exc}")
-    row.update(cache_key=getattr(results[0], "key", None), cached=cached, geval_n_parsed=len(scores),
-               raw_reply=json.dumps([getattr(r, "text", None) for r in results], ensure_ascii=False))
+    row.update(cache_key=_key(results[0]), cached=cached, geval_n_parsed=len(scores),
+               raw_reply=json.dumps([reply_text(r) if isinstance(r, Completion) else None for r in results],
+                                    ensure_ascii=False))
     if errors:
         row["error"] = f"{len(errors)} of {len(calls)} samples failed: " + "; ".join(dict.fromkeys(errors))
     if scores:
@@ -233,66 +289,7 @@ def rows_geval_samples(calls: list[Call], results: list[Any]) -> list[dict]:
     return [row]
 
 
-def check_units(value: Any) -> list[dict]:
-    """Validate meaning units ``[{"id", "role", "text"}]`` (ids default to u1, u2 …)."""
-    if not isinstance(value, list) or not value:
-        raise ParseError("units must be a non-empty JSON list")
-    units, seen = [], set()
-    for k, unit in enumerate(value):
-        if not isinstance(unit, dict):
-            raise ParseError(f"units[{k}] is not an object")
-        role = str(unit.get("role", "")).strip().lower()
-        text = unit.get("text")
-        if role not in ROLES:
-            raise ParseError(f"units[{k}].role {unit.get('role')!r} is not gist or detail")
-        if not isinstance(text, str) or not text.strip():
-            raise ParseError(f"units[{k}].text is empty")
-        uid = str(unit.get("id") or f"u{k + 1}")
-        if uid in seen:
-            raise ParseError(f"units[{k}].id {uid!r} is repeated")
-        seen.add(uid)
-        units.append({"id": uid, "role": role, "text": text})
-    return units
-
-
-def parse_units(text: str | None) -> list[dict]:
-    """The units of a decomposition reply (``{"units": list}``)."""
-    fields = parse_fields(text, {"units": list})
-    if isinstance(fields["units"], ParseError):
-        raise fields["units"]
-    return check_units(fields["units"])
-
-
-def parse_detection(text: str | None, units: list[dict]) -> dict[str, list[dict]]:
-    """The excess and missing items of a detection reply, each ``{"text", "role"}``;
-    a missing item may name a ``unit_id`` instead (text and role then come from it)."""
-    fields = parse_fields(text, {"excess": list, "missing": list})
-    by_id = {u["id"]: u for u in units}
-    out: dict[str, list[dict]] = {}
-    for label in ("excess", "missing"):
-        value = fields[label]
-        if isinstance(value, ParseError):
-            raise value
-        items = []
-        for k, item in enumerate(value):
-            if not isinstance(item, dict):
-                raise ParseError(f"{label}[{k}] is not an object")
-            unit = by_id.get(str(item.get("unit_id"))) if label == "missing" else None
-            role = str(item.get("role") or (unit["role"] if unit else "")).strip().lower()
-            text_ = item.get("text") or (unit["text"] if unit else None)
-            if role not in ROLES:
-                raise ParseError(f"{label}[{k}].role {item.get('role')!r} is not gist or detail")
-            if not isinstance(text_, str) or not text_.strip():
-                raise ParseError(f"{label}[{k}] has no text (and no known unit_id)")
-            entry = {"text": text_, "role": role}
-            if unit is not None:
-                entry["unit_id"] = unit["id"]
-            items.append(entry)
-        out[label] = items
-    return out
-
-
-def rows_detect(call: Call, result: Any, *, prep: dict) -> list[dict]:
+def rows_detect(call: Call, result: Result, *, prep: dict) -> list[dict]:
     """Four rows per detection (excess/missing x gist/detail): score = flagged items of the
     class / reference units of that role (seed 004 §5)."""
     base = dict(call.row, **prep)
@@ -302,6 +299,7 @@ def rows_detect(call: Call, result: Any, *, prep: dict) -> list[dict]:
     found = None
     error = None
     if text is not None:
+        base["n_candidates"] = count_json_objects(text)
         try:
             found = parse_detection(text, units)
         except ParseError as exc:
@@ -344,8 +342,6 @@ def _key_value(value: Any) -> Any:
 def checklist_totals(rows: Iterable[dict]) -> list[dict]:
     """Per-conversation ``total`` rows from checklist criterion rows (dicts); see
     :func:`checklist_scores`."""
-    from workbench.judges._columns import RESULT_COLUMNS
-
     groups: dict[tuple, list[dict]] = {}
     for row in rows:
         if row.get("criterion_id") is None or row.get("protocol") not in ("checklist", "summarize_then"):
@@ -364,7 +360,7 @@ def checklist_totals(rows: Iterable[dict]) -> list[dict]:
         negative = any(m and w < 0 for m, w in zip(met, weights, strict=True))
         row = {c: first.get(c) for c in RESULT_COLUMNS}
         row.update(dimension="total", criterion_id=None, weight=None, verdict=None, explanation=None,
-                   cache_key=None, raw_reply=None, cost_usd=0.0, latency_s=0.0,
+                   cache_key=None, raw_reply=None, n_candidates=None, cost_usd=0.0, latency_s=0.0,
                    prep_cost_usd=0.0 if first.get("prep_key") is not None else None,
                    cached=all(bool(r.get("cached")) for r in group), parse_ok=not unparsed,
                    negative_flag=negative,
@@ -401,12 +397,3 @@ def checklist_scores(results: pd.DataFrame) -> pd.DataFrame:
     """
     return results_frame(checklist_totals(results.to_dict("records")))
 
-
-def group_samples(calls: Iterable[Call], results: Iterable[Any]) -> list[tuple[list[Call], list[Any]]]:
-    """Group geval sample calls by the row they fill (in first-seen order)."""
-    groups: dict[int, tuple[list[Call], list[Any]]] = {}
-    for call, result in zip(calls, results, strict=True):
-        entry = groups.setdefault(id(call.row), ([], []))
-        entry[0].append(call)
-        entry[1].append(result)
-    return list(groups.values())

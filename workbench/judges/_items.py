@@ -2,51 +2,20 @@
 
 from __future__ import annotations
 
-import json
 import math
-import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import pandas as pd
 
-_KANA = re.compile(r"[\u3040-\u30ff]")
-_HAN = re.compile(r"[\u4e00-\u9fff]")
+from workbench.text import detect_lang, is_missing, parse_list
+
 _KIND_ALIASES = {
     "must": "must", "必須": "must", "必須項目": "must",
     "bonus": "bonus", "加点": "bonus", "加点項目": "bonus",
     "penalty": "penalty", "減点": "penalty", "減点項目": "penalty",
 }
 HOLISTIC_KINDS = ("must", "bonus", "penalty")
-
-
-def detect_lang(text: str) -> str:
-    """``ja`` when the text has kana, ``zh`` when it has Han characters only, else ``en``.
-
-    Examples
-    --------
-    >>> detect_lang("橋梁の種類を教えてください"), detect_lang("什么是艾滋病"), detect_lang("What is HIV?")
-    ('ja', 'zh', 'en')
-    """
-    if _KANA.search(text):
-        return "ja"
-    if _HAN.search(text):
-        return "zh"
-    return "en"
-
-
-def missing(value: Any) -> bool:
-    """None, NaN or blank text."""
-    if value is None:
-        return True
-    if isinstance(value, float) and math.isnan(value):
-        return True
-    if isinstance(value, str) and not value.strip():
-        return True
-    try:
-        return bool(pd.isna(value)) if not isinstance(value, list | tuple | dict) else False
-    except (TypeError, ValueError):
-        return False
 
 
 def _where(index: int, rec: Mapping[str, Any]) -> str:
@@ -61,17 +30,7 @@ def to_records(items: pd.DataFrame | Iterable[Mapping[str, Any]]) -> list[dict[s
         raise TypeError("items must be a DataFrame or a list of dicts, not one dict")
     else:
         records = [dict(r) for r in items]
-    return [{k: (None if _is_nan(v) else v) for k, v in rec.items()} for rec in records]
-
-
-def _is_nan(value: Any) -> bool:
-    """None, float NaN, pandas NA/NaT (not blank text, which callers check themselves)."""
-    if value is None or isinstance(value, str | list | tuple | dict):
-        return value is None
-    try:
-        return bool(pd.isna(value))
-    except (TypeError, ValueError):
-        return False
+    return [{k: (None if is_missing(v) else v) for k, v in rec.items()} for rec in records]
 
 
 def require(records: list[dict], fields: Iterable[str], *, what: str) -> None:
@@ -81,22 +40,8 @@ def require(records: list[dict], fields: Iterable[str], *, what: str) -> None:
         for name in fields:
             if name not in rec:
                 raise ValueError(f"items: column {name!r} is required for {what}")
-            if missing(rec[name]):
+            if is_missing(rec[name], blank=True):
                 raise ValueError(f"{_where(i, rec)}: field {name!r} is empty (required for {what})")
-
-
-def as_list(value: Any, *, where: str, field: str) -> list:
-    """A list from a list or a JSON string."""
-    if isinstance(value, list | tuple):
-        return list(value)
-    if isinstance(value, str):
-        try:
-            parsed = json.loads(value)
-        except ValueError:
-            raise ValueError(f"{where}: field {field!r} is not a list or JSON list") from None
-        if isinstance(parsed, list):
-            return parsed
-    raise ValueError(f"{where}: field {field!r} is not a list or JSON list")
 
 
 def holistic_criteria(records: list[dict], rubric: pd.DataFrame | None) -> dict[int, list[dict]]:
@@ -111,10 +56,10 @@ def holistic_criteria(records: list[dict], rubric: pd.DataFrame | None) -> dict[
     for i, rec in enumerate(records):
         where = _where(i, rec)
         raw = rec.get("criteria")
-        if not missing(raw):
+        if not is_missing(raw, blank=True):
             crits = []
-            for j, c in enumerate(as_list(raw, where=where, field="criteria")):
-                if not isinstance(c, Mapping) or missing(c.get("text")):
+            for j, c in enumerate(parse_list(raw, where=where, field="criteria")):
+                if not isinstance(c, Mapping) or is_missing(c.get("text"), blank=True):
                     raise ValueError(f"{where}: criteria[{j}] needs a 'text'")
                 kind = _KIND_ALIASES.get(str(c.get("kind", "")).strip())
                 if kind is None:
@@ -143,8 +88,8 @@ def checklist_items(records: list[dict], rubric: pd.DataFrame | None) -> dict[in
     for i, rec in enumerate(records):
         where = _where(i, rec)
         raw = rec.get("rubric")
-        if not missing(raw):
-            rows = [dict(r) for r in as_list(raw, where=where, field="rubric")]
+        if not is_missing(raw, blank=True):
+            rows = [dict(r) for r in parse_list(raw, where=where, field="rubric")]
             for j, r in enumerate(rows):
                 r.setdefault("criterion_id", f"c{j + 1}")
         else:
@@ -152,7 +97,7 @@ def checklist_items(records: list[dict], rubric: pd.DataFrame | None) -> dict[in
         items = []
         for j, r in enumerate(rows):
             text = r.get("text")
-            if missing(text):
+            if is_missing(text, blank=True):
                 raise ValueError(f"{where}: rubric item {j} ({r.get('criterion_id')!r}) has no text")
             weight = r.get("weight")
             try:
@@ -180,7 +125,7 @@ def _lookup(groups: dict[str, list[dict]], rec: Mapping[str, Any]) -> list[dict]
     """Rubric rows of a record: by its item_id, else by its source_item (a perturbed item
     keeps the rubric of the item it was made from)."""
     rows = groups.get(str(rec["item_id"]))
-    if rows is None and not missing(rec.get("source_item")):
+    if rows is None and not is_missing(rec.get("source_item"), blank=True):
         rows = groups.get(str(rec["source_item"]))
     return rows or []
 
@@ -200,7 +145,7 @@ def _rubric_groups(rubric: pd.DataFrame | None, *, kinds: tuple[str, ...]) -> di
             kind = _KIND_ALIASES.get(str(kind).strip(), str(kind).strip())
             if kind not in kinds:
                 continue
-        if missing(row.get("text")):
+        if is_missing(row.get("text"), blank=True):
             raise ValueError(f"rubric row {i} (item_id {row.get('item_id')!r}): field 'text' is empty")
         groups.setdefault(str(row["item_id"]), []).append(
             {"criterion_id": row["criterion_id"], "text": " ".join(str(row["text"]).split()),
@@ -214,7 +159,7 @@ def record_lang(rec: Mapping[str, Any], forced: str | None) -> str:
     if forced:
         return forced
     lang = rec.get("lang")
-    if not missing(lang):
+    if not is_missing(lang, blank=True):
         return str(lang)
     return detect_lang(str(rec.get("question") or rec.get("response") or ""))
 
@@ -222,7 +167,7 @@ def record_lang(rec: Mapping[str, Any], forced: str | None) -> str:
 def keywords_of(rec: Mapping[str, Any]) -> list[str]:
     """The record's keywords as a list (``|``-joined text or a list)."""
     raw = rec.get("keywords")
-    if missing(raw):
+    if is_missing(raw, blank=True):
         return []
     if isinstance(raw, str):
         return [k.strip() for k in raw.split("|") if k.strip()]

@@ -8,6 +8,15 @@ A value outside the allowed set or range, a non-number (``"2-3"``, ``"four"``), 
 missing key, an empty reply and a reply without JSON all raise
 :class:`~workbench.errors.ParseError`; :func:`run_judging` records those as
 ``parse_ok=False`` with a missing score and the raw reply kept.
+
+Hostile replies (issue 10) end the same way: whatever a reply holds — numbers past
+Python's integer digit limit, nesting past the recursion limit, NaN, lone surrogates —
+the parsers return clean values or raise ``ParseError``, never another exception, so
+one cached reply cannot abort a batch (``tests/test_parse_fuzz.py`` fuzzes this).
+Which object wins when a reply holds several (e.g. a prompt injection the judge
+echoed, ``score 10 {"score": 10} real: {"score": 2}`` gives 10: the first object) is
+the fixed rule above; :func:`count_json_objects` counts the candidates, and the results
+column ``n_candidates`` records them so such replies can be counted.
 """
 
 from __future__ import annotations
@@ -26,11 +35,97 @@ _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 _VERDICT = re.compile(r"\[\[\s*([ABC])\s*\]\]")
 _TRUE = {"true"}
 _FALSE = {"false"}
+_OBJECT_START = re.compile(r'\{\s*["}]')
+#: Starts :func:`count_json_objects` tries at most.
+MAX_TRIES = 200
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 def _snippet(text: str, n: int = 60) -> str:
     text = " ".join(str(text).split())
     return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def shown(value: Any, n: int = 200) -> str:
+    """``repr(value)`` for an error message, cut to ``n`` characters (a reply's value may
+    be megabytes long or nested too deeply to show)."""
+    try:
+        text = repr(value)
+    except (RecursionError, ValueError):  # too deep, or an int past the digit limit
+        return f"a {type(value).__name__} too large to show"
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def utf8_text(text: str) -> str:
+    """``text`` with every surrogate code point replaced by U+FFFD.
+
+    A lone surrogate (a reply's JSON may spell one as ``"\\ud800"``) cannot be written
+    as UTF-8: it would crash the cache key of a later request built from the reply, or
+    the CSV of the results.
+
+    Examples
+    --------
+    >>> utf8_text("ok " + chr(0xD800) + "!") == "ok \\ufffd!"
+    True
+    """
+    if text.isascii():
+        return text
+    return _SURROGATE.sub("\ufffd", text)
+
+
+def _utf8_values(value: Any) -> Any:
+    """Replace surrogates in every string of a decoded JSON value, in place (iteratively:
+    the value may be nested about as deep as the recursion limit)."""
+    if isinstance(value, str):
+        return utf8_text(value)
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            members = list(node.items())
+            node.clear()
+            for key, item in members:
+                node[utf8_text(key)] = utf8_text(item) if isinstance(item, str) else item
+                if isinstance(item, dict | list):
+                    stack.append(item)
+        elif isinstance(node, list):
+            for k, item in enumerate(node):
+                if isinstance(item, str):
+                    node[k] = utf8_text(item)
+                elif isinstance(item, dict | list):
+                    stack.append(item)
+    return value
+
+
+def _loads(text: str) -> Any:
+    """``json.loads(text)``, or None when it is not JSON, holds a number past Python's
+    integer digit limit (a plain ``ValueError``) or nests past the recursion limit."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _why(exc: Exception) -> str:
+    """What stopped the decoder, in a few words."""
+    if isinstance(exc, json.JSONDecodeError):
+        return exc.msg
+    if isinstance(exc, RecursionError):
+        return "nested too deeply"
+    return "a number too long to read"
+
+
+def _to_number(text: str, what: str, reply: str | None = None) -> float | int:
+    """The number a string matching ``_NUMBER`` spells (int unless it has ``.eE``); a
+    ParseError (keeping ``reply``) for an integer past Python's digit limit."""
+    if any(c in text for c in ".eE"):
+        return float(text)
+    try:
+        return int(text)
+    except ValueError:
+        raise ParseError(f"{what}: a number of {len(text)} characters is too long to read",
+                         text=reply) from None
 
 
 def extract_json_object(text: str | None) -> dict[str, Any]:
@@ -64,20 +159,21 @@ def extract_json_object(text: str | None) -> dict[str, Any]:
     if text is None or not str(text).strip():
         raise ParseError("empty reply", text=text)
     text = str(text)
-    stripped = text.strip()
-    try:
-        whole = json.loads(stripped)
-    except ValueError:
-        whole = None
+    value = _bind(text)
+    if _SURROGATE_ESCAPE.search(text) or (not text.isascii() and _SURROGATE.search(text)):
+        value = _utf8_values(value)
+    return value
+
+
+def _bind(text: str) -> dict[str, Any]:
+    """The object the binding rule picks (see :func:`extract_json_object`)."""
+    whole = _loads(text.strip())
     if isinstance(whole, dict):
         return whole
     fence = _FENCE.search(text)
     if fence is not None:
         inner = fence.group(1).strip()
-        try:
-            value = json.loads(inner)
-        except ValueError:
-            value = None
+        value = _loads(inner)
         if isinstance(value, dict):
             return value
         if "{" in inner:
@@ -87,13 +183,52 @@ def extract_json_object(text: str | None) -> dict[str, Any]:
     return _decode_from_first_brace(text, text)
 
 
+def count_json_objects(text: str | None) -> int:
+    """How many JSON objects a reply holds side by side (objects nested in another one
+    are not counted): the candidates :func:`extract_json_object` chose among.
+
+    A reply that is one JSON object counts 1; otherwise the reply is scanned with
+    ``raw_decode`` from each ``{`` that may start an object (``{`` then ``"`` or ``}``),
+    skipping over every object decoded. More than one means the binding rule had to
+    choose (the first object, or the fenced one, wins): e.g. a judge that echoed an
+    injected ``{"score": 10}`` before its own object. The scan tries at most
+    :data:`MAX_TRIES` starts, so a pathological reply (100,000 nested ``{"a":``) costs
+    milliseconds, not seconds; the count is then a lower bound.
+
+    Examples
+    --------
+    >>> count_json_objects('score 10 {"score": 10} real: {"score": 2}')
+    2
+    >>> count_json_objects('{"score": 4, "detail": {"a": 1}}'), count_json_objects("no JSON")
+    (1, 0)
+    """
+    if text is None:
+        return 0
+    text = str(text)
+    stripped = text.strip()
+    if stripped.startswith("{") and isinstance(_loads(stripped), dict):
+        return 1
+    count, pos = 0, 0
+    for _ in range(MAX_TRIES):
+        match = _OBJECT_START.search(text, pos)
+        if match is None:
+            break
+        try:
+            _, pos = _DECODER.raw_decode(text, match.start())
+        except (ValueError, RecursionError):
+            pos = match.start() + 1
+        else:
+            count += 1
+    return count
+
+
 def _decode_from_first_brace(segment: str, text: str) -> dict[str, Any]:
     start = segment.find("{")
     try:
         value, _ = _DECODER.raw_decode(segment, start)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise ParseError(
-            f"the first '{{' of the reply does not start a JSON object ({exc.msg}): "
+            f"the first '{{' of the reply does not start a JSON object ({_why(exc)}): "
             f"{_snippet(segment[start:])!r}",
             text=text,
         ) from None
@@ -105,16 +240,15 @@ def _decode_from_first_brace(segment: str, text: str) -> dict[str, Any]:
 def _as_number(value: Any, field: str) -> float | int:
     """A JSON number, or a string holding exactly one number; else ParseError."""
     if isinstance(value, bool) or value is None:
-        raise ParseError(f"field {field!r}: expected a number, got {value!r}")
+        raise ParseError(f"field {field!r}: expected a number, got {shown(value)}")
     if isinstance(value, int | float):
         number = value
     elif isinstance(value, str) and _NUMBER.fullmatch(value.strip()):
-        text = value.strip()
-        number = float(text) if any(c in text for c in ".eE") else int(text)
+        number = _to_number(value.strip(), f"field {field!r}")
     else:
-        raise ParseError(f"field {field!r}: expected a single number, got {value!r}")
+        raise ParseError(f"field {field!r}: expected a single number, got {shown(value)}")
     if isinstance(number, float) and not math.isfinite(number):
-        raise ParseError(f"field {field!r}: expected a finite number, got {value!r}")
+        raise ParseError(f"field {field!r}: expected a finite number, got {shown(value)}")
     return number
 
 
@@ -139,8 +273,8 @@ def _check_allowed(value: Any, allowed: Any, field: str) -> Any:
     for option in options:
         if _same(candidate, option):
             return option
-    shown = ", ".join(repr(a) for a in options)
-    raise ParseError(f"field {field!r}: {value!r} is not one of {shown}")
+    listed = ", ".join(repr(a) for a in options)
+    raise ParseError(f"field {field!r}: {shown(value)} is not one of {listed}")
 
 
 def validate_field(obj: Mapping[str, Any], field: str, rule: Any) -> Any:
@@ -173,7 +307,7 @@ def validate_field(obj: Mapping[str, Any], field: str, rule: Any) -> Any:
         low, high = rule
         number = _as_number(value, field)
         if not low <= number <= high:
-            raise ParseError(f"field {field!r}: {value!r} is outside [{low}, {high}]")
+            raise ParseError(f"field {field!r}: {shown(value)} is outside [{low}, {high}]")
         return number
     if isinstance(rule, list | set | frozenset):
         return _check_allowed(value, rule, field)
@@ -187,7 +321,7 @@ def validate_field(obj: Mapping[str, Any], field: str, rule: Any) -> Any:
         return _as_number(value, field)
     if rule is list or rule is dict:
         if not isinstance(value, rule):
-            raise ParseError(f"field {field!r}: expected a JSON {rule.__name__}, got {value!r}")
+            raise ParseError(f"field {field!r}: expected a JSON {rule.__name__}, got {shown(value)}")
         return value
     raise ValueError(f"schema for {field!r}: unsupported rule {rule!r}")
 
@@ -293,6 +427,18 @@ def parse_verdict(text: str | None) -> str:
     return found[-1]
 
 
+def count_verdicts(text: str | None) -> int:
+    """How many bracketed verdicts (``[[A]]``, ``[[B]]``, ``[[C]]``) a reply holds: the
+    candidates :func:`parse_verdict` chose among (it takes the last).
+
+    Examples
+    --------
+    >>> count_verdicts("Format: [[A]] or [[B]]. Final verdict: [[B]]")
+    3
+    """
+    return 0 if text is None else len(_VERDICT.findall(str(text)))
+
+
 def parse_score_only(text: str | None, low: float, high: float) -> float | int:
     """A bare score (G-Eval form filling, ``Score only: integer L-H``).
 
@@ -316,7 +462,49 @@ def parse_score_only(text: str | None, low: float, high: float) -> float | int:
     body = body.strip().rstrip("。.").strip()
     if not _NUMBER.fullmatch(body):
         raise ParseError(f"not a single number: {_snippet(text)!r}", text=text)
-    number = float(body) if any(c in body for c in ".eE") else int(body)
+    number = _to_number(body, "score", text)
     if not low <= number <= high:
-        raise ParseError(f"score {number} is outside [{low}, {high}]", text=text)
+        raise ParseError(f"score {shown(number)} is outside [{low}, {high}]", text=text)
     return number
+
+
+def parse_dimension_reply(
+    text: str | None, keys: Mapping[str, str], scale: tuple[float, float]
+) -> dict[str, tuple[float, bool, str]]:
+    """Parse a reply that scores several dimensions in one JSON object, each on its own.
+
+    Each dimension is parsed with :func:`parse_reply` and the schema ``{key: scale}``,
+    so one bad value (``"2-3"``, a score outside ``scale``) makes only that dimension
+    missing; a reply without a JSON object fails every dimension.
+
+    Parameters
+    ----------
+    text : str or None
+        The reply (None: there is none).
+    keys : mapping
+        Dimension -> its key in the reply's JSON object (e.g. the MedGPT replies of
+        HIVMedQA: ``"harm" -> "question 5"``).
+    scale : (low, high)
+        The closed range of every score.
+
+    Returns
+    -------
+    dict
+        Dimension -> ``(score, parse_ok, error)``; ``score`` is NaN (never 0) when
+        ``parse_ok`` is False, and ``error`` then says why (else ``""``).
+
+    Examples
+    --------
+    >>> out = parse_dimension_reply('{"q1": 4, "q2": "2-3"}', {"a": "q1", "b": "q2"}, (0, 5))
+    >>> out["a"], out["b"][:2]
+    ((4.0, True, ''), (nan, False))
+    """
+    if text is None:
+        return dict.fromkeys(keys, (math.nan, False, "no reply"))
+    out: dict[str, tuple[float, bool, str]] = {}
+    for dim, key in keys.items():
+        try:
+            out[dim] = (float(parse_reply(text, {key: scale})[key]), True, "")
+        except ParseError as exc:
+            out[dim] = (math.nan, False, str(exc))
+    return out

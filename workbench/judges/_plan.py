@@ -1,7 +1,8 @@
 """Planning judge calls: items + spec -> prompts -> ``workbench.llm.Request`` objects.
 
-Planning is separate from running so that :func:`~workbench.judges.estimate` sees exactly
-the requests :func:`~workbench.judges.run_judging` would send.
+The stages of each protocol (``_protocols``) call these planners, so
+:func:`~workbench.judges.run_judging` and :func:`~workbench.judges.estimate` build the
+same requests.
 """
 
 from __future__ import annotations
@@ -16,12 +17,13 @@ from workbench.judges._items import (
     checklist_items,
     holistic_criteria,
     keywords_of,
-    missing,
     record_lang,
     require,
 )
 from workbench.judges._spec import JudgeSpec
-from workbench.judges._templates import (
+from workbench.judges._units import check_units
+from workbench.llm import Request
+from workbench.prompts import (
     Template,
     dimension_set,
     literal_label,
@@ -30,15 +32,10 @@ from workbench.judges._templates import (
     render,
     template_ids,
 )
+from workbench.text import is_missing
 
 DEFAULT_AXIS = {"ja": "医学・情報観点の正確さ", "en": "medical and informational accuracy"}
 DEFAULT_DOMAIN = {"ja": "この質問の分野", "en": "the subject of the question"}
-POLARITY_HINT = {
-    ("en", "positive"): "warm, upbeat and encouraging",
-    ("en", "negative"): "cold, pessimistic and discouraging",
-    ("ja", "positive"): "前向きで明るく、励ますような語調",
-    ("ja", "negative"): "冷たく悲観的で、突き放すような語調",
-}
 
 
 @dataclass
@@ -48,27 +45,23 @@ class Call:
     ``kind`` says how the reply is read: ``score`` (one JSON score), ``multi`` (several
     dimensions in one JSON reply), ``checklist``, ``geval_lp`` (log-probabilities),
     ``geval_sample`` (one of n samples), ``verdict`` (pairwise), ``units`` (decomposition),
-    ``detect`` (excess/missing), ``summary`` (summariser).
+    ``detect`` (excess/missing), ``summary`` (summariser). ``depends_on`` holds the
+    replies of earlier stages the request was built from (a summary, a decomposition, a
+    G-Eval reply without log-probabilities): an estimate counts the call as inexact when
+    one of them is only a guess.
     """
 
-    request: Any
+    request: Request
     row: dict
     kind: str
     out: OutputSpec | None = None
     info: dict = field(default_factory=dict)
-
-
-_Request: Any = None
+    depends_on: tuple = ()
 
 
 def make_request(model: str, messages: list[dict], spec: JudgeSpec, *, temperature: float,
-                 sample: int, out: OutputSpec | None = None, logprobs: bool = False):
+                 sample: int, out: OutputSpec | None = None, logprobs: bool = False) -> Request:
     """A ``workbench.llm.Request`` with the spec's common settings."""
-    global _Request
-    if _Request is None:  # imported on first use (workbench.llm is heavier than planning)
-        from workbench.llm import Request as _Request
-
-    Request = _Request
     json_reply = out is not None and out.form == "json"
     return Request(
         model=model,
@@ -123,15 +116,15 @@ def base_row(rec: dict, spec: JudgeSpec, *, judge_model: str, tpl: Template, lan
     row.update(
         study=spec.study,
         item_id=str(rec["item_id"]),
-        answer_model=None if missing(rec.get("answer_model")) else str(rec["answer_model"]),
-        answer_sample=0 if missing(rec.get("answer_sample")) else int(rec["answer_sample"]),
+        answer_model=None if is_missing(rec.get("answer_model"), blank=True) else str(rec["answer_model"]),
+        answer_sample=0 if is_missing(rec.get("answer_sample"), blank=True) else int(rec["answer_sample"]),
         judge_model=judge_model,
         protocol=spec.protocol,
         template=tpl.id,
         template_version=tpl.version,
-        perturbation="none" if missing(perturbation) else str(perturbation),
+        perturbation="none" if is_missing(perturbation, blank=True) else str(perturbation),
         perturbation_params=rec.get("perturbation_params") or "{}",
-        source_item=str(rec["item_id"]) if missing(rec.get("source_item")) else str(rec["source_item"]),
+        source_item=str(rec["item_id"]) if is_missing(rec.get("source_item"), blank=True) else str(rec["source_item"]),
         lang=lang,
         use_reference=spec.reference_shown,
         system_prompt=system_label,
@@ -146,7 +139,7 @@ def _common_values(rec: dict, spec: JudgeSpec, tpl: Template) -> dict[str, Any]:
     if spec.reference_shown:
         values["reference"] = rec.get("reference")
     author = rec.get("author")
-    if not missing(author):
+    if not is_missing(author, blank=True):
         if "author" not in names:
             raise ValueError(
                 f"item {rec['item_id']!r} names an author but template {tpl.id!r} has no "
@@ -168,7 +161,7 @@ def _scale_of(spec: JudgeSpec, tpl: Template, default: Any = None) -> tuple[floa
     raise ValueError(f"JudgeSpec.scale: template {tpl.id!r} has no default scale; give scale=(low, high)")
 
 
-def _dimension_prompts(rec, spec, tpl, lang, values) -> list[tuple[dict, list[dict] | dict]]:
+def _dimension_prompts(spec, tpl, lang, values) -> list[tuple[dict, list[dict] | dict]]:
     """One-call-per-dimension prompt values (seed 003)."""
     catalogue = load_dimensions()
     dims = spec.dimensions or dimension_set("report6")
@@ -205,7 +198,7 @@ def plan_single(records: list[dict], spec: JudgeSpec, *, rubric=None) -> list[Ca
         variants: list[tuple[dict, dict]] = []  # (info, render values)
         if spec.protocol in ("holistic", "holistic_simple"):
             low, high = _scale_of(spec, tpl)
-            axis = spec.axis or (None if missing(rec.get("axis")) else str(rec["axis"])) or DEFAULT_AXIS.get(lang, DEFAULT_AXIS["en"])
+            axis = spec.axis or (None if is_missing(rec.get("axis"), blank=True) else str(rec["axis"])) or DEFAULT_AXIS.get(lang, DEFAULT_AXIS["en"])
             extra = dict(axis=" ".join(axis.split()), low=low, high=high, **bands(low, high))
             if spec.protocol == "holistic":
                 extra.update(criteria=criteria[i], good_example=rec.get("good_example"),
@@ -216,7 +209,7 @@ def plan_single(records: list[dict], spec: JudgeSpec, *, rubric=None) -> list[Ca
                 variants.append(({"dimension": item["criterion_id"], "criterion": item},
                                  dict(values, rubric_item=item["text"])))
         elif spec.protocol == "dimensions" and spec.per_call:
-            variants.extend(_dimension_prompts(rec, spec, tpl, lang, values))
+            variants.extend(_dimension_prompts(spec, tpl, lang, values))
         elif spec.protocol in ("dimensions", "geval"):
             low, high = _scale_of(spec, tpl)
             variants.append(({"dimension": "overall", "scale": (low, high)}, dict(values, low=low, high=high)))
@@ -231,13 +224,13 @@ def plan_single(records: list[dict], spec: JudgeSpec, *, rubric=None) -> list[Ca
         for temp in spec.temperatures:
             for trial in range(spec.trials):
                 for info, messages, out in prompts:
-                    for call in _calls_for_prompt(spec, rec, row0, info, messages, out, temp, trial):
+                    for call in _calls_for_prompt(spec, row0, info, messages, out, temp, trial):
                         call.info["rec"] = i
                         calls.append(call)
     return calls
 
 
-def _calls_for_prompt(spec, rec, row0, info, messages, out, temp, trial) -> list[Call]:
+def _calls_for_prompt(spec, row0, info, messages, out, temp, trial) -> list[Call]:
     row = dict(row0, temperature=float(temp), trial=trial, dimension=info["dimension"])
     if "scale" in info:
         row["scale_low"], row["scale_high"] = info["scale"]
@@ -270,19 +263,19 @@ def _calls_for_prompt(spec, rec, row0, info, messages, out, temp, trial) -> list
     return [Call(request, row, "score", out)]
 
 
-def geval_sample_calls(call: Call, spec: JudgeSpec) -> list[Call]:
-    """The samples-mode calls replacing a ``geval_lp`` call whose reply had no logprobs."""
+def geval_sample_calls(call: Call, spec: JudgeSpec, reply: Any) -> list[Call]:
+    """The samples-mode calls replacing a ``geval_lp`` call whose ``reply`` had no logprobs."""
     n = spec.geval_samples
     req = call.request
     return [Call(make_request(req.model, call.info["messages"], spec, temperature=req.temperature,
                               sample=req.sample * n + j, out=call.out), call.row, "geval_sample",
-                 call.out, {"n": n, "rec": call.info.get("rec")}) for j in range(n)]
+                 call.out, {"n": n, "rec": call.info.get("rec")}, (reply,)) for j in range(n)]
 
 
 def pairwise_texts(rec: dict, where: str) -> tuple[str, str]:
     a = rec.get("response_a", rec.get("response"))
     b = rec.get("response_b", rec.get("response_other"))
-    if missing(a) or missing(b):
+    if is_missing(a, blank=True) or is_missing(b, blank=True):
         raise ValueError(f"{where}: pairwise needs response_a and response_b (or response and response_other)")
     return str(a), str(b)
 
@@ -297,7 +290,7 @@ def plan_pairwise(records: list[dict], spec: JudgeSpec) -> list[Call]:
         a, b = pairwise_texts(rec, f"items row {i} (item_id {rec.get('item_id')!r})")
         lang = record_lang(rec, spec.lang)
         tpl = load_template(spec.template_id, lang=lang)
-        if not missing(rec.get("author")) and "author" not in tpl.placeholders():
+        if not is_missing(rec.get("author"), blank=True) and "author" not in tpl.placeholders():
             raise ValueError(f"item {rec['item_id']!r} names an author but template {tpl.id!r} has "
                              "no {{author}} block; use a template that shows it")
         system, system_label = system_prompt_for(spec, lang)
@@ -305,8 +298,8 @@ def plan_pairwise(records: list[dict], spec: JudgeSpec) -> list[Call]:
         paired = "response_a" not in rec  # response + response_other
         model_a = rec.get("model_a", rec.get("answer_model") if paired else None)
         model_b = rec.get("model_b", rec.get("model_other"))
-        model_a = None if missing(model_a) else str(model_a)
-        model_b = None if missing(model_b) else str(model_b)
+        model_a = None if is_missing(model_a, blank=True) else str(model_a)
+        model_b = None if is_missing(model_b, blank=True) else str(model_b)
         if (paired or row0["answer_model"] is None) and (model_a or model_b):
             row0["answer_model"] = f"{model_a} vs {model_b}"
         row0.update(model_a=model_a, model_b=model_b, dimension="overall")
@@ -332,28 +325,26 @@ def plan_summaries(records: list[dict], spec: JudgeSpec) -> list[Call]:
     """One summary call per record (summarize_then), temperature 0, sample 0."""
     require(records, ["item_id", "question", "response"], what="protocol 'summarize_then'")
     calls = []
-    for rec in records:
+    for i, rec in enumerate(records):
         lang = record_lang(rec, spec.lang)
         tpl = load_template(spec.summarize_template, lang=lang)
         messages = render(tpl, lang=lang, question=rec.get("question"), text=rec["response"])
         out = output_spec(messages)
         calls.append(Call(make_request(spec.summarizer_model, messages, spec, temperature=0.0, sample=0),
-                          {"template": tpl.label}, "summary", out))
+                          {"template": tpl.label}, "summary", out, {"rec": i}))
     return calls
 
 
 def domain_of(rec: dict, spec: JudgeSpec, lang: str) -> str:
-    value = spec.domain or (None if missing(rec.get("domain")) else str(rec["domain"]))
+    value = spec.domain or (None if is_missing(rec.get("domain"), blank=True) else str(rec["domain"]))
     return value or DEFAULT_DOMAIN.get(lang, DEFAULT_DOMAIN["en"])
 
 
 def item_units(rec: dict, where: str) -> list[dict] | None:
     """Units given with the item (``units`` column: list or JSON), validated, or None."""
     raw = rec.get("units")
-    if missing(raw):
+    if is_missing(raw, blank=True):
         return None
-    from workbench.judges._interpret import check_units
-
     value = json.loads(raw) if isinstance(raw, str) else raw
     try:
         return check_units(value)
@@ -379,12 +370,14 @@ def plan_units(records: list[dict], spec: JudgeSpec) -> dict[tuple[int, float, i
             for trial in range(spec.trials):
                 calls[(i, float(temp), trial)] = Call(
                     make_request(model, messages, spec, temperature=temp, sample=trial, out=out),
-                    {"template": tpl.label}, "units", out)
+                    {"template": tpl.label}, "units", out, {"rec": i})
     return calls
 
 
-def detect_call(rec: dict, spec: JudgeSpec, units: list[dict], *, temp: float, trial: int) -> Call:
-    """The excess/missing detection call (decompose stage 2) of one record."""
+def detect_call(rec: dict, spec: JudgeSpec, units: list[dict], *, temp: float, trial: int,
+                index: int, depends_on: tuple = ()) -> Call:
+    """The excess/missing detection call (decompose stage 2) of record ``index``;
+    ``depends_on``: the decomposition reply the units come from (none for given units)."""
     lang = record_lang(rec, spec.lang)
     tpl = load_template(spec.template_id, lang=lang)
     system, system_label = system_prompt_for(spec, lang)
@@ -396,4 +389,4 @@ def detect_call(rec: dict, spec: JudgeSpec, units: list[dict], *, temp: float, t
     row = base_row(rec, spec, judge_model=spec.judge_model, tpl=tpl, lang=lang, system_label=system_label)
     row.update(temperature=float(temp), trial=trial)
     return Call(make_request(spec.judge_model, messages, spec, temperature=temp, sample=trial, out=out),
-                row, "detect", out, {"units": units})
+                row, "detect", out, {"units": units, "rec": index}, depends_on)

@@ -1,46 +1,20 @@
-"""``run_judging``: plan the calls, send each stage through one ``complete_many``, read
-the replies into the result frame (DESIGN §4)."""
+"""``run_judging``: walk the protocol's stages, sending each stage's calls through one
+``complete_many``, and read the replies into the result frame (DESIGN §4)."""
 
 from __future__ import annotations
 
-import json
-import math
-from dataclasses import dataclass
-from typing import Any
-
 import pandas as pd
 
-from workbench.errors import BudgetExceeded, ParseError
-from workbench.judges import _interpret as ip
+from workbench import llm
+from workbench.errors import BudgetExceeded
 from workbench.judges._columns import results_frame
-from workbench.judges._items import record_lang, to_records
-from workbench.judges._plan import (
-    Call,
-    base_row,
-    detect_call,
-    geval_sample_calls,
-    item_units,
-    plan_pairwise,
-    plan_single,
-    plan_summaries,
-    plan_units,
-    system_prompt_for,
-)
+from workbench.judges._items import to_records
+from workbench.judges._plan import Call
+from workbench.judges._protocols import Result, Stage, protocol_for, walk
 from workbench.judges._spec import JudgeSpec
-from workbench.judges._templates import load_template
 
 
-@dataclass
-class _NotRun:
-    """Stands in for a call that was not sent because an earlier stage failed."""
-
-    key: None
-    error_type: str
-    message: str
-    ok: bool = False
-
-
-class _Executor:
+class _Sender:
     """Sends each stage through one ``complete_many``; keeps the budget across stages."""
 
     def __init__(self, spec: JudgeSpec, progress: bool):
@@ -48,27 +22,21 @@ class _Executor:
         self.progress = progress
         self.spent = 0.0
         self.stopped: BudgetExceeded | None = None
-        self.requests_sent = 0
 
-    def run(self, calls: list[Call]) -> list[Any]:
-        if not calls:
-            return []
-        from workbench.llm import CallFailure, cache_key, complete_many
-
+    def __call__(self, stage: Stage, calls: list[Call]) -> list[Result]:
         requests = [c.request for c in calls]
         if self.stopped is not None:
-            return [CallFailure(cache_key(r), "budget", "not run: the budget was reached in an "
-                                "earlier stage", 0, r.model) for r in requests]
+            return [llm.CallFailure(llm.cache_key(r), "budget", "not run: the budget was reached in an "
+                                    "earlier stage", 0, r.model) for r in requests]
         budget = None if self.spec.budget_usd is None else max(self.spec.budget_usd - self.spent, 0.0)
-        self.requests_sent += len(requests)
         try:
-            results = complete_many(requests, concurrency=self.spec.concurrency,
-                                    progress=self.progress, budget_usd=budget)
+            results = llm.complete_many(requests, concurrency=self.spec.concurrency,
+                                        progress=self.progress, budget_usd=budget)
         except BudgetExceeded as exc:
             results = list(exc.partial)
             self.stopped = exc
         self.spent += sum(float(r.cost_usd or 0.0) for r in results
-                          if getattr(r, "ok", False) and not r.cached)
+                          if isinstance(r, llm.Completion) and not r.cached)
         return results
 
 
@@ -113,10 +81,13 @@ def run_judging(items: pd.DataFrame, spec: JudgeSpec, *, rubric: pd.DataFrame | 
 
     Notes
     -----
-    Each stage goes through ONE ``complete_many`` (concurrency, progress bar, budget):
+    Each protocol is a list of stages (``workbench/judges/_protocols.py``), the same list
+    :func:`~workbench.judges.estimate` walks against the cache. Each stage goes through
+    ONE ``complete_many`` (concurrency, progress bar, budget kept across stages):
     summaries before judging (``summarize_then``), decomposition before detection
     (``decompose``), and, for ``geval`` in ``auto`` mode, samples for replies that came
-    back without log-probabilities. Trial ``k`` is sent as ``Request.sample = k``.
+    back without log-probabilities. A call not sent because its earlier stage failed is
+    a row with ``error`` ``not_run: …``. Trial ``k`` is sent as ``Request.sample = k``.
 
     Protocols:
 
@@ -139,166 +110,15 @@ def run_judging(items: pd.DataFrame, spec: JudgeSpec, *, rubric: pd.DataFrame | 
     if not isinstance(spec, JudgeSpec):
         raise TypeError(f"spec must be a JudgeSpec, got {type(spec).__name__}")
     records = to_records(items)
-    executor = _Executor(spec, progress)
-    if not records:
-        rows: list[dict] = []
-    elif spec.protocol == "summarize_then":
-        rows = _run_summarize_then(records, spec, executor, rubric)
-    elif spec.protocol == "decompose":
-        rows = _run_decompose(records, spec, executor)
-    elif spec.protocol == "pairwise":
-        calls = plan_pairwise(records, spec)
-        rows = [r for call, res in zip(calls, executor.run(calls), strict=True)
-                for r in ip.rows_verdict(call, res)]
-    else:
-        rows = _run_single(records, spec, executor, rubric)
+    sender = _Sender(spec, progress)
+    rows: list[dict] = []
+    if records:
+        protocol = protocol_for(records, spec, rubric)
+        walk(protocol, sender)
+        rows = protocol.rows()
     frame = results_frame(rows)
-    if executor.stopped is not None:
-        exc = BudgetExceeded(
-            f"{executor.stopped} — run_judging stopped; the rows so far are in .results",
-            partial=rows, spent_usd=executor.spent)
-        exc.results = frame  # type: ignore[attr-defined]
-        raise exc
+    if sender.stopped is not None:
+        raise BudgetExceeded(
+            f"{sender.stopped} — run_judging stopped; the rows so far are in .results",
+            partial=rows, spent_usd=sender.spent, results=frame)
     return frame
-
-
-def _run_single(records, spec, executor, rubric, *, skip=None, prep=None) -> list[dict]:
-    """Single-answer protocols; ``skip`` maps record index -> reason the call is not sent
-    (summary failed), ``prep`` record index -> preparatory-call columns."""
-    calls = plan_single(records, spec, rubric=rubric)
-    record_of = _record_index(records, calls)
-    send = [k for k, _ in enumerate(calls) if not skip or record_of[k] not in skip]
-    sent = executor.run([calls[k] for k in send])
-    results: list[Any] = [None] * len(calls)
-    for k, res in zip(send, sent, strict=True):
-        results[k] = res
-    for k in range(len(calls)):
-        if results[k] is None:
-            results[k] = _NotRun(None, "not_run", skip[record_of[k]])
-    slots: list[list[dict] | None] = [None] * len(calls)
-    fallback: list[int] = []
-    samples: dict[int, list[int]] = {}
-    for k, (call, res) in enumerate(zip(calls, results, strict=True)):
-        if call.kind == "geval_lp":
-            if (spec.geval_mode == "auto" and getattr(res, "ok", False) and not res.logprobs):
-                fallback.append(k)
-            else:
-                slots[k] = ip.rows_geval_lp(call, res)
-        elif call.kind == "geval_sample":
-            samples.setdefault(id(call.row), []).append(k)
-        else:
-            slots[k] = {"score": ip.rows_score, "multi": ip.rows_multi,
-                        "checklist": ip.rows_checklist}[call.kind](call, res)
-    for ks in samples.values():
-        slots[ks[0]] = ip.rows_geval_samples([calls[k] for k in ks], [results[k] for k in ks])
-    if fallback:  # auto mode: the provider returned no log-probabilities -> samples
-        extra = [geval_sample_calls(calls[k], spec) for k in fallback]
-        flat = [c for group in extra for c in group]
-        res_flat = executor.run(flat)
-        pos = 0
-        for k, group in zip(fallback, extra, strict=True):
-            chunk = res_flat[pos: pos + len(group)]
-            pos += len(group)
-            slots[k] = ip.rows_geval_samples(group, chunk)
-    rows = [row for slot in slots if slot for row in slot]
-    if prep:
-        firsts: set[str] = set()
-        for row, k in zip(rows, _row_calls(slots), strict=True):
-            extra = prep.get(record_of[k], {})
-            row.update(extra)
-            key = extra.get("prep_key")
-            if key is not None and key not in firsts:
-                firsts.add(key)
-            else:
-                row["prep_cost_usd"] = 0.0
-    if spec.protocol == "checklist" or (spec.protocol == "summarize_then" and spec.inner.protocol == "checklist"):
-        rows.extend(ip.checklist_totals(rows))
-    return rows
-
-
-def _row_calls(slots: list[list[dict] | None]) -> list[int]:
-    return [k for k, slot in enumerate(slots) if slot for _ in slot]
-
-
-def _record_index(records: list[dict], calls: list[Call]) -> list[int]:
-    """Record index of each call (set by the planner)."""
-    return [call.info["rec"] for call in calls]
-
-
-def _run_summarize_then(records, spec, executor, rubric) -> list[dict]:
-    """Summarise each answer (one stage), then judge the summaries with ``spec.inner``."""
-    sum_calls = plan_summaries(records, spec)
-    sum_results = executor.run(sum_calls)
-    judged, skip, prep = [], {}, {}
-    for i, (rec, res) in enumerate(zip(records, sum_results, strict=True)):
-        info = {"prep_model": spec.summarizer_model, "prep_key": getattr(res, "key", None),
-                "prep_cost_usd": float(getattr(res, "cost_usd", 0.0) or 0.0),
-                "protocol": "summarize_then", "inner_protocol": spec.inner.protocol}
-        text = res.text.strip() if getattr(res, "ok", False) else ""
-        if getattr(res, "ok", False) and text:
-            info["prep_text"] = text
-            judged.append(dict(rec, response=text))
-        else:
-            why = (f"summary failed: {res.error_type}: {res.message}" if not getattr(res, "ok", False)
-                   else "summary failed: empty summary")
-            skip[i] = why
-            judged.append(dict(rec))
-        prep[i] = info
-    inner = spec.inner.replace(study=spec.study, concurrency=spec.concurrency, budget_usd=spec.budget_usd)
-    return _run_single(judged, inner, executor, rubric, skip=skip, prep=prep)
-
-
-def _run_decompose(records, spec, executor) -> list[dict]:
-    """Decompose the reference into gist/detail units (stage 1, unless the items give
-    units), then detect excess and missing information (stage 2)."""
-    unit_calls = plan_units(records, spec)
-    unit_results = dict(zip(unit_calls, executor.run(list(unit_calls.values())), strict=True))
-    detect_calls, prep_of, failed = [], [], []
-    seen_keys: set[str] = set()
-    for i, rec in enumerate(records):
-        where = f"items row {i} (item_id {rec.get('item_id')!r})"
-        given = item_units(rec, where)
-        for temp in spec.temperatures:
-            for trial in range(spec.trials):
-                if given is not None:
-                    prep = {"prep_model": "items", "prep_key": None, "prep_cost_usd": 0.0,
-                            "prep_text": json.dumps(given, ensure_ascii=False)}
-                    detect_calls.append(detect_call(rec, spec, given, temp=temp, trial=trial))
-                    prep_of.append(prep)
-                    continue
-                call = unit_calls[(i, float(temp), trial)]
-                res = unit_results[(i, float(temp), trial)]
-                key = getattr(res, "key", None)
-                prep = {"prep_model": call.request.model, "prep_key": key,
-                        "prep_cost_usd": float(getattr(res, "cost_usd", 0.0) or 0.0)
-                        if key not in seen_keys else 0.0}
-                seen_keys.add(key)
-                if getattr(res, "ok", False):
-                    prep["prep_text"] = res.text
-                    try:
-                        units = ip.parse_units(res.text)
-                        prep["prep_text"] = json.dumps(units, ensure_ascii=False)
-                    except ParseError as exc:
-                        failed.append(_failed_detect_rows(rec, spec, temp, trial, f"decomposition parse: {exc}", prep))
-                        continue
-                    detect_calls.append(detect_call(rec, spec, units, temp=temp, trial=trial))
-                    prep_of.append(prep)
-                else:
-                    failed.append(_failed_detect_rows(
-                        rec, spec, temp, trial, f"decomposition failed: {res.error_type}: {res.message}", prep))
-    results = executor.run(detect_calls)
-    rows = [r for call, res, prep in zip(detect_calls, results, prep_of, strict=True)
-            for r in ip.rows_detect(call, res, prep=prep)]
-    return rows + [r for group in failed for r in group]
-
-
-def _failed_detect_rows(rec, spec, temp, trial, error, prep) -> list[dict]:
-    lang = record_lang(rec, spec.lang)
-    tpl = load_template(spec.template_id, lang=lang)
-    _, label = system_prompt_for(spec, lang)
-    base = base_row(rec, spec, judge_model=spec.judge_model, tpl=tpl, lang=lang, system_label=label)
-    base.update(prep, temperature=float(temp), trial=trial, parse_ok=False, score=math.nan, error=error)
-    rows = []
-    for k, dim in enumerate(("excess_gist", "excess_detail", "missing_gist", "missing_detail")):
-        rows.append(dict(base, dimension=dim, prep_cost_usd=base["prep_cost_usd"] if k == 0 else 0.0))
-    return rows

@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from workbench.prompts import template_ids
+
 #: Judging protocols (DESIGN §4).
 PROTOCOLS: tuple[str, ...] = (
     "checklist",
@@ -203,8 +205,6 @@ class JudgeSpec:
         if self.protocol == "decompose" and self.use_reference is False:
             _fail("use_reference", "decompose compares the answer with the reference; it cannot be False")
         if self.template is not None:
-            from workbench.judges._templates import template_ids
-
             if self.template not in template_ids():
                 _fail("template", f"unknown template {self.template!r}; known: {', '.join(template_ids())}")
         set_(self, "params", dict(self.params))

@@ -1,15 +1,22 @@
-"""The only module that talks to providers (through litellm) and to the reply cache.
+"""The only package that talks to providers (through litellm), owns the reply cache and prices.
 
 ``complete`` / ``complete_many`` send chat requests to any litellm model string --
 ``sim/<profile>`` for the offline simulated judges, ``gpt-4o``, ``anthropic/...``,
 ``openai/<name>`` with ``api_base`` for local servers -- through a diskcache store
-keyed by :func:`cache_key`. See DESIGN §2 for the contract.
+keyed by :func:`cache_key`.
 
-Settings (read at each call; :func:`configure` sets them in code):
-``WORKBENCH_CACHE_DIR``, ``WORKBENCH_CACHE_MODE`` (``readwrite`` | ``readonly`` |
-``refresh`` | ``off``), ``WORKBENCH_CONCURRENCY`` (per model, default 16),
-``WORKBENCH_TIMEOUT`` (seconds per call, default 120), ``WORKBENCH_MAX_RETRIES``
-(default 4), ``WORKBENCH_RETRY_BACKOFF`` (first backoff in seconds, default 1).
+Settings (cache folder and mode, concurrency, timeout, retries, backoff) come from
+:func:`configure` in code, else the ``WORKBENCH_*`` environment variables read at each
+call, else the defaults: the table is in :mod:`workbench.config`. :func:`peek` reads a
+cached reply without calling, :func:`price` prices tokens from litellm's cost map, and
+:func:`write_replay_file` turns replies found elsewhere (e.g. a paper's release) into a
+file for ``workbench cache import``.
+
+The cache survives hostile and broken stores: values are only ever read as JSON text
+(never unpickled), every replayed entry is checked against its key, a read-only folder
+replays, a full disk or a damaged store stops a run with one
+:class:`~workbench.errors.CacheError` naming the folder, and :func:`check_cache` /
+:func:`repair_cache` (``workbench cache check`` / ``repair``) diagnose and salvage.
 """
 
 from __future__ import annotations
@@ -19,6 +26,8 @@ from workbench.llm._cache import (
     configure,
     last_miss,
     open_cache,
+    peek,
+    replay_entry,
     settings,
     temporary_settings,
 )
@@ -31,8 +40,10 @@ from workbench.llm._maintenance import (
     export_cache,
     import_cache,
     validate_entry,
+    write_replay_file,
 )
-from workbench.llm._providers import model_backend
+from workbench.llm._providers import model_backend, price
+from workbench.llm._repair import check_cache, repair_cache
 from workbench.llm._secrets import scrub
 from workbench.llm._types import (
     ERROR_TYPES,
@@ -53,6 +64,7 @@ __all__ = [
     "cache_key",
     "cache_stats",
     "canonical",
+    "check_cache",
     "clear_cache",
     "complete",
     "complete_many",
@@ -64,8 +76,13 @@ __all__ = [
     "last_miss",
     "model_backend",
     "open_cache",
+    "peek",
+    "price",
+    "repair_cache",
+    "replay_entry",
     "scrub",
     "settings",
     "temporary_settings",
     "validate_entry",
+    "write_replay_file",
 ]

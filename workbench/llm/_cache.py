@@ -1,29 +1,43 @@
-"""The on-disk reply cache: diskcache, JSON values, never a secret, never an error.
+"""The on-disk reply cache (diskcache, JSON values, never a secret, never an error) and
+the LLM settings.
 
 An entry (one JSON object per key) holds ``key, model, backend, cost_usd, latency_s,
 usage {prompt_tokens, completion_tokens}, response {text, logprobs, finish_reason,
 model}, attempts, timestamp, workbench_version, schema`` and ``request`` (the
-request's ``to_dict()``: no API key, no header). Folder and mode are read from the environment at each call
-(``WORKBENCH_CACHE_DIR``, ``WORKBENCH_CACHE_MODE``) so a notebook or a test may
-switch them mid-run; :func:`configure` sets them in code.
-"""
+request's ``to_dict()``: no API key, no header, no URL password). This module is the
+only one that builds, writes and reads entries; :func:`peek` and :func:`replay_entry`
+are its public doors, :mod:`workbench.llm._store` the diskcache layer below it.
+Folder and mode are read at each call (:func:`configure`, else
+``WORKBENCH_CACHE_DIR`` / ``WORKBENCH_CACHE_MODE``), so a notebook or a test may
+switch them mid-run.
+
+Replay checks what it replays (:func:`check_entry`). Every entry written since this
+check exists is *sealed*: the sha256 of its stored JSON goes into diskcache's ``tag``
+column (the JSON itself is unchanged) and is compared on replay, which catches any
+edit of its text or request. An older, unsealed entry has its stored request hashed
+back to the key it was found under, once per process. Either way the stored ``key``
+must be the one looked up. A failed check is a corrupt entry: a miss, counted and
+reported, never replayed. Limits: an edit of an unsealed entry's reply text alone is
+not seen (``workbench cache repair`` seals a store); and a seal catches damage and
+edits, not a forger who recomputes it -- nothing without a secret key could, and the
+cache keeps no secret."""
 
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import json
 import logging
 import os
-import threading
-import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import diskcache
-
 from workbench import config
+from workbench.llm import _store
+from workbench.llm._keys import cache_key
+from workbench.llm._store import MISS, close_caches  # noqa: F401  (close_caches: re-exported)
 from workbench.llm._types import Completion, Request, Usage
 
 log = logging.getLogger("workbench.llm")
@@ -31,44 +45,26 @@ log = logging.getLogger("workbench.llm")
 ENTRY_SCHEMA = 1
 LAST_MISS_FILE = "last_miss.json"
 
-_handles: dict[tuple[str, int], diskcache.Cache] = {}
-_handles_lock = threading.Lock()
-_settings: dict[str, Any] = {"rpm": {}}
-
 
 def _version() -> str:
-    from workbench import __version__
-
-    return __version__
+    return config.__version__
 
 
-def open_cache(path: str | os.PathLike | None = None) -> diskcache.Cache:
-    """The diskcache store at ``path`` (default: the configured cache folder).
+def open_cache(path: str | os.PathLike | None = None) -> _store.Store:
+    """The store at ``path`` (default: the configured cache folder), for reading and writing.
 
-    Opened once per folder and process, with ``eviction_policy="none"`` (diskcache's
-    default silently evicts entries past 1 GiB).
+    A ``diskcache.Cache`` that only ever reads and writes text, opened once per folder
+    and process with ``eviction_policy="none"`` (diskcache's default silently evicts
+    entries past 1 GiB). A read-only folder or a full disk gives a reader that
+    refuses writes; a damaged store raises :class:`~workbench.errors.CacheError`
+    naming the folder and ``workbench cache repair``.
     """
-    folder = str(config.cache_dir() if path is None else Path(path).expanduser())
-    handle_key = (folder, os.getpid())
-    cache = _handles.get(handle_key)
-    if cache is None:
-        with _handles_lock:
-            cache = _handles.get(handle_key)
-            if cache is None:
-                cache = diskcache.Cache(folder, eviction_policy="none")
-                _handles[handle_key] = cache
-    return cache
+    return _store.open_cache(config.cache_dir() if path is None else path)
 
 
-def close_caches() -> None:
-    """Close every open cache handle (tests; a forked child)."""
-    with _handles_lock:
-        for cache in _handles.values():
-            try:
-                cache.close()
-            except Exception:  # closing must never raise
-                pass
-        _handles.clear()
+def open_reader(path: str | os.PathLike | None = None) -> _store.ReadOnlyCache:
+    """The store at ``path`` (default: the configured folder) for reading only."""
+    return _store.open_reader(config.cache_dir() if path is None else path)
 
 
 def configure(
@@ -79,49 +75,54 @@ def configure(
     timeout: float | None = None,
     max_retries: int | None = None,
     retry_backoff: float | None = None,
+    circuit_breaker: int | None = None,
     rpm: int | Mapping[str, int] | None = None,
 ) -> dict[str, Any]:
     """Set the LLM layer's settings in code; returns the settings now in force.
 
+    The values are kept for this process (:func:`workbench.config.overrides`) and win
+    over the ``WORKBENCH_*`` environment variables of the same names, which are not
+    changed (child processes do not see these settings). ``None`` leaves a setting as
+    it is; :func:`temporary_settings` undoes them after a ``with`` block.
+
     Parameters
     ----------
     cache_dir, cache_mode
-        Set ``WORKBENCH_CACHE_DIR`` / ``WORKBENCH_CACHE_MODE`` (``readwrite``,
-        ``readonly``, ``refresh``, ``off``) for this process.
+        The cache folder and mode (``readwrite``, ``readonly``, ``refresh``, ``off``),
+        as ``WORKBENCH_CACHE_DIR`` / ``WORKBENCH_CACHE_MODE``.
     concurrency, timeout, max_retries
-        Set ``WORKBENCH_CONCURRENCY`` (calls in flight per model),
-        ``WORKBENCH_TIMEOUT`` (seconds per call) and ``WORKBENCH_MAX_RETRIES``.
+        Calls in flight per model, seconds per call and retries of a retryable error
+        (as ``WORKBENCH_CONCURRENCY``, ``WORKBENCH_TIMEOUT``, ``WORKBENCH_MAX_RETRIES``).
     retry_backoff
-        Sets ``WORKBENCH_RETRY_BACKOFF``: the first retry waits up to this many
-        seconds (full jitter), doubling per attempt (default 1.0, capped at 60).
+        The first retry waits up to this many seconds (full jitter), doubling per
+        attempt, capped at 60 (as ``WORKBENCH_RETRY_BACKOFF``).
+    circuit_breaker
+        After this many consecutive connection failures of a model, its other
+        requests in the batch are not run (``0``: never; as ``WORKBENCH_CIRCUIT_BREAKER``).
     rpm
         Requests per minute: one number for every model, or ``{model: rpm}``;
         ``0``/``None`` in the mapping means unlimited.
     """
+    values: dict[str, Any] = {}
     if cache_mode is not None:
         mode = str(cache_mode).strip().lower()
         if mode not in config.CACHE_MODES:
             raise ValueError(f"cache_mode={cache_mode!r}: expected one of {', '.join(config.CACHE_MODES)}")
-        os.environ["WORKBENCH_CACHE_MODE"] = mode
+        values["cache_mode"] = mode
     if cache_dir is not None:
-        os.environ["WORKBENCH_CACHE_DIR"] = str(Path(cache_dir).expanduser())
-    for name, value, kind in (
-        ("WORKBENCH_CONCURRENCY", concurrency, int),
-        ("WORKBENCH_TIMEOUT", timeout, float),
-        ("WORKBENCH_MAX_RETRIES", max_retries, int),
-        ("WORKBENCH_RETRY_BACKOFF", retry_backoff, float),
-    ):
+        values["cache_dir"] = str(Path(cache_dir).expanduser())
+    for name, value in (("concurrency", concurrency), ("timeout", timeout),
+                        ("max_retries", max_retries), ("retry_backoff", retry_backoff),
+                        ("circuit_breaker", circuit_breaker)):
         if value is not None:
-            if kind(value) < (1 if name == "WORKBENCH_CONCURRENCY" else 0):
-                raise ValueError(f"{name.removeprefix('WORKBENCH_').lower()}={value!r} is out of range")
-            os.environ[name] = str(kind(value))
+            number = type(config.CALL_SETTINGS[name][1])(value)
+            if number < (1 if name == "concurrency" else 0):
+                raise ValueError(f"{name}={value!r} is out of range")
+            values[name] = number
     if rpm is not None:
-        _settings["rpm"] = dict(rpm) if isinstance(rpm, Mapping) else {"*": int(rpm)}
+        values["rpm"] = dict(rpm) if isinstance(rpm, Mapping) else {"*": int(rpm)}
+    config.set_overrides(values)
     return settings()
-
-
-_ENV_NAMES = ("WORKBENCH_CACHE_DIR", "WORKBENCH_CACHE_MODE", "WORKBENCH_CONCURRENCY",
-              "WORKBENCH_TIMEOUT", "WORKBENCH_MAX_RETRIES", "WORKBENCH_RETRY_BACKOFF")
 
 
 @contextmanager
@@ -135,35 +136,26 @@ def temporary_settings(**kwargs: Any) -> Iterator[dict[str, Any]]:
     ...     now["cache_mode"]
     'off'
     """
-    saved_env = {name: os.environ.get(name) for name in _ENV_NAMES}
-    saved_rpm = dict(_settings["rpm"])
+    saved = config.overrides()
     try:
         yield configure(**kwargs)
     finally:
-        for name, value in saved_env.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-        _settings["rpm"] = saved_rpm
+        config.set_overrides(saved, replace=True)
 
 
 def settings() -> dict[str, Any]:
-    """The settings now in force (environment plus :func:`configure`)."""
+    """The settings now in force (:func:`configure`, else the environment, else defaults)."""
     return {
         "cache_dir": str(config.cache_dir()),
         "cache_mode": config.cache_mode(),
-        "concurrency": config.env_int("WORKBENCH_CONCURRENCY", 16),
-        "timeout": config.env_float("WORKBENCH_TIMEOUT", 120.0),
-        "max_retries": config.env_int("WORKBENCH_MAX_RETRIES", 4),
-        "retry_backoff": config.env_float("WORKBENCH_RETRY_BACKOFF", 1.0),
-        "rpm": dict(_settings["rpm"]),
+        **{name: config.call_setting(name) for name in config.CALL_SETTINGS},
+        "rpm": dict(config.overrides().get("rpm", {})),
     }
 
 
 def rpm_for(model: str, override: int | Mapping[str, int] | None = None) -> int | None:
     """Requests-per-minute limit of ``model`` (``None``: unlimited)."""
-    table = _settings["rpm"] if override is None else (
+    table = config.overrides().get("rpm", {}) if override is None else (
         dict(override) if isinstance(override, Mapping) else {"*": override}
     )
     value = table.get(model, table.get("*"))
@@ -210,6 +202,27 @@ def make_entry(key: str, request: Request, *, text: str, logprobs: list | None,
         "schema": ENTRY_SCHEMA,
         "request": request.to_dict(),
     }
+
+
+def replay_entry(request: Request, text: str, *, backend: str, source: str) -> dict[str, Any]:
+    """A cache entry replaying ``text`` as the reply to ``request`` (built as real writes are).
+
+    For replies recorded elsewhere, e.g. in a paper's release: token counts, cost and
+    latency of the original call are unknown and recorded as 0, ``backend`` names the
+    provider that served it and ``imported_from`` the ``source``.
+
+    Examples
+    --------
+    >>> entry = replay_entry(Request("gpt-4o", [{"role": "user", "content": "Rate it."}]),
+    ...                      "7", backend="openai", source="a release")
+    >>> entry["response"]["text"], entry["cost_usd"], entry["imported_from"]
+    ('7', 0.0, 'a release')
+    """
+    entry = make_entry(cache_key(request), request, text=text, logprobs=None, usage=Usage(0, 0),
+                       cost_usd=0.0, latency_s=0.0, backend=backend,
+                       provider_model=request.model)
+    entry["imported_from"] = source
+    return entry
 
 
 def encode_entry(entry: Mapping[str, Any]) -> str:
@@ -299,85 +312,147 @@ def completion_from_entry(entry: Mapping[str, Any], *, cached: bool = True) -> C
     )
 
 
-def lookup(cache: diskcache.Cache, key: str, raw: str | None | bool = False) -> Completion | None:
-    """The cached completion for ``key``, or ``None``; a failed or corrupt read is a miss.
+class CorruptEntry(ValueError):
+    """A stored value that is not a verified entry of its key: a miss, never replayed."""
 
-    ``raw`` is the stored value when the caller already read it (``None``: known
-    absent); by default it is read here.
+
+def seal(raw: str) -> str:
+    """The digest stored beside a value (diskcache's ``tag`` column) when it is written.
+
+    Examples
+    --------
+    >>> seal('{"key":"k"}')[:15]
+    'sha256:9d51e365'
     """
+    return "sha256:" + hashlib.sha256(raw.encode("utf-8")).hexdigest()
+
+
+#: key -> ``hash()`` of the stored value that passed :func:`check_entry` in this process.
+_checked: dict[str, int] = {}
+
+
+def check_entry(key: str, raw: Any, tag: Any, *, full: bool = False) -> None:
+    """Raise :class:`CorruptEntry`, saying why, unless ``raw`` may be replayed for ``key``.
+
+    ``raw`` must be text. Sealed (``tag`` set): the seal must match it. Unsealed: the
+    stored ``key`` must be ``key`` and the stored request must hash to it. ``full``
+    (``workbench cache check``) hashes the request of a sealed entry too. A value that
+    passed in this process is recognised by its ``hash()`` (keyed per process, so not
+    forgeable) and not checked again. :func:`replay` then checks the stored ``key``
+    and the reply fields of every entry.
+    """
+    if type(raw) is not str:
+        what = raw.why if isinstance(raw, _store.Refused) else type(raw).__name__
+        raise CorruptEntry(f"not text but {what}")
+    fingerprint = hash(raw)
+    if not full and _checked.get(key) == fingerprint:
+        return
+    if tag is not None and tag != seal(raw):
+        raise CorruptEntry("its text does not match the seal it was written with (edited)")
+    if tag is None or full:
+        try:
+            entry = json.loads(raw)
+            stored_key = entry["key"]
+            request = Request.from_dict(entry["request"])
+        except Exception as exc:
+            raise CorruptEntry(f"not a readable entry ({type(exc).__name__}: "
+                               f"{str(exc)[:80]})") from None
+        if stored_key != key:
+            raise CorruptEntry("it is the entry of another key")
+        if cache_key(request) != key:
+            raise CorruptEntry("its request does not hash to its key (edited or foreign)")
+    _checked[key] = fingerprint
+
+
+def entry_of(key: str, raw: Any, tag: Any, *, full: bool = False) -> dict[str, Any]:
+    """The entry stored as ``raw`` under ``key``, fully decoded, after every check a replay
+    makes (:func:`check_entry`, stored key, reply fields); :class:`CorruptEntry` if not."""
+    check_entry(key, raw, tag, full=full)
     try:
-        if raw is False:
-            raw = cache.get(key)
-        if raw is None:
-            return None
+        entry = decode_entry(raw)
+        completion_from_entry(entry)
+    except Exception as exc:
+        raise CorruptEntry(f"malformed entry ({type(exc).__name__}: {str(exc)[:80]})") from None
+    if entry["key"] != key:
+        raise CorruptEntry("it is the entry of another key")
+    return entry
+
+
+def replay(key: str, stored: tuple[Any, Any] | Any) -> Completion | None:
+    """The completion stored under ``key`` (``(value, tag)`` from the store), or ``None``
+    when nothing is stored; :class:`CorruptEntry` when the entry fails its check."""
+    if stored is MISS:
+        return None
+    raw, tag = stored
+    check_entry(key, raw, tag)
+    try:
         reply = read_reply(raw)
         if reply["key"] != key:
-            return None
+            raise CorruptEntry("it is the entry of another key")
         return completion_from_entry(reply)
-    except Exception:  # the cache can never break a run
-        return None
+    except CorruptEntry:
+        raise
+    except Exception as exc:
+        raise CorruptEntry(f"malformed reply fields ({type(exc).__name__})") from None
 
 
-_BULK_CHUNK = 500
-_BULK_SQL = ("SELECT key, mode, filename, value FROM Cache WHERE raw = 1 "
-             "AND (expire_time IS NULL OR expire_time > ?) AND key IN ({})")
+def peek(request: Request) -> Completion | None:
+    """The cached reply to ``request``, or ``None``; never calls a provider, never writes.
 
+    Exactly what :func:`~workbench.llm.complete` would replay (``cached=True``): in the
+    ``refresh`` and ``off`` modes nothing counts as cached, and a corrupt entry is a
+    miss. The store is opened read-only: a cache folder that does not exist yet is not
+    created, and a damaged one raises :class:`~workbench.errors.CacheError`.
 
-def bulk_read(cache: diskcache.Cache, keys: list[str]) -> dict[str, str | None] | None:
-    """Stored values of many keys in a few SQL queries (the replay fast path).
-
-    Returns ``{key: value}`` for values stored inline as text, ``{key: None}`` for
-    keys known to be absent, and leaves out keys whose value needs diskcache's own
-    reader (large values kept in files). Returns ``None`` when the store cannot be
-    read this way (another diskcache layout): callers then use ``cache.get``. This
-    reads diskcache's documented SQLite table ``Cache`` directly; results equal
-    ``cache.get`` (checked by the tests).
+    Examples
+    --------
+    >>> import tempfile
+    >>> from workbench.llm import Request, complete, temporary_settings
+    >>> ask = [{"role": "user", "content": "Say hi."}]
+    >>> with temporary_settings(cache_dir=tempfile.mkdtemp()):
+    ...     before = peek(Request("sim/judge-a", ask))
+    ...     reply = complete("sim/judge-a", ask)
+    ...     after = peek(Request("sim/judge-a", ask))
+    >>> before is None, after.cached, after.text == reply.text
+    (True, True, True)
     """
+    if config.cache_mode() not in ("readwrite", "readonly"):
+        return None
+    key = cache_key(request)
     try:
-        execute = cache._sql  # diskcache's connection for this thread
-        found: dict[str, str | None] = {}
-        pending: set[str] = set()
-        now = time.time()
-        for start in range(0, len(keys), _BULK_CHUNK):
-            chunk = keys[start: start + _BULK_CHUNK]
-            query = _BULK_SQL.format(",".join("?" * len(chunk)))
-            for key, mode, filename, value in execute(query, (now, *chunk)).fetchall():
-                if mode == diskcache.core.MODE_RAW and filename is None and isinstance(value, str):
-                    found[key] = value
-                else:
-                    pending.add(key)
-        for key in keys:
-            if key not in found and key not in pending:
-                found[key] = None
-        return found
-    except Exception:  # fall back to cache.get, never fail
+        return replay(key, _store.read_values(open_reader(), [key])[key])
+    except CorruptEntry:
         return None
 
 
-def store(cache: diskcache.Cache, entry: Mapping[str, Any]) -> bool:
-    """Write ``entry`` under its key; a failed write is logged, never raised."""
-    try:
-        cache.set(entry["key"], encode_entry(entry))
-        return True
-    except Exception as exc:  # the cache can never break a run
-        log.warning("could not write cache entry %s: %s", str(entry.get("key", "?"))[:16], exc)
-        return False
+def store(cache: _store.Store, entry: Mapping[str, Any]) -> bool:
+    """Write ``entry`` under its key, sealed (see :func:`seal`); True if written.
+
+    A full disk, a read-only or damaged store raises
+    :class:`~workbench.errors.CacheError`; other failures are logged (:func:`_store.write`).
+    """
+    raw = encode_entry(entry)
+    return _store.write(cache, entry["key"], raw, tag=seal(raw))
 
 
 _last_miss: dict[str, Any] = {}
 
 
 def record_miss(request: Request, key: str) -> None:
-    """Remember the last readonly miss for ``workbench cache explain --last``."""
+    """Remember the last readonly miss for ``workbench cache explain --last`` (the file is
+    private to its owner, mode 600: a prompt may be confidential)."""
     data = {"key": key, "request": request.to_dict()}
     _last_miss.clear()
     _last_miss.update(data)
     try:
         folder = config.cache_dir()
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / LAST_MISS_FILE).write_text(json.dumps(data, ensure_ascii=False, indent=1),
-                                             encoding="utf-8")
-    except Exception:  # diagnostics only
+        descriptor = os.open(folder / LAST_MISS_FILE, os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
+                             0o600)
+        os.fchmod(descriptor, 0o600)  # also when the file was there before
+        with os.fdopen(descriptor, "w", encoding="utf-8") as out:
+            out.write(json.dumps(data, ensure_ascii=False, indent=1))
+    except Exception:  # diagnostics only (e.g. a read-only folder)
         pass
 
 

@@ -2,8 +2,13 @@
 
 The replay path is lean on purpose: keys are computed and the cache is read in the
 calling thread before any async or litellm machinery starts, so a fully cached run
-never imports litellm. Only misses go to :class:`_Runner`, which runs on the private
-event loop of :mod:`workbench.llm._loop`.
+never imports litellm. Every replayed entry is checked first (a corrupt one is a
+miss, reported once per run). Only misses go to :class:`_Runner`, which runs on the
+private event loop of :mod:`workbench.llm._loop`; before it starts, a store that
+cannot take the replies (read-only, or a disk with less than
+:data:`~workbench.llm._store.MIN_FREE_BYTES` free) stops the run with one
+:class:`~workbench.errors.CacheError`, and after it the WAL is checkpointed so that
+``cache.db`` alone holds every entry.
 """
 
 from __future__ import annotations
@@ -11,12 +16,13 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from workbench import config
 from workbench.errors import BudgetExceeded, CacheMiss, ProviderError
-from workbench.llm import _cache, _providers
+from workbench.llm import _cache, _providers, _store
 from workbench.llm._keys import cache_key
 from workbench.llm._loop import run_sync
 from workbench.llm._throttle import Budget, Pacer
@@ -63,11 +69,18 @@ def complete(
     ------
     CacheMiss
         in ``readonly`` mode when the request is not cached.
+    CacheError
+        when the cache store is damaged, or must take the reply but is read-only or
+        on a full disk (the message names the folder).
     ProviderError
         for an unknown model, a missing API key (both before any call) or a call that
         finally failed; its ``failure`` attribute holds the :class:`CallFailure`.
     ValueError
         naming the field, for a malformed request.
+
+    Notes
+    -----
+    Threads calling ``complete`` with the same request at the same time send it once.
 
     Examples
     --------
@@ -110,9 +123,11 @@ def complete_many(
     ----------
     requests
         :class:`Request` objects. Identical requests (same cache key) are sent once
-        and fill every slot.
+        and fill every slot; so are requests another run is sending at the same time
+        (another thread of this process, or, through short-lived claims in a shared
+        store in ``readwrite`` mode, another process: its reply is then replayed).
     concurrency
-        Calls in flight per model (default ``WORKBENCH_CONCURRENCY``, 16).
+        Calls in flight per model (default: the ``concurrency`` setting).
     progress
         Show a tqdm bar (``tqdm.auto``: a widget in JupyterLab).
     budget_usd
@@ -124,20 +139,27 @@ def complete_many(
         Requests per minute, one number or ``{model: rpm}`` (default: the
         :func:`configure` setting, else unlimited).
     timeout, max_retries
-        Per-call timeout in seconds and retries of retryable errors (defaults
-        ``WORKBENCH_TIMEOUT``, ``WORKBENCH_MAX_RETRIES``). A request's own
+        Per-call timeout in seconds and retries of retryable errors (defaults: the
+        ``timeout`` and ``max_retries`` settings). A request's own
         ``params["timeout"]`` / ``params["num_retries"]`` win.
 
     Returns
     -------
     list of Completion or CallFailure
         One per request, in order. A request that finally failed is a
-        :class:`CallFailure` in its slot (``cache_miss`` in ``readonly`` mode).
+        :class:`CallFailure` in its slot (``cache_miss`` in ``readonly`` mode). After
+        ``circuit_breaker`` (a setting) consecutive ``connection_error`` failures of a
+        model, its requests still waiting are ``not_run`` at once, and one warning
+        says so; the progress bar counts failures as they come (``failed=N``).
 
     Raises
     ------
     ProviderError
         before any call, for an unknown model or a missing API key.
+    CacheError
+        before any call, when the cache store cannot take the replies (read-only, or
+        less than 32 MB free on its disk); during the run, when a write finds the
+        disk full (replies already written are kept); or for a damaged store.
     BudgetExceeded
         when the budget stopped the run; ``.partial`` holds the list above, with
         ``CallFailure(error_type="budget")`` for the requests not run.
@@ -157,28 +179,29 @@ def _run(requests: Iterable[Request], *, concurrency: int | None = None, progres
         raise ValueError(f"concurrency={concurrency!r}: expected an integer >= 1")
     mode = config.cache_mode()
     results: list[Result | None] = [None] * len(requests)
-    cache = _cache.open_cache() if mode != "off" else None
-    read = mode in ("readwrite", "readonly")
-    todo: dict[str, list[int]] = {}
+    cache = (None if mode == "off" else
+             _cache.open_reader() if mode == "readonly" else _cache.open_cache())
     keys = []
     for i, request in enumerate(requests):
         if type(request) is not Request and not isinstance(request, Request):
             raise ValueError(f"requests[{i}]: expected a workbench.llm.Request, "
                              f"got {type(request).__name__}")
         keys.append(cache_key(request))
-    stored = (_cache.bulk_read(cache, keys) if read and len(keys) > 1 else None) or {}
-    found: dict[str, Completion | None] = {}
-    lookup = _cache.lookup
+    hits: dict[str, Completion] = {}
+    corrupt: dict[str, str] = {}
+    if mode in ("readwrite", "readonly"):
+        hits, corrupt = _replay(cache, list(dict.fromkeys(keys)))
+        if corrupt:
+            _cache.log.warning(
+                "cache %s: %d entr%s failed the replay check (e.g. %s): %s; `workbench cache "
+                "check` lists them", cache.directory, len(corrupt),
+                "y" if len(corrupt) == 1 else "ies", next(iter(corrupt.values())),
+                "treated as misses" if mode == "readonly" else "sent again and overwritten")
+    todo: dict[str, list[int]] = {}
     for i, key in enumerate(keys):
-        hit = found.get(key, False) if read else None
-        if hit is False:
-            hit = found[key] = lookup(cache, key, stored.get(key, False))
+        hit = hits.get(key)
         if hit is None:
-            slots = todo.get(key)
-            if slots is None:
-                todo[key] = [i]
-            else:
-                slots.append(i)
+            todo.setdefault(key, []).append(i)
         else:
             results[i] = hit
 
@@ -189,7 +212,8 @@ def _run(requests: Iterable[Request], *, concurrency: int | None = None, progres
             for key, slots in todo.items():
                 request = requests[slots[0]]
                 _cache.record_miss(request, key)
-                failure = CallFailure(key, "cache_miss", f"not cached (readonly mode): "
+                why = f"corrupt entry: {corrupt[key]}" if key in corrupt else "not cached"
+                failure = CallFailure(key, "cache_miss", f"{why} (readonly mode): "
                                       f"model={request.model!r} key={key}", 0, request.model)
                 for i in slots:
                     results[i] = failure
@@ -200,20 +224,28 @@ def _run(requests: Iterable[Request], *, concurrency: int | None = None, progres
             jobs = {key: requests[slots[0]] for key, slots in todo.items()}
             routes: dict[tuple, _providers.Route] = {}
             for request in jobs.values():
-                route_id = (request.model, request.params.get("api_base"),
-                            bool(request.params.get("api_key")))
+                route_id = _route_id(request)
                 if route_id not in routes:
                     routes[route_id] = _providers.route(request)
+            if cache is not None:
+                _store.require_writable(cache)
             runner = _Runner(
-                jobs, routes, slots={k: len(v) for k, v in todo.items()},
-                cache=cache if mode in ("readwrite", "refresh") else None, bar=bar,
-                concurrency=concurrency, budget_usd=budget_usd, rpm=rpm, timeout=timeout,
-                max_retries=max_retries,
+                jobs, routes, slots={k: len(v) for k, v in todo.items()}, cache=cache,
+                claims=mode == "readwrite", bar=bar, concurrency=concurrency,
+                budget_usd=budget_usd, rpm=rpm, timeout=timeout, max_retries=max_retries,
             )
-            outcome = run_sync(runner.run())
+            try:
+                outcome = run_sync(runner.run())
+            finally:
+                if runner.written:
+                    _store.checkpoint(cache)
             for key, slots in todo.items():
                 for i in slots:
                     results[i] = outcome[key]
+            for model, why in runner.down.items():
+                if runner.skipped[model]:
+                    _cache.log.warning("%s: %s; %d request(s) of this model were not run",
+                                       model, why, runner.skipped[model])
             if runner.budget is not None and runner.budget.stopped:
                 raise BudgetExceeded(
                     f"budget of ${budget_usd:.4f} reached after spending "
@@ -224,8 +256,30 @@ def _run(requests: Iterable[Request], *, concurrency: int | None = None, progres
     return results  # type: ignore[return-value]
 
 
+def _replay(cache: _store.Store, keys: list[str]) -> tuple[dict[str, Completion], dict[str, str]]:
+    """The cached completions of ``keys``, and the corrupt entries met (key -> why)."""
+    hits: dict[str, Completion] = {}
+    corrupt: dict[str, str] = {}
+    for key, stored in _store.read_values(cache, keys).items():
+        try:
+            hit = _cache.replay(key, stored)
+        except _cache.CorruptEntry as exc:
+            corrupt[key] = str(exc)
+            continue
+        if hit is not None:
+            hits[key] = hit
+    return hits, corrupt
+
+
+def _route_id(request: Request) -> tuple:
+    return request.model, request.params.get("api_base"), bool(request.params.get("api_key"))
+
+
 class _NoBar:
     def update(self, n: int = 1) -> None:
+        pass
+
+    def set_postfix(self, **kwargs: Any) -> None:
         pass
 
     def close(self) -> None:
@@ -241,39 +295,55 @@ def _progress_bar(total: int, progress: bool) -> Any:
                 dynamic_ncols=True)
 
 
+#: The request keys being sent by a run of this process, each with the future of its
+#: result: a concurrent run (another thread's ``complete``) waits for it instead.
+_inflight: dict[str, asyncio.Future] = {}
+
+
 class _Runner:
-    """The provider calls of one ``complete_many``: one task per distinct request."""
+    """The provider calls of one ``complete_many``: one task per distinct request.
+
+    Around each call: one sender per request key within the process
+    (:data:`_inflight`) and, through claims in the store, across processes sharing
+    it; the budget; the per-model semaphore and pacer; retries with backoff; and a
+    circuit breaker per model: after ``circuit_breaker`` consecutive connection
+    failures, the model's requests still waiting are ``not_run`` at once.
+    """
 
     def __init__(self, jobs: dict[str, Request], routes: dict[tuple, _providers.Route], *,
-                 slots: dict[str, int], cache: Any, bar: Any, concurrency: int | None,
-                 budget_usd: float | None, rpm: Any, timeout: float | None,
-                 max_retries: int | None):
+                 slots: dict[str, int], cache: Any, claims: bool, bar: Any,
+                 concurrency: int | None, budget_usd: float | None, rpm: Any,
+                 timeout: float | None, max_retries: int | None):
         self.jobs = jobs
         self.routes = routes
         self.slots = slots
         self.cache = cache
+        self.claims = claims and cache is not None
         self.bar = bar
-        self.concurrency = concurrency or config.env_int("WORKBENCH_CONCURRENCY", 16)
+        self.concurrency = concurrency or config.call_setting("concurrency")
         if self.concurrency < 1:
             raise ValueError(f"concurrency={self.concurrency!r} must be >= 1")
-        self.timeout = timeout if timeout is not None else config.env_float("WORKBENCH_TIMEOUT", 120.0)
+        self.timeout = timeout if timeout is not None else config.call_setting("timeout")
         self.max_retries = (max_retries if max_retries is not None
-                            else config.env_int("WORKBENCH_MAX_RETRIES", 4))
-        self.backoff = config.env_float("WORKBENCH_RETRY_BACKOFF", 1.0)
+                            else config.call_setting("max_retries"))
+        self.backoff = config.call_setting("retry_backoff")
+        self.breaker_after = config.call_setting("circuit_breaker")
         self.rpm = rpm
         self.budget_usd = budget_usd
         self.budget: Budget | None = None
         self.rng = random.Random()  # jitter only: it never changes a result
         self.litellm = _providers.get_litellm()
-
-    def _route(self, request: Request) -> _providers.Route:
-        return self.routes[(request.model, request.params.get("api_base"),
-                            bool(request.params.get("api_key")))]
+        self.streak: Counter[str] = Counter()  # consecutive connection failures per model
+        self.down: dict[str, str] = {}  # models whose breaker opened, and why
+        self.skipped: Counter[str] = Counter()  # requests not run per model
+        self.failed = 0
+        self.written = 0
 
     async def run(self) -> dict[str, Result]:
         self.budget = Budget(self.budget_usd) if self.budget_usd is not None else None
         self.semaphores: dict[str, asyncio.Semaphore] = {}
         self.pacers: dict[str, Pacer | None] = {}
+        self.wake: dict[str, asyncio.Event] = {}
         tasks = {key: asyncio.ensure_future(self._job(key, request))
                  for key, request in self.jobs.items()}
         try:
@@ -285,43 +355,114 @@ class _Runner:
         return {key: task.result() for key, task in tasks.items()}
 
     async def _job(self, key: str, request: Request) -> Result:
+        result = await self._once(key, request)
+        if isinstance(result, CallFailure):
+            self.failed += self.slots[key]
+            self.bar.set_postfix(failed=self.failed, refresh=False)
+        self.bar.update(self.slots[key])
+        return result
+
+    async def _once(self, key: str, request: Request) -> Result:
+        """Send ``request`` unless a run of this process is sending it: then share its reply
+        (a failure is not shared: this run tries on its own)."""
+        loop = asyncio.get_running_loop()
+        other = _inflight.get(key)
+        if other is not None and other.get_loop() is loop:
+            shared = await asyncio.shield(other)
+            if isinstance(shared, Completion):
+                return shared
+        mine = loop.create_future()
+        _inflight[key] = mine
+        result = None
+        try:
+            result = await self._claimed(key, request)
+            return result
+        finally:
+            if _inflight.get(key) is mine:
+                del _inflight[key]
+            mine.set_result(result)
+
+    async def _claimed(self, key: str, request: Request) -> Result:
+        """Send ``request`` unless another process sharing the store is sending it: then
+        wait for that reply in the store (and send it only if none comes).
+
+        Calls of in-process ``sim/`` models are cheap and take no claim.
+        """
         model = request.model
         semaphore = self.semaphores.get(model)
         if semaphore is None:
             semaphore = self.semaphores[model] = asyncio.Semaphore(self.concurrency)
             limit = _cache.rpm_for(model, self.rpm)
             self.pacers[model] = Pacer(limit) if limit else None
-        async with semaphore:
-            reservation = None
-            if self.budget is not None:
-                reservation = await self.budget.admit(model)
-                if reservation is None:
-                    result: Result = CallFailure(key, "budget", "not run: the budget would be "
-                                                 f"crossed (limit ${self.budget.limit:.4f})", 0, model)
-                    self.bar.update(self.slots[key])
-                    return result
-            cost = None
-            try:
-                result = await self._attempts(key, request)
-                if isinstance(result, Completion):
-                    cost = result.cost_usd
-            finally:
-                if self.budget is not None and reservation is not None:
-                    await self.budget.settle(model, reservation, cost)
-            self.bar.update(self.slots[key])
-            return result
+        claims = self.claims and self._route(request).provider != "sim"
+        ttl = self._timeout_of(request) + _MAX_BACKOFF_S + 10.0
+        while True:
+            async with semaphore:
+                if model in self.down:
+                    self.skipped[model] += 1
+                    return CallFailure(key, "not_run", f"not run: {self.down[model]}", 0, model)
+                if not claims:
+                    return await self._send(key, request, ttl=None)
+                if _store.claim(self.cache, key, ttl):
+                    try:
+                        found = self._stored(key)  # sent elsewhere since the first read?
+                        return found if found is not None else await self._send(key, request,
+                                                                                 ttl=ttl)
+                    finally:
+                        _store.release(self.cache, key)
+            delay = 0.05
+            while _store.claimed_elsewhere(self.cache, key):
+                await asyncio.sleep(delay)
+                delay = min(1.0, delay * 1.5)
+            found = self._stored(key)
+            if found is not None:
+                return found
 
-    async def _attempts(self, key: str, request: Request) -> Result:
+    def _stored(self, key: str) -> Completion | None:
+        try:
+            return _cache.replay(key, _store.read_values(self.cache, [key])[key])
+        except _cache.CorruptEntry:
+            return None
+
+    def _route(self, request: Request) -> _providers.Route:
+        return self.routes[_route_id(request)]
+
+    def _timeout_of(self, request: Request) -> float:
+        return float(request.params.get("timeout") or self.timeout)
+
+    async def _send(self, key: str, request: Request, *, ttl: float | None) -> Result:
+        """The budget's admission, then the attempts (``ttl``: keep the claim alive)."""
+        model = request.model
+        reservation = None
+        if self.budget is not None:
+            reservation = await self.budget.admit(model)
+            if reservation is None:
+                return CallFailure(key, "budget", "not run: the budget would be crossed "
+                                   f"(limit ${self.budget.limit:.4f})", 0, model)
+        cost = None
+        try:
+            result = await self._attempts(key, request, ttl)
+            if isinstance(result, Completion):
+                cost = result.cost_usd
+        finally:
+            if self.budget is not None and reservation is not None:
+                await self.budget.settle(model, reservation, cost)
+        return result
+
+    async def _attempts(self, key: str, request: Request, ttl: float | None) -> Result:
         route = self._route(request)
-        timeout = float(request.params.get("timeout") or self.timeout)
+        model = request.model
+        timeout = self._timeout_of(request)
         retries = request.params.get("num_retries")
         retries = self.max_retries if retries is None else int(retries)
         kwargs = _providers.call_kwargs(request, route, timeout=timeout)
-        pacer = self.pacers[request.model]
+        pacer = self.pacers[model]
         attempts = 0
         while True:
             if pacer is not None:
                 await pacer.wait()
+            if ttl is not None:
+                _store.extend(self.cache, key, ttl)
             attempts += 1
             started = time.perf_counter()
             try:
@@ -333,16 +474,38 @@ class _Runner:
                 raise
             except Exception as exc:  # classified; never lost
                 kind = _providers.classify(exc)
-                if kind in RETRYABLE and attempts <= retries:
-                    await asyncio.sleep(self._backoff(attempts))
-                    continue
-                message = _providers.error_message(exc, request)
+                message = _providers.error_message(exc, request, kind)
                 if kind == "timeout" and not str(exc):
                     message = f"no reply within {timeout:g} s"
-                return CallFailure(key, kind, message, attempts, request.model)
-            if self.cache is not None:
-                _cache.store(self.cache, entry)
+                self._count(model, kind, message)
+                if kind in RETRYABLE and attempts <= retries and model not in self.down:
+                    await self._pause(model, self._backoff(attempts))
+                    if model not in self.down:
+                        continue
+                return CallFailure(key, kind, message, attempts, model)
+            self._count(model, None, "")
+            if self.cache is not None and _cache.store(self.cache, entry):
+                self.written += 1
             return completion
+
+    def _count(self, model: str, kind: str | None, message: str) -> None:
+        """The circuit breaker: count consecutive connection failures of ``model``."""
+        if kind != "connection_error":
+            self.streak[model] = 0
+            return
+        self.streak[model] += 1
+        if self.breaker_after and self.streak[model] >= self.breaker_after \
+                and model not in self.down:
+            self.down[model] = (f"stopped after {self.streak[model]} consecutive connection "
+                                f"failures (circuit_breaker setting); last: {message}")
+            self.wake.setdefault(model, asyncio.Event()).set()
+
+    async def _pause(self, model: str, seconds: float) -> None:
+        """Sleep ``seconds`` before a retry, or less if the model's breaker opens."""
+        try:
+            await asyncio.wait_for(self.wake.setdefault(model, asyncio.Event()).wait(), seconds)
+        except TimeoutError:
+            pass
 
     def _backoff(self, attempt: int) -> float:
         ceiling = min(_MAX_BACKOFF_S, self.backoff * 2 ** (attempt - 1))
@@ -357,7 +520,7 @@ class _Runner:
         message = getattr(choice, "message", None)
         text = getattr(message, "content", None)
         if text is None:
-            text = ""
+            raise _providers.EmptyReply("the reply has no content (content: null)")
         if not isinstance(text, str):
             raise ValueError(f"malformed reply: content is {type(text).__name__}")
         logprobs = _providers.normalise_logprobs(getattr(choice, "logprobs", None))

@@ -6,15 +6,35 @@ import hashlib
 import json
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from workbench.llm._secrets import key_params
-from workbench.llm._types import Request
 
 KEY_VERSION = 1
 _dumps = json.JSONEncoder(
     sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False
 ).encode
+
+
+class Keyed(Protocol):
+    """The fields of a request the key reads: :class:`~workbench.llm.Request` has them.
+
+    Typed structurally so that this module needs nothing from ``_types`` (whose
+    ``Request.__hash__`` uses :func:`cache_key`).
+    """
+
+    model: str
+    messages: list[dict]
+    temperature: float
+    sample: int
+    max_tokens: int | None
+    response_format: Mapping[str, Any] | None
+    logprobs: bool
+    top_logprobs: int | None
+    top_p: float | None
+    stop: str | list[str] | None
+    seed: int | None
+    params: Mapping[str, Any]
 
 
 def canonical(value: Any) -> Any:
@@ -49,13 +69,14 @@ def _messages(messages: list[dict]) -> list:
     return messages
 
 
-def key_fields(request: Request) -> dict[str, Any]:
+def key_fields(request: Keyed) -> dict[str, Any]:
     """The fields the cache key hashes, as canonical JSON-able data.
 
     Everything that can change the reply: the model, messages, sampling settings,
     the repeat index ``sample``, and provider params such as ``api_base`` (a
     different server is a different model). Not: secrets, headers, timeouts,
-    retries, pricing hints, concurrency.
+    retries, pricing hints, concurrency, nor a ``user:password@`` in ``api_base``
+    (removed only when present, so every other key is as before).
     """
     fields = {
         "v": KEY_VERSION,
@@ -82,17 +103,19 @@ def key_fields(request: Request) -> dict[str, Any]:
     return fields
 
 
-def cache_key(request: Request) -> str:
+def cache_key(request: Keyed) -> str:
     """The cache key of ``request``: a 64-character sha256 hex digest.
 
     It hashes canonical JSON (sorted keys, ``1`` and ``1.0`` alike, nested values
     too) of every field that can change the reply -- model, messages, temperature,
     top_p, max_tokens, response_format, logprobs/top_logprobs, stop, seed, the repeat
     index ``sample`` and non-secret provider params such as ``api_base`` -- and
-    nothing that cannot (API keys, headers, timeouts, retries, concurrency).
+    nothing that cannot (API keys, headers, URL credentials, timeouts, retries,
+    concurrency).
 
     Examples
     --------
+    >>> from workbench.llm import Request
     >>> msgs = [{"role": "user", "content": "Rate this."}]
     >>> k = cache_key(Request("sim/judge-a", msgs, temperature=1))
     >>> k == cache_key(Request("sim/judge-a", msgs, temperature=1.0))
@@ -102,4 +125,9 @@ def cache_key(request: Request) -> str:
     >>> k == cache_key(Request("sim/judge-a", msgs, temperature=1, params={"api_key": "sk-x"}))
     True
     """
-    return hashlib.sha256(_dumps(key_fields(request)).encode("utf-8")).hexdigest()
+    return hash_fields(key_fields(request))
+
+
+def hash_fields(fields: Mapping[str, Any]) -> str:
+    """sha256 hex digest of the canonical JSON of ``fields`` (:func:`key_fields` output)."""
+    return hashlib.sha256(_dumps(fields).encode("utf-8")).hexdigest()

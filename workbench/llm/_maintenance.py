@@ -1,32 +1,65 @@
-"""Cache maintenance behind ``workbench cache``: stats, export, import, explain, clear."""
+"""Cache maintenance behind ``workbench cache``: stats, export, import, explain, clear;
+and replay files (replies recorded elsewhere, in the export format).
+
+Stats, export and explain read the store read-only and check every entry as a replay
+does (:func:`workbench.llm._cache.entry_of`): a corrupt entry is counted, never
+decoded past its check, never exported. Import and export strip secret-bearing fields
+(:func:`workbench.llm._secrets.strip_entry_secrets`)."""
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from workbench.llm import _cache
-from workbench.llm._keys import cache_key, key_fields
+from workbench import config
+from workbench.llm import _cache, _store
+from workbench.llm._keys import cache_key, hash_fields, key_fields
+from workbench.llm._secrets import strip_entry_secrets
 from workbench.llm._types import Request
 
+log = logging.getLogger("workbench.llm")
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
+_CHUNK = 1000
 
 
-def _entries(cache: Any) -> Iterator[tuple[str, dict | None]]:
-    for key in sorted(k for k in cache.iterkeys() if isinstance(k, str)):
-        try:
-            yield key, _cache.decode_entry(cache.get(key))
-        except Exception:  # a corrupt entry is reported, never fatal
-            yield key, None
+def _entries(store: Any, *, full: bool = False) -> Iterator[tuple[str, dict | None, str | None]]:
+    """Every entry of ``store`` by key, checked: ``(key, entry, None)``, or ``(key, None,
+    why)`` for a corrupt one (``full``: also hash the request of sealed entries)."""
+    keys = []
+    for key in store.iterkeys():
+        if isinstance(key, str) and _HEX64.match(key):
+            keys.append(key)
+        elif not (isinstance(key, str) and key.startswith(_store.CLAIM_PREFIX)):
+            yield repr(key)[:40], None, "its key is not a cache key"
+    keys.sort()
+    for start in range(0, len(keys), _CHUNK):
+        chunk = keys[start: start + _CHUNK]
+        values = _store.read_values(store, chunk)
+        for key in chunk:
+            if values[key] is _store.MISS:
+                yield key, None, "its value is missing (a value file was deleted?)"
+                continue
+            try:
+                yield key, _cache.entry_of(key, *values[key], full=full), None
+            except _cache.CorruptEntry as exc:
+                yield key, None, str(exc)
+
+
+def _reader(path: str | os.PathLike | None) -> _store.ReadOnlyCache:
+    return _cache.open_reader(path)
 
 
 def cache_stats(path: str | os.PathLike | None = None) -> dict[str, Any]:
     """Counts of the cache: entries, size, per model and backend, total cost.
+
+    Read-only. Entries that fail their check (:func:`workbench.llm._cache.check_entry`)
+    count as ``corrupt`` and nowhere else.
 
     Returns
     -------
@@ -34,14 +67,14 @@ def cache_stats(path: str | os.PathLike | None = None) -> dict[str, Any]:
         ``folder, entries, size_bytes, corrupt, total_cost_usd, by_model`` (model ->
         entries), ``by_backend`` (backend -> entries), ``first``/``last`` timestamps.
     """
-    cache = _cache.open_cache(path)
+    cache = _reader(path)
     by_model: Counter[str] = Counter()
     by_backend: Counter[str] = Counter()
     cost = 0.0
     corrupt = 0
     stamps: list[str] = []
     n = 0
-    for _, entry in _entries(cache):
+    for _, entry, _why in _entries(cache):
         n += 1
         try:
             by_model[entry["request"]["model"]] += 1
@@ -63,19 +96,85 @@ def cache_stats(path: str | os.PathLike | None = None) -> dict[str, Any]:
     }
 
 
+def _line(entry: Mapping[str, Any]) -> str:
+    """One line of an export or replay file."""
+    return json.dumps(entry, ensure_ascii=False, sort_keys=True) + "\n"
+
+
 def export_cache(file: str | os.PathLike, *, path: str | os.PathLike | None = None) -> int:
-    """Write every entry as one JSON object per line (sorted by key); returns the count."""
-    cache = _cache.open_cache(path)
-    count = 0
+    """Write every sound entry as one JSON object per line (sorted by key); returns the count.
+
+    The WAL is checkpointed first, so that ``cache.db`` alone then holds every entry.
+    Corrupt entries are left out and secret-bearing fields stripped (an entry written
+    by an older version may hold some); a warning counts both.
+    """
+    folder = Path(config.cache_dir() if path is None else path).expanduser()
+    if (folder / _store.DBNAME).is_file():
+        _store.checkpoint(_cache.open_cache(folder), truncate=True)
+    count = corrupt = stripped = 0
     with open(file, "w", encoding="utf-8") as out:
-        for key in sorted(k for k in cache.iterkeys() if isinstance(k, str)):
-            try:
-                entry = _cache.decode_entry(cache.get(key))
-            except Exception:  # a corrupt entry is not exported
+        for _, entry, _why in _entries(_reader(folder)):
+            if entry is None:
+                corrupt += 1
                 continue
-            out.write(json.dumps(entry, ensure_ascii=False, sort_keys=True) + "\n")
+            entry, removed = strip_entry_secrets(entry)
+            stripped += removed
+            out.write(_line(entry))
             count += 1
+    if corrupt or stripped:
+        log.warning("export of %s: %d corrupt entr%s left out, %d secret field(s) removed",
+                    folder, corrupt, "y" if corrupt == 1 else "ies", stripped)
     return count
+
+
+_REPLAY_FIELDS = ("model", "messages", "temperature", "text", "source")
+
+
+def write_replay_file(rows: Iterable[Mapping[str, Any]], file: str | os.PathLike, *,
+                      backend: str) -> int:
+    """Write replies recorded elsewhere as a file for :func:`import_cache`.
+
+    Parameters
+    ----------
+    rows
+        Mappings with ``model``, ``messages``, ``temperature`` (the request; an
+        optional ``sample``, default 0, is its repeat index), ``text`` (the reply, kept
+        verbatim) and ``source`` (where it was found); for a DataFrame pass
+        ``frame.to_dict("records")``.
+    file
+        The JSONL file to write: one entry per line (:func:`replay_entry`), in the
+        format of :func:`export_cache`, each checked with :func:`validate_entry`.
+    backend
+        The provider that served the original calls, recorded in every entry.
+
+    Returns
+    -------
+    int
+        Entries written: identical requests are written once (the first reply wins).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> rows = [{"model": "gpt-4o", "messages": [{"role": "user", "content": "Rate it."}],
+    ...          "temperature": 0.0, "text": "7", "source": "a release"}] * 2
+    >>> write_replay_file(rows, os.path.join(tempfile.mkdtemp(), "r.jsonl"), backend="openai")
+    1
+    """
+    written: set[str] = set()
+    with open(file, "w", encoding="utf-8") as out:
+        for number, row in enumerate(rows):
+            if not isinstance(row, Mapping) or not set(_REPLAY_FIELDS) <= row.keys():
+                raise ValueError(f"rows[{number}]: expected a mapping with the keys "
+                                 f"{', '.join(_REPLAY_FIELDS)}")
+            request = Request(row["model"], row["messages"], temperature=row["temperature"],
+                              sample=row.get("sample", 0))
+            entry = _cache.replay_entry(request, row["text"], backend=backend,
+                                        source=row["source"])
+            key = validate_entry(entry)
+            if key not in written:
+                written.add(key)
+                out.write(_line(entry))
+    return len(written)
 
 
 def validate_entry(entry: Any) -> str:
@@ -104,31 +203,59 @@ def validate_entry(entry: Any) -> str:
     return key
 
 
+def _clean(entry: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
+    """``entry`` without secrets (:func:`strip_entry_secrets`), and how many were removed.
+
+    An entry whose ``api_base`` held ``user:password@`` was keyed with them by versions
+    before this check: it is keyed again without them (if its key was that hash).
+    """
+    request = entry.get("request")
+    params = request.get("params") if isinstance(request, Mapping) else None
+    base = params.get("api_base") if isinstance(params, Mapping) else None
+    clean, removed = strip_entry_secrets(entry)
+    if isinstance(base, str) and base != clean["request"]["params"]["api_base"]:
+        fields = key_fields(Request.from_dict(clean["request"]))
+        fields["params"] = {**fields["params"], "api_base": base.rstrip("/")}
+        if clean.get("key") == hash_fields(fields):
+            clean["key"] = cache_key(Request.from_dict(clean["request"]))
+    return clean, removed
+
+
 def import_cache(file: str | os.PathLike, *, path: str | os.PathLike | None = None,
                  overwrite: bool = False) -> dict[str, int]:
     """Import a file written by :func:`export_cache`, all or nothing.
 
-    Every line is validated first (JSON, fields, key matching its request); a bad
-    line raises ``ValueError`` naming the file and line number, and nothing is
-    written. Existing entries are kept unless ``overwrite``.
+    Every line is cleaned of secret-bearing fields (top-level ``api_key``, the
+    request's secret params and headers, any ``*key``/``*token``/``*secret``/
+    ``*password`` field, ``user:password@`` in ``api_base``; the entry is then keyed
+    without them) and validated (JSON, fields, key matching its request); a bad line
+    raises ``ValueError`` naming the file and line number, and nothing is written.
+    Existing entries are kept unless ``overwrite``. Entries are stored sealed.
 
     Returns
     -------
     dict
-        ``read``, ``imported`` and ``skipped`` (already present) counts.
+        ``read``, ``imported`` and ``skipped`` (already present) counts, and
+        ``secrets_removed`` (fields stripped).
     """
     entries: list[tuple[str, dict]] = []
+    removed = 0
     with open(file, encoding="utf-8") as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
             try:
                 entry = json.loads(line)
+                if isinstance(entry, Mapping):
+                    entry, n = _clean(entry)
+                    removed += n
                 key = validate_entry(entry)
             except ValueError as exc:
                 raise ValueError(f"{file}, line {number}: {exc}") from None
             entries.append((key, entry))
     cache = _cache.open_cache(path)
+    if entries:
+        _store.require_writable(cache)
     imported = skipped = 0
     for key, entry in entries:
         if not overwrite and key in cache:
@@ -137,12 +264,16 @@ def import_cache(file: str | os.PathLike, *, path: str | os.PathLike | None = No
         if not _cache.store(cache, entry):
             raise OSError(f"could not write entry {key[:16]}… to {cache.directory}")
         imported += 1
-    return {"read": len(entries), "imported": imported, "skipped": skipped}
+    _store.checkpoint(cache)
+    return {"read": len(entries), "imported": imported, "skipped": skipped,
+            "secrets_removed": removed}
 
 
 def clear_cache(path: str | os.PathLike | None = None) -> int:
     """Delete every entry; returns how many there were."""
     cache = _cache.open_cache(path)
+    if not _store.writable(cache):
+        raise _store.unwritable(cache.directory, cache.why or "read-only")
     count = len(cache)
     cache.clear()
     last = Path(cache.directory) / _cache.LAST_MISS_FILE
@@ -210,13 +341,20 @@ def explain(request: Request | Mapping[str, Any], *,
     if not isinstance(request, Request):
         request = Request.from_dict(request)
     key = cache_key(request)
-    cache = _cache.open_cache(path)
-    if key in cache:
-        return {"key": key, "cached": True, "nearest_key": key, "differences": [], "notes": []}
+    cache = _reader(path)
+    notes = []
+    try:
+        if _cache.replay(key, _store.read_values(cache, [key])[key]) is not None:
+            return {"key": key, "cached": True, "nearest_key": key, "differences": [],
+                    "notes": []}
+    except _cache.CorruptEntry as exc:
+        notes.append(f"the entry stored under this key is corrupt: {exc}")
     mine = key_fields(request)
     mine_text = json.dumps(mine["messages"], ensure_ascii=False, sort_keys=True)
     best: tuple | None = None
-    for other_key, entry in _entries(cache):
+    for other_key, entry, _why in _entries(cache):
+        if entry is None:
+            continue
         try:
             theirs = key_fields(Request.from_dict(entry["request"]))
         except Exception:
@@ -230,10 +368,9 @@ def explain(request: Request | Mapping[str, Any], *,
             best = (closeness, other_key, theirs, fields)
     if best is None:
         return {"key": key, "cached": False, "nearest_key": None, "differences": [],
-                "notes": ["the cache is empty"]}
+                "notes": notes or ["the cache is empty"]}
     _, other_key, theirs, fields = best
     differences = [{"field": f, "request": mine.get(f), "cached": theirs.get(f)} for f in fields]
-    notes = []
     for f in fields:
         if f == "messages":
             notes.extend(_message_diffs(mine["messages"], theirs["messages"]))

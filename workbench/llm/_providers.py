@@ -1,4 +1,5 @@
-"""Routing requests to litellm: provider checks, call arguments, errors, logprobs, cost.
+"""Routing requests to litellm: provider checks, call arguments, errors, logprobs, cost,
+and :func:`price` (litellm's local cost map).
 
 litellm is imported lazily (it takes seconds), only when a request really has to be
 sent; a replay from the cache never imports it.
@@ -8,16 +9,23 @@ from __future__ import annotations
 
 import gc
 import logging
+import math
 import os
 import re
 import warnings
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from workbench import config  # noqa: F401  (sets litellm's offline switches first)
 from workbench.errors import ProviderError
 from workbench.llm import _trim
-from workbench.llm._secrets import is_secret_param, scrub
+from workbench.llm._secrets import (
+    is_secret_param,
+    scrub,
+    strip_url_credentials,
+    url_credentials,
+)
 from workbench.llm._types import Request
 
 SIM_PREFIX = "sim/"
@@ -46,10 +54,10 @@ def get_litellm() -> Any:
         litellm.telemetry = False
         # a call cancelled by our timeout may leave a litellm coroutine un-awaited
         warnings.filterwarnings("ignore", category=RuntimeWarning,
-                                message=r"coroutine '\w*(Completion|LLM|Handler)\w*\.\w+' was never awaited")
+                                message=r"coroutine '\w*(Completion|LLM|Handler|Provider)\w*\.\w+' was never awaited")
         for name in _LOGGERS:
             logging.getLogger(name).setLevel(logging.ERROR)
-        from workbench.sim.provider import register
+        from workbench.llm._sim import register
 
         register()
         _trim.install(litellm)
@@ -190,8 +198,8 @@ def call_kwargs(request: Request, route_: Route, *, timeout: float) -> dict[str,
 
 
 def secrets_of(request: Request) -> list[str]:
-    """Secret values carried by a request (to scrub from messages)."""
-    out: list[str] = []
+    """Secret values carried by a request (to scrub from messages), URL credentials too."""
+    out: list[str] = url_credentials(request.params.get("api_base"))
     for name, value in request.params.items():
         if is_secret_param(name):
             if isinstance(value, dict):
@@ -207,10 +215,11 @@ _STATUS_TYPES = {400: "bad_request", 401: "auth", 402: "auth", 403: "auth", 404:
                  408: "timeout", 409: "server_error", 413: "bad_request", 422: "bad_request",
                  429: "rate_limit"}
 _NAME_TYPES = (
+    ("EmptyReply", "empty_reply"),
     ("Timeout", "timeout"),
     ("RateLimit", "rate_limit"),
-    ("APIConnection", "connection"),
-    ("Connect", "connection"),
+    ("APIConnection", "connection_error"),
+    ("Connect", "connection_error"),
     ("ServiceUnavailable", "server_error"),
     ("InternalServer", "server_error"),
     ("BadGateway", "server_error"),
@@ -229,12 +238,44 @@ _MALFORMED = re.compile(r"(?i)(json ?decode|expecting value|unterminated string|
                         r"malformed|could not parse|failed to parse|extra data)")
 
 
+class EmptyReply(ValueError):
+    """A reply without content (``content: null``): an ``empty_reply`` failure, retried."""
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """``exc`` and the exceptions it was raised from (``__cause__``/``__context__``)."""
+    out: list[BaseException] = []
+    while exc is not None and len(out) < 12 and exc not in out:
+        out.append(exc)
+        exc = exc.__cause__ or exc.__context__
+    return out
+
+
+def _unreachable(exc: BaseException) -> BaseException | None:
+    """The exception in ``exc``'s chain saying the host was not reached, if any.
+
+    litellm reports a refused connection or a failed DNS lookup as an
+    ``InternalServerError("Connection error.")`` raised from openai's
+    ``APIConnectionError``, itself from httpx/aiohttp and the ``OSError``: the chain
+    tells it from a real 5xx.
+    """
+    import socket
+
+    for link in _chain(exc)[1:]:
+        if isinstance(link, ConnectionError | socket.gaierror) or any(
+                "Connect" in cls.__name__ for cls in type(link).__mro__[:3]):
+            return link
+    return None
+
+
 def classify(exc: BaseException) -> str:
     """The ``CallFailure.error_type`` of an exception from a provider call.
 
-    Order: the exception class (litellm/openai names), then an HTTP status code,
-    then the message (malformed bodies). Retryable: timeout, rate_limit,
-    server_error, connection, malformed; never bad_request, auth or not_found.
+    Order: the exception class (litellm/openai names), a host that could not be
+    reached anywhere in the exception's chain (``connection_error``), then an HTTP
+    status code, then the message (malformed bodies). Retryable: timeout,
+    rate_limit, server_error, connection_error, empty_reply, malformed; never
+    bad_request, auth or not_found.
     """
     import asyncio
 
@@ -244,8 +285,10 @@ def classify(exc: BaseException) -> str:
     for fragment, kind in _NAME_TYPES:
         if any(fragment in n for n in names[:3]):
             # litellm wraps a reply body that is not JSON in a 500 or connection error
-            if kind in ("connection", "server_error") and _MALFORMED.search(str(exc)):
+            if kind in ("connection_error", "server_error") and _MALFORMED.search(str(exc)):
                 return "malformed"
+            if kind == "server_error" and _unreachable(exc) is not None:
+                return "connection_error"
             return kind
     status = getattr(exc, "status_code", None)
     if isinstance(status, int):
@@ -257,14 +300,35 @@ def classify(exc: BaseException) -> str:
             return "bad_request"
     if isinstance(exc, ValueError) and _MALFORMED.search(str(exc)):
         return "malformed"
-    if isinstance(exc, ConnectionError | OSError):
-        return "connection"
+    if isinstance(exc, ConnectionError | OSError) or _unreachable(exc) is not None:
+        return "connection_error"
     return "other"
 
 
-def error_message(exc: BaseException, request: Request) -> str:
-    """A one-line, secret-free description of ``exc``."""
-    text = f"{type(exc).__name__}: {exc}".strip()
+def host_of(request: Request, exc: BaseException | None = None) -> str:
+    """``host[:port]`` a request goes to: its ``api_base``, else the URL of the failed
+    HTTP request in ``exc``'s chain, else the provider's name (never credentials)."""
+    base = request.params.get("api_base")
+    urls = [base] if isinstance(base, str) else []
+    for link in _chain(exc) if exc is not None else []:
+        url = getattr(getattr(link, "request", None), "url", None)
+        if url is not None:
+            urls.append(str(url))
+    for url in urls:
+        netloc = urlsplit(strip_url_credentials(url)).netloc
+        if netloc:
+            return netloc
+    return f"the {model_backend(request.model)} API"
+
+
+def error_message(exc: BaseException, request: Request, kind: str | None = None) -> str:
+    """A one-line, secret-free description of ``exc``; a ``connection_error`` says which
+    host could not be reached and why."""
+    if kind == "connection_error":
+        cause = _chain(exc)[-1]  # the root cause: refused, no such host, ...
+        text = f"could not reach {host_of(request, exc)}: {type(cause).__name__}: {cause}"
+    else:
+        text = f"{type(exc).__name__}: {exc}".strip()
     text = " ".join(text.split())
     return scrub(text, secrets_of(request))[:1000]
 
@@ -328,3 +392,29 @@ def cost_of(request: Request, response: Any, usage: tuple[int, int], backend: st
     except (TypeError, ValueError):
         return 0.0
 
+
+def price(model: str, prompt_tokens: int, completion_tokens: int) -> float:
+    """USD price of a call of ``model`` with these token counts, from litellm's local cost map.
+
+    0.0 for ``sim/`` models and for zero tokens (litellm is not imported then);
+    ``math.nan`` when litellm has no price for ``model`` (test with ``math.isnan``):
+    an unknown price is never silently 0.
+
+    Examples
+    --------
+    >>> price("sim/judge-a", 1000, 10)
+    0.0
+    >>> price("gpt-4o", 1_000_000, 0) > 0
+    True
+    >>> import math
+    >>> math.isnan(price("no-such-provider/no-such-model", 100, 10))
+    True
+    """
+    if model.startswith(SIM_PREFIX) or not prompt_tokens + completion_tokens:
+        return 0.0
+    try:
+        prompt_usd, completion_usd = get_litellm().cost_per_token(
+            model=model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
+        return float(prompt_usd) + float(completion_usd)
+    except Exception:  # litellm raises for a model missing from its cost map
+        return math.nan

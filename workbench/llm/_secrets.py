@@ -1,11 +1,16 @@
-"""Keeping API keys and headers out of cache keys, cache entries and messages.
+"""Keeping API keys, headers and URL passwords out of cache keys, entries and messages.
 
 Two lists decide what happens to a provider keyword argument (``Request.params``):
 
-* *secret* parameters (API keys, tokens, headers) are never stored, never hashed,
-  never shown in a ``repr`` and are scrubbed from error messages;
+* *secret* parameters (API keys, tokens, passwords, headers; ``snake_case``,
+  ``camelCase`` or ``dash-case``) are never stored, never hashed, never shown in a
+  ``repr`` and are scrubbed from error messages;
 * *transport* parameters (timeouts, retries, pricing hints) are stored with the
   entry but do not enter the cache key, because they cannot change the reply.
+
+Credentials written into a URL (``api_base="http://user:pass@host/v1"``) are sent,
+but never stored, hashed or shown (:func:`strip_url_credentials`), and
+:func:`strip_entry_secrets` cleans entries that come from elsewhere (``cache import``).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 _SECRET_NAMES = frozenset(
     {
@@ -29,9 +35,10 @@ _SECRET_NAMES = frozenset(
     }
 )
 _SECRET_PATTERN = re.compile(
-    r"(^|_)(api_?key|key|secret|token|password|passwd|credentials?|authorization|headers)$",
-    re.IGNORECASE,
+    r"(^|_)(api_?key|key|secret|token|password|passwd|credentials?|authorization|headers?"
+    r"|cookie)$"
 )
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 #: Provider arguments that cannot change the reply: stored, but not in the cache key.
 TRANSPORT_PARAMS = frozenset(
@@ -52,25 +59,120 @@ _VALUE_PATTERNS = (
     re.compile(r"(?i)((?:api[_-]?key|x-api-key|access[_-]?token)[\"']?\s*[:=]\s*[\"']?)[^\s\"'&,}]+"),
     re.compile(r"()\b(?:sk|pk|rk)-[A-Za-z0-9_-]{8,}"),
     re.compile(r"()\bAIza[0-9A-Za-z_-]{20,}"),
+    re.compile(r"(://)[^\s/@:]*:[^\s/@]*(?=@)"),  # user:password@ in a URL
 )
 _MASK = "***"
 
 
 def is_secret_param(name: str) -> bool:
-    """True for a provider keyword argument that holds a credential or headers."""
-    return name in _SECRET_NAMES or bool(_SECRET_PATTERN.search(name))
+    """True for a provider keyword argument that holds a credential or headers.
+
+    Examples
+    --------
+    >>> [is_secret_param(n) for n in ("api_key", "x-api-key", "accessToken", "max_tokens")]
+    [True, True, True, False]
+    """
+    if name in _SECRET_NAMES:
+        return True
+    return bool(_SECRET_PATTERN.search(_CAMEL.sub("_", name).lower().replace("-", "_")))
+
+
+def url_credentials(url: Any) -> list[str]:
+    """The ``user:password`` of a URL and its parts, as written and unquoted (to scrub)."""
+    if not isinstance(url, str) or "@" not in url:
+        return []
+    userinfo = urlsplit(url).netloc.rpartition("@")[0]
+    if not userinfo:
+        return []
+    parts = [userinfo, *userinfo.split(":", 1)]
+    return [p for p in dict.fromkeys(parts + [unquote(p) for p in parts]) if p]
+
+
+def strip_url_credentials(url: str) -> str:
+    """``url`` without its ``user:password@`` part; unchanged (same string) when it has none.
+
+    Examples
+    --------
+    >>> strip_url_credentials("http://me:hunter2@10.0.0.5:8000/v1")
+    'http://10.0.0.5:8000/v1'
+    >>> strip_url_credentials("http://10.0.0.5:8000/v1/")
+    'http://10.0.0.5:8000/v1/'
+    """
+    if "@" not in url:
+        return url
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
 
 
 def public_params(params: Mapping[str, Any]) -> dict[str, Any]:
-    """``params`` without secret entries (what a cache entry may store)."""
-    return {k: v for k, v in params.items() if not is_secret_param(k)}
+    """``params`` without secret entries nor URL credentials (what a cache entry may store)."""
+    out = {k: v for k, v in params.items() if not is_secret_param(k)}
+    if isinstance(out.get("api_base"), str):
+        out["api_base"] = strip_url_credentials(out["api_base"])
+    return out
 
 
 def key_params(params: Mapping[str, Any]) -> dict[str, Any]:
-    """``params`` that can change the reply (what the cache key hashes)."""
-    return {
-        k: v for k, v in params.items() if not is_secret_param(k) and k not in TRANSPORT_PARAMS
-    }
+    """``params`` that can change the reply (what the cache key hashes; no URL credentials)."""
+    out = {k: v for k, v in params.items()
+           if not is_secret_param(k) and k not in TRANSPORT_PARAMS}
+    if isinstance(out.get("api_base"), str):
+        out["api_base"] = strip_url_credentials(out["api_base"])
+    return out
+
+
+def _drop_secrets(value: Any) -> tuple[Any, int]:
+    """``value`` with every secret-named mapping key removed at any depth; and how many."""
+    if isinstance(value, Mapping):
+        out, removed = {}, 0
+        for name, item in value.items():
+            if isinstance(name, str) and is_secret_param(name):
+                removed += 1
+                continue
+            out[name], n = _drop_secrets(item)
+            removed += n
+        return out, removed
+    if isinstance(value, list):
+        pairs = [_drop_secrets(item) for item in value]
+        return [item for item, _ in pairs], sum(n for _, n in pairs)
+    return value, 0
+
+
+def strip_entry_secrets(entry: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
+    """A cache entry from elsewhere without secrets: ``(clean entry, fields removed)``.
+
+    Removed: top-level fields named like a secret (``api_key``, ``headers``,
+    ``access_token``, ...; not the entry's own ``key``), the same inside ``request`` and
+    at any depth of ``request.params``, and ``user:password@`` in ``api_base`` (which
+    counts as one). The reply fields are kept as they are.
+
+    Examples
+    --------
+    >>> clean, n = strip_entry_secrets({"key": "k", "api_key": "sk-x", "request": {
+    ...     "model": "m", "params": {"api_key": "sk-y", "api_base": "http://u:p@h/v1"}}})
+    >>> clean, n
+    ({'key': 'k', 'request': {'model': 'm', 'params': {'api_base': 'http://h/v1'}}}, 3)
+    """
+    out = {name: value for name, value in entry.items()
+           if name == "key" or not is_secret_param(name)}
+    removed = len(entry) - len(out)
+    request = out.get("request")
+    if isinstance(request, Mapping):
+        request = {name: value for name, value in request.items() if not is_secret_param(name)}
+        removed += len(out["request"]) - len(request)
+        params = request.get("params")
+        if isinstance(params, Mapping):
+            params, n = _drop_secrets(params)
+            removed += n
+            if isinstance(params.get("api_base"), str):
+                base = strip_url_credentials(params["api_base"])
+                removed += base != params["api_base"]
+                params["api_base"] = base
+            request["params"] = params
+        out["request"] = request
+    return out, removed
 
 
 def _env_secrets() -> list[str]:

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from workbench.llm._secrets import is_secret_param, public_params
+from workbench.llm._keys import cache_key
+from workbench.llm._secrets import is_secret_param, public_params, strip_url_credentials
 
 ROLES = ("system", "user", "assistant")
 
@@ -18,9 +19,11 @@ ERROR_TYPES = (
     "bad_request",
     "budget",
     "cache_miss",
-    "connection",
+    "connection_error",
+    "empty_reply",
     "malformed",
     "not_found",
+    "not_run",
     "other",
     "rate_limit",
     "server_error",
@@ -28,7 +31,8 @@ ERROR_TYPES = (
 )
 
 #: Error types worth another attempt (with backoff).
-RETRYABLE = frozenset({"connection", "malformed", "rate_limit", "server_error", "timeout"})
+RETRYABLE = frozenset({"connection_error", "empty_reply", "malformed", "rate_limit",
+                       "server_error", "timeout"})
 
 # Request fields; params may not shadow them (nor litellm's own call plumbing).
 _FIELDS = (
@@ -177,12 +181,12 @@ class Request:
         set_(self, "params", MappingProxyType(dict(self.params)))
 
     def __hash__(self) -> int:
-        from workbench.llm._keys import cache_key
-
         return hash(cache_key(self))
 
     def __repr__(self) -> str:
-        shown = {k: ("***" if is_secret_param(k) else v) for k, v in self.params.items()}
+        shown = {k: ("***" if is_secret_param(k) else
+                     strip_url_credentials(v) if k == "api_base" else v)
+                 for k, v in self.params.items()}
         parts = [f"model={self.model!r}", f"messages=<{len(self.messages)} messages>",
                  f"temperature={self.temperature!r}", f"sample={self.sample!r}"]
         for name in _FIELDS[4:]:
@@ -266,7 +270,10 @@ class CallFailure:
     """A request that finally failed; it keeps its slot in ``complete_many``'s result.
 
     ``error_type`` is one of :data:`ERROR_TYPES`; ``message`` is scrubbed of secrets;
-    ``attempts`` counts the provider calls made (0 for ``cache_miss`` and ``budget``).
+    ``attempts`` counts the provider calls made (0 for ``cache_miss``, ``budget`` and
+    ``not_run``). ``connection_error``: the host could not be reached;
+    ``empty_reply``: a reply without content (``content: null``); ``not_run``: not
+    sent, because an earlier stage failed or the model's circuit breaker opened.
     """
 
     key: str

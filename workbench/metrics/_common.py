@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import pandas as pd
+
+from workbench.text import is_missing
 
 LANGS = ("ja", "zh", "en")
 
@@ -16,13 +17,6 @@ def check_lang(lang: str) -> str:
     if lang not in LANGS:
         raise ValueError(f"lang={lang!r}: expected one of {', '.join(LANGS)}")
     return lang
-
-
-def is_missing(value: Any) -> bool:
-    """True for ``None``, ``NaN`` and ``pd.NA`` (a missing text, e.g. a failed call)."""
-    if value is None or value is pd.NA:
-        return True
-    return isinstance(value, float) and math.isnan(value)
 
 
 def as_texts(values: str | Iterable[Any], *, name: str) -> tuple[list[str | None], pd.Index | None]:

@@ -8,8 +8,9 @@ from typing import Any
 
 import pandas as pd
 
-from workbench.metrics._common import as_texts, check_lang, is_missing
+from workbench.metrics._common import as_texts, check_lang
 from workbench.metrics._tokenize import normalise, tokenize
+from workbench.text import is_missing
 
 NAN = float("nan")
 

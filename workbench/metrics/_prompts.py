@@ -1,6 +1,6 @@
 """Prompts for the LLM extractor seams and the parsers of their replies (private).
 
-Prompts follow ``workbench/judges/templates/CONVENTION.md``: untrusted text in a
+Prompts follow ``workbench/prompts/templates/CONVENTION.md``: untrusted text in a
 ``<text>`` block (known tags inside it neutralised), one ``<output_format>`` block last
 with a ``Text only: entities`` / ``Text only: synonyms`` line.
 """
@@ -11,29 +11,22 @@ import re
 from collections.abc import Iterable, Sequence
 
 from workbench.metrics._common import check_lang
+from workbench.prompts import neutralise
 
 
 def unique_items(items: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(item for item in items if item))
 
 
-_NEUTRALISE_TAGS = (
-    "question reference response response_a response_b rubric_item criteria good_example "
-    "bad_example keywords dimension text units author output_format judging_rules"
-).split()
-_TAG_RE = re.compile(r"<(/?)(" + "|".join(_NEUTRALISE_TAGS) + r")>")
-
-
 def _block(tag: str, content: str) -> str:
-    """A tagged block with any known tag inside the content neutralised (``<`` → ``＜``)."""
-    safe = _TAG_RE.sub(lambda m: "\uff1c" + m.group(1) + m.group(2) + ">", content)
-    return f"<{tag}>\n{safe}\n</{tag}>"
+    """A tagged block with every convention tag inside the content neutralised."""
+    return f"<{tag}>\n{neutralise(content)}\n</{tag}>"
 
 
 def entities_prompt(text: str, *, lang: str) -> list[dict[str, str]]:
     """Chat messages asking a model for the entities of ``text`` (``Text only: entities``).
 
-    Follows ``workbench/judges/templates/CONVENTION.md``: the text in a ``<text>``
+    Follows ``workbench/prompts/templates/CONVENTION.md``: the text in a ``<text>``
     block, one ``<output_format>`` block last.
     """
     check_lang(lang)

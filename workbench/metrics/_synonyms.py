@@ -9,8 +9,9 @@ from typing import Any
 
 import numpy as np
 
-from workbench.metrics._common import check_lang, is_missing
+from workbench.metrics._common import check_lang
 from workbench.metrics._tokenize import EN_WORD_RE, normalise
+from workbench.text import is_missing
 
 # ---------------------------------------------------------------------------------------
 # lemmatisation

@@ -1,25 +1,56 @@
-"""Run notebooks through Papermill: ``run_notebook`` and ``run_all``.
+"""Run notebooks through Papermill: ``run_notebook``, ``run_all`` and ``store_outputs``.
 
-Executed copies go to ``data/runs/<timestamp>/<name>.ipynb`` (git-ignored), never over
-the source; the kernel's working folder is the notebook's folder. Parameter names are
-checked against ``papermill.inspect_notebook`` before a kernel starts: an unknown name
-is an error, not papermill's warning. Values are passed through papermill's Python API,
-so lists and dicts stay typed (the CLI reads them from YAML, never ``-p`` strings).
+Executed copies go to ``data/runs/<timestamp>-<study>/<name>.ipynb`` (git-ignored), never
+over the source; the kernel's working folder is the notebook's folder. Parameters are
+checked against the notebook's ``parameters`` cell before a kernel starts (unknown
+names, wrong types: :func:`~workbench.notebook.check_parameters`). Values are passed
+through papermill's Python API, so lists and dicts stay typed (the CLI reads them from
+YAML, never ``-p`` strings).
+
+Only the default run writes to ``figures/`` and ``data/results/``: when a value differs
+from the notebook's default (:func:`~workbench.notebook.changed_parameters`), the kernel
+gets ``WORKBENCH_OUTPUT_DIR`` set to the run folder, so the run's figures, tables and
+headline land beside its executed copy. A ``WORKBENCH_OUTPUT_DIR`` set by the caller (the
+tests) is left as it is. Kernels keep the backend of the environment: ipykernel's inline
+backend unless ``MPLBACKEND`` is set, so executed copies hold the figures' images.
+
+``store_outputs`` re-executes a notebook with its defaults and saves the outputs in it:
+the committed notebooks carry the outputs of their default (sim) parameters, which
+``pytest --nbval`` compares against a fresh run. It is the one sanctioned way to write
+over a source notebook, and it keeps the stored file stable between reruns:
+
+- no per-cell execution timestamps (``record_timing=False``);
+- no widget state (``store_widget_state=False``): a tqdm bar is stored only as the
+  display it opens with (``0/20 [00:00<?, ?call/s]``), never its final rate;
+- ``MPLBACKEND=Agg``, as under ``make test``, so no figure images are stored (nbval
+  would see them as extra outputs; the figures live in ``figures/<study>/``);
+- the kernel's working folder is the notebook's folder; nothing is injected.
+
+A cell that fails aborts without touching the file. No kernel started here is taken for
+an interactive one (``JPY_SESSION_NAME`` is removed from its environment, see
+:func:`~workbench.notebook.interactive`), so progress bars stay off in stored outputs.
 """
 
 from __future__ import annotations
 
-import datetime as _dt
 import os
+import sys
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import yaml
 
 from workbench import config
+from workbench.notebook._params import (
+    changed_parameters,
+    check_parameters,
+    notebook_parameters,
+    parameter_defaults,
+)
+from workbench.notebook._provenance import new_run_dir
 
 #: Columns of the table ``run_all`` returns.
 RUN_COLUMNS = ("notebook", "status", "seconds", "new_cache_entries", "output", "error")
@@ -63,75 +94,6 @@ def resolve_notebook(
     return found[0].resolve()
 
 
-def notebook_parameters(path: str | os.PathLike) -> dict[str, dict[str, Any]]:
-    """The parameters a notebook declares (``papermill.inspect_notebook``).
-
-    Returns a dict name -> ``{"name", "inferred_type_name", "default", "help"}``;
-    ``default`` is the source text of the literal. Raises ``ValueError`` when the
-    notebook has no cell tagged ``parameters``.
-    """
-    import papermill
-
-    declared = papermill.inspect_notebook(str(path))
-    if not declared:
-        raise ValueError(f"{path}: no cell tagged 'parameters' (or it assigns nothing)")
-    return dict(declared)
-
-
-def check_parameters(path: str | os.PathLike, parameters: Mapping[str, Any]) -> None:
-    """Raise ``ValueError`` naming every parameter the notebook does not declare."""
-    declared = notebook_parameters(path)
-    unknown = sorted(set(parameters) - set(declared))
-    if unknown:
-        raise ValueError(
-            f"{Path(path).name}: unknown parameter(s) {', '.join(unknown)}; "
-            f"valid: {', '.join(sorted(declared))}"
-        )
-
-
-def parse_parameters(
-    *, files: Iterable[str | os.PathLike] = (), yaml_strings: Iterable[str] = ()
-) -> dict[str, Any]:
-    """Merge notebook parameters from YAML files (``-f``) and YAML strings (``-y``).
-
-    Files are read first, then the strings, in order; a later value wins. Each source
-    must be a YAML mapping with string keys. Values keep their YAML types.
-
-    Examples
-    --------
-    >>> parse_parameters(yaml_strings=["judges: [sim/judge-a, sim/judge-b]", "trials: 2"])
-    {'judges': ['sim/judge-a', 'sim/judge-b'], 'trials': 2}
-    """
-    merged: dict[str, Any] = {}
-    sources = [(f"file {str(f)!r}", Path(f).read_text(encoding="utf-8")) for f in files]
-    sources += [(f"-y {text!r}", text) for text in yaml_strings]
-    for label, text in sources:
-        try:
-            value = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise ValueError(f"{label}: not valid YAML ({exc})") from None
-        if not isinstance(value, dict) or not value:
-            raise ValueError(f"{label}: expected a YAML mapping such as 'n_batch: 5'")
-        bad = [k for k in value if not isinstance(k, str)]
-        if bad:
-            raise ValueError(f"{label}: parameter names must be strings, got {bad!r}")
-        merged.update(value)
-    return merged
-
-
-def _timestamp() -> str:
-    return _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-
-
-def _fresh_run_dir() -> Path:
-    base = config.runs_dir() / _timestamp()
-    candidate, n = base, 1
-    while candidate.exists():
-        candidate = base.with_name(f"{base.name}-{n}")
-        n += 1
-    return candidate
-
-
 def run_notebook(
     path_or_study: str | os.PathLike,
     *,
@@ -149,9 +111,13 @@ def run_notebook(
         A notebook path or a study name (see ``resolve_notebook``).
     parameters : mapping, optional
         Values for the notebook's ``parameters`` cell; every name must be declared
-        there (``ValueError`` otherwise, before any kernel starts).
+        there, with a value of its type (``ValueError`` otherwise, before any kernel
+        starts).
     output_dir : path, optional
-        Folder of the executed copy; default ``data/runs/<timestamp>/``.
+        Folder of the executed copy; default ``data/runs/<timestamp>-<notebook stem>/``.
+        When a value differs from the notebook's default, the run's figures, tables and
+        headline go below it too (``<output_dir>/figures/<study>/``,
+        ``<output_dir>/results/<study>/``), unless ``WORKBENCH_OUTPUT_DIR`` is set.
     kernel : str
         Kernel name; ``python3`` is the kernel ipykernel installs into the environment.
     progress : bool
@@ -167,26 +133,30 @@ def run_notebook(
     """
     source = resolve_notebook(path_or_study, directory=directory)
     params = dict(parameters or {})
-    check_parameters(source, params)
-    out_dir = Path(output_dir) if output_dir is not None else _fresh_run_dir()
+    declared = check_parameters(source, params)
+    out_dir = Path(output_dir) if output_dir is not None else new_run_dir(source.stem)
     output = (out_dir / source.name).resolve()
     if output == source:
         raise ValueError(f"refusing to write the executed copy over the source {source}")
     out_dir.mkdir(parents=True, exist_ok=True)
+    env: dict[str, str | None] = {"JPY_SESSION_NAME": None}
+    if changed_parameters(params, parameter_defaults(declared)) and not os.environ.get(config.OUTPUT_ENV):
+        env[config.OUTPUT_ENV] = str(out_dir.resolve())
 
     import papermill
 
-    papermill.execute_notebook(
-        str(source),
-        str(output),
-        parameters=params,
-        kernel_name=kernel,
-        cwd=str(source.parent),
-        progress_bar=progress,
-        log_output=False,
-        language="python",
-        **_kernel_settings(),
-    )
+    with _environment(**env):
+        papermill.execute_notebook(
+            str(source),
+            str(output),
+            parameters=params,
+            kernel_name=kernel,
+            cwd=str(source.parent),
+            progress_bar=progress,
+            log_output=False,
+            language="python",
+            **_kernel_settings(),
+        )
     return output
 
 
@@ -239,6 +209,7 @@ def run_all(
     kernel: str = "python3",
     progress: bool = False,
     directory: str | os.PathLike | None = None,
+    report: bool = False,
 ) -> pd.DataFrame:
     """Run every notebook of ``notebooks/`` in name order; report, don't stop, on failure.
 
@@ -248,11 +219,16 @@ def run_all(
         Study names or notebook stems to run (see ``resolve_notebook``); default all.
     parameters : mapping, optional
         Values passed to each notebook that declares the name (e.g. ``cache_mode``). A
-        name that no selected notebook declares is a ``ValueError`` before any run.
+        name that no selected notebook declares is a ``ValueError`` before any run, and
+        so is a value of the wrong type. A notebook given a value other than its
+        default writes its outputs below the run folder (see ``run_notebook``).
     output_dir : path, optional
         Folder of the executed copies; default one ``data/runs/<timestamp>/`` per call.
     kernel, progress, directory
         As for ``run_notebook``.
+    report : bool
+        Print a line when each notebook starts and ends (name, seconds, new cache
+        entries, failures so far) and show a progress bar over the notebooks (stderr).
 
     Returns
     -------
@@ -273,34 +249,122 @@ def run_all(
     unused = sorted(set(params) - set().union(*declared.values()))
     if unused:
         raise ValueError(f"parameter(s) {', '.join(unused)} are declared by none of the notebooks")
-    out_dir = Path(output_dir) if output_dir is not None else _fresh_run_dir()
+    given = {p: {k: v for k, v in params.items() if k in declared[p]} for p in notebooks}
+    for path in notebooks:  # every value's type, before the first kernel starts
+        check_parameters(path, given[path])
+    out_dir = Path(output_dir) if output_dir is not None else new_run_dir()
 
-    rows = []
-    for path in notebooks:
-        before = _cache_entries()
-        start = time.perf_counter()
-        status, error, output = "ok", None, out_dir / path.name
-        try:
-            output = run_notebook(
-                path,
-                parameters={k: v for k, v in params.items() if k in declared[path]},
-                output_dir=out_dir,
-                kernel=kernel,
-                progress=progress,
-            )
-        except Exception as exc:  # report and go on with the other notebooks
-            status, error = "failed", describe_error(exc)
-        seconds = round(time.perf_counter() - start, 1)
-        after = _cache_entries()
-        added = after - before if before is not None and after is not None else None
-        rows.append(
-            {
-                "notebook": path.stem,
-                "status": status,
-                "seconds": seconds,
-                "new_cache_entries": added,
-                "output": str(output),
-                "error": error,
-            }
-        )
+    from tqdm.auto import tqdm
+
+    rows: list[dict[str, Any]] = []
+    bar = tqdm(total=len(notebooks), desc="notebooks", unit="nb", file=sys.stderr,
+               disable=not report, dynamic_ncols=True)
+    width = max((len(p.stem) for p in notebooks), default=0)
+    with bar:
+        for i, path in enumerate(notebooks, 1):
+            tag = f"[{i}/{len(notebooks)}] {path.stem:<{width}}"
+            if report:
+                bar.set_postfix_str(path.stem)
+                tqdm.write(f"{tag}  started", file=sys.stdout)
+            row = _run_one(path, given[path], out_dir, kernel=kernel, progress=progress)
+            rows.append(row)
+            bar.update(1)
+            if report:
+                failed = sum(r["status"] != "ok" for r in rows)
+                added = "?" if row["new_cache_entries"] is None else f"+{row['new_cache_entries']}"
+                line = (f"{tag}  {row['status']:<6} {row['seconds']:7.1f} s  {added} cache entries"
+                        f"  (notebooks failed so far: {failed})")
+                tqdm.write(line + (f"  {row['error']}" if row["error"] else ""), file=sys.stdout)
     return pd.DataFrame(rows, columns=list(RUN_COLUMNS))
+
+
+def _run_one(path: Path, params: dict[str, Any], out_dir: Path, *, kernel: str,
+             progress: bool) -> dict[str, Any]:
+    """Run one notebook of ``run_all``; a row of ``RUN_COLUMNS``."""
+    before = _cache_entries()
+    start = time.perf_counter()
+    status, error, output = "ok", None, out_dir / path.name
+    try:
+        output = run_notebook(path, parameters=params, output_dir=out_dir, kernel=kernel,
+                              progress=progress)
+    except Exception as exc:  # report and go on with the other notebooks
+        status, error = "failed", describe_error(exc)
+    seconds = round(time.perf_counter() - start, 1)
+    after = _cache_entries()
+    added = after - before if before is not None and after is not None else None
+    return {
+        "notebook": path.stem,
+        "status": status,
+        "seconds": seconds,
+        "new_cache_entries": added,
+        "output": str(output),
+        "error": error,
+    }
+
+
+@contextmanager
+def _environment(**values: str | None):
+    """Set (a string) or remove (None) environment variables for the block."""
+    saved = {key: os.environ.get(key) for key in values}
+    for key, value in values.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def store_outputs(
+    path_or_study: str | os.PathLike,
+    *,
+    kernel: str = "python3",
+    timeout: int | None = 1800,
+    directory: str | os.PathLike | None = None,
+) -> Path:
+    """Run a notebook top to bottom with its default parameters; save its outputs in it.
+
+    Parameters
+    ----------
+    path_or_study : str or path
+        A notebook path or a study name (see ``resolve_notebook``).
+    kernel : str
+        Kernel name.
+    timeout : int or None
+        Seconds allowed per cell.
+    directory : path, optional
+        Folder to resolve study names in (default: the project's ``notebooks/``).
+
+    Returns
+    -------
+    pathlib.Path
+        The notebook, rewritten.
+    """
+    import nbformat
+    from nbclient import NotebookClient
+
+    source = resolve_notebook(path_or_study, directory=directory)
+    doc = nbformat.read(source, as_version=4)
+    client = NotebookClient(
+        doc,
+        kernel_name=kernel,
+        timeout=timeout,
+        resources={"metadata": {"path": str(source.parent)}},
+        record_timing=False,
+        store_widget_state=False,
+        **_kernel_settings(),
+    )
+    with _environment(MPLBACKEND="Agg", JPY_SESSION_NAME=None):
+        client.execute()
+    doc.metadata.pop("widgets", None)
+    for cell in doc.cells:
+        cell.metadata.pop("execution", None)
+    nbformat.validate(doc)
+    nbformat.write(doc, source)
+    return source

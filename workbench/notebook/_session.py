@@ -1,17 +1,40 @@
-"""The setup cell of every notebook: ``setup(seed, study=...)``."""
+"""A notebook session: the setup cell ``setup(seed, study=...)`` and the headline numbers.
+
+Headline numbers have one mechanism, a JSON file: ``data/results/<study>/headline.json``
+(``record`` writes it with sorted keys, floats rounded to ``HEADLINE_DIGITS`` significant
+digits, NaN written as ``null``; ``read_headline`` reads it). Tests and ``workbench
+run-all`` read the file; no scrapbook or papermill glue is needed, and the same file is
+produced whether the notebook ran in JupyterLab, under Papermill or under nbval.
+Figures and tables go below ``workbench.config.figures_dir`` / ``results_dir``
+(``WORKBENCH_OUTPUT_DIR`` redirects both; it is inherited by Papermill's kernels).
+
+``setup(..., parameters=globals())`` keeps the committed outputs for the default run:
+when the notebook's parameters differ from the defaults of its ``parameters`` cell (set
+by hand in JupyterLab, or injected by Papermill's CLI), the session's outputs go to a run
+folder ``data/runs/<timestamp>-<study>/`` and ``record`` adds a ``run`` entry (those
+parameters, the package version, the git commit) to the headline. The default run's
+``headline.json`` holds the headline numbers only, byte for byte as before.
+"""
 
 from __future__ import annotations
 
+import json
 import logging
+import math
+import os
 import tempfile
 import warnings
+from collections.abc import Mapping
+from pathlib import Path, PurePath
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from workbench import config
-from workbench.notebook._outputs import check_name, figures_dir, results_dir
+from workbench.config import check_name, figures_dir, results_dir
+from workbench.notebook._params import changed_parameters, notebook_parameters, parameter_defaults
+from workbench.notebook._provenance import new_run_dir, run_record
 
 #: pandas display options set by ``setup`` (tables in notebooks are short and rounded).
 PANDAS_OPTIONS = {
@@ -33,12 +56,42 @@ def _silence_providers() -> None:
         logging.getLogger(name).setLevel(logging.ERROR)
 
 
+#: Run entries of this kernel's non-default sessions, by study (``setup`` -> ``record``).
+_RUNS: dict[str, dict[str, Any]] = {}
+#: The ``WORKBENCH_OUTPUT_DIR`` value ``setup`` set itself, by study (undone for a default run).
+_REDIRECTS: dict[str, str] = {}
+
+
+def _route_outputs(study: str, namespace: Mapping[str, Any]) -> None:
+    """Send a non-default session's outputs to a run folder and note its run entry."""
+    declared = notebook_parameters(config.notebooks_dir() / f"{study}.ipynb")
+    values = {name: namespace[name] for name in declared if name in namespace}
+    changed = changed_parameters(values, parameter_defaults(declared))
+    own = _REDIRECTS.pop(study, None)
+    if own is not None and os.environ.get(config.OUTPUT_ENV) == own:
+        del os.environ[config.OUTPUT_ENV]  # back to the defaults after a changed run
+    _RUNS.pop(study, None)
+    if not changed:
+        return
+    if not os.environ.get(config.OUTPUT_ENV):
+        folder = new_run_dir(study)
+        os.environ[config.OUTPUT_ENV] = _REDIRECTS[study] = str(folder)
+        try:
+            shown = folder.relative_to(config.root())
+        except ValueError:
+            shown = folder
+        print(f"Parameters differ from the defaults ({', '.join(changed)}): figures, tables "
+              f"and headline go to {shown}/, not to figures/ and data/results/.")
+    _RUNS[study] = run_record(changed)
+
+
 def setup(
     seed: int = 0,
     *,
     study: str | None = None,
     cache_mode: str | None = None,
     fresh_cache: bool = False,
+    parameters: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Prepare a notebook session and return its context.
 
@@ -63,6 +116,13 @@ def setup(
         Use a new, empty temporary cache folder for this session (removed when the
         context is garbage-collected or the kernel exits). The tour uses it so that it
         always starts cold and its stored outputs do not depend on earlier runs.
+    parameters : mapping, optional
+        The notebook's parameter values (``globals()``); needs ``study``, the stem of a
+        notebook in ``notebooks/``. When a value differs from that notebook's default
+        (leaving out ``cache_mode``, ``fresh_cache`` and ``progress``) and
+        ``WORKBENCH_OUTPUT_DIR`` is not set, it is set to a new run folder
+        ``data/runs/<timestamp>-<study>/`` (a line says so), and ``record`` adds the
+        ``run`` entry to the headline. Rerunning with the defaults undoes it.
 
     Returns
     -------
@@ -90,8 +150,12 @@ def setup(
         )
     if fresh_cache and cache_mode == "readonly":
         raise ValueError("fresh_cache=True with cache_mode='readonly': every call would miss")
+    if parameters is not None:
+        if study is None:
+            raise ValueError("setup(parameters=...) needs study=... (the notebook's stem)")
+        _route_outputs(study, parameters)
 
-    from workbench import plots
+    from workbench import plots  # matplotlib only for sessions, not for `workbench run`
 
     plots.use_style()
     for key, value in PANDAS_OPTIONS.items():
@@ -119,3 +183,112 @@ def setup(
         configure(**settings)
     context["cache_mode"] = cache_mode or config.cache_mode()
     return context
+
+
+#: Significant digits kept for floats in ``headline.json``.
+HEADLINE_DIGITS = 6
+
+
+def _round(value: float) -> float | None:
+    if math.isnan(value):
+        return None
+    if math.isinf(value):
+        raise ValueError("is infinite")
+    return float(f"{value:.{HEADLINE_DIGITS}g}")
+
+
+def _jsonable(value: Any, name: str) -> Any:
+    """Convert ``value`` to plain JSON types, rounding floats; ``name`` is for errors."""
+    try:
+        if value is None or isinstance(value, str):
+            return value
+        if isinstance(value, bool | np.bool_):
+            return bool(value)
+        if isinstance(value, int | np.integer):
+            return int(value)
+        if isinstance(value, float | np.floating):
+            return _round(float(value))
+        if value is pd.NA or value is pd.NaT:
+            return None
+        if isinstance(value, PurePath):
+            raise TypeError("is a path (paths are machine-specific; record a name instead)")
+        if isinstance(value, pd.DataFrame):
+            return [_jsonable(row, name) for row in value.to_dict(orient="records")]
+        if isinstance(value, pd.Series):
+            return {str(k): _jsonable(v, f"{name}[{k!r}]") for k, v in value.items()}
+        if isinstance(value, Mapping):
+            return {str(k): _jsonable(v, f"{name}[{k!r}]") for k, v in value.items()}
+        if isinstance(value, list | tuple | np.ndarray):
+            return [_jsonable(v, f"{name}[{i}]") for i, v in enumerate(value)]
+    except ValueError as exc:
+        raise ValueError(f"headline value {name!r} {exc}") from None
+    except TypeError as exc:
+        raise TypeError(f"headline value {name!r} {exc}") from None
+    raise TypeError(
+        f"headline value {name!r} has type {type(value).__name__}; "
+        "use numbers, strings, booleans, lists, dicts, Series or DataFrames"
+    )
+
+
+def headline_path(study: str) -> Path:
+    """The JSON file holding a notebook's headline numbers (see ``record``)."""
+    return results_dir(study) / "headline.json"
+
+
+def record(study: str, /, **headline: Any) -> dict[str, Any]:
+    """Write a notebook's headline numbers to ``data/results/<study>/headline.json``.
+
+    Call it in the last cell. The file is rewritten whole, with sorted keys and floats
+    rounded to ``HEADLINE_DIGITS`` significant digits, so reruns give identical bytes.
+    After ``setup(..., parameters=...)`` found parameters that differ from the defaults,
+    the file also holds a ``run`` entry: ``parameters`` (those values), ``version`` and
+    ``commit`` (``workbench.notebook._provenance.run_record``).
+
+    Parameters
+    ----------
+    study : str
+        Study name (the folder below ``data/results``).
+    **headline
+        Named values: numbers, strings, booleans, ``None``, lists, dicts, pandas Series
+        (to dicts) or DataFrames (to lists of records). NaN is written as ``null``.
+
+    Returns
+    -------
+    dict
+        The values as written (displayed as the cell's output).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> os.environ["WORKBENCH_OUTPUT_DIR"] = tempfile.mkdtemp()
+    >>> record("demo", rho=0.123456789, n=50, ok=True)
+    {'n': 50, 'ok': True, 'rho': 0.123457}
+    >>> read_headline("demo")["rho"]
+    0.123457
+    >>> del os.environ["WORKBENCH_OUTPUT_DIR"]
+    """
+    check_name(study, "study")
+    if not headline:
+        raise ValueError("record() needs at least one named headline value")
+    run = _RUNS.get(study)
+    if run is not None:
+        if "run" in headline:
+            raise ValueError("headline name 'run' is taken by the run entry of a non-default run")
+        headline = dict(headline, run=run)
+    clean = {key: _jsonable(headline[key], key) for key in sorted(headline)}
+    path = headline_path(study)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(clean, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False)
+    path.write_text(text + "\n", encoding="utf-8")
+    return clean
+
+
+def read_headline(study: str) -> dict[str, Any]:
+    """Read the headline numbers ``record`` wrote for ``study``.
+
+    Raises ``FileNotFoundError`` naming the file when the notebook has not recorded any.
+    """
+    path = headline_path(study)
+    if not path.exists():
+        raise FileNotFoundError(f"no headline numbers for study {study!r}: {path} does not exist")
+    return json.loads(path.read_text(encoding="utf-8"))

@@ -38,6 +38,8 @@ from typing import Any
 
 import pandas as pd
 
+from workbench import llm
+from workbench.errors import ProviderError
 from workbench.perturb import _llm
 from workbench.perturb._llm import paraphrase, sentiment
 from workbench.perturb._ops import (
@@ -54,7 +56,8 @@ from workbench.perturb._ops import (
     status_quo,
     verbosity_padding,
 )
-from workbench.perturb._text import make_rng, split_sentences, stable_seed
+from workbench.perturb._text import make_rng, stable_seed
+from workbench.text import is_missing, split_sentences
 
 #: name -> operator
 OPERATORS: dict[str, Callable[..., dict]] = {
@@ -142,11 +145,8 @@ def apply(items: pd.DataFrame, name: str, *, seed: int = 0, progress: bool = Fal
         raise TypeError(f"items must be a DataFrame, got {type(items).__name__}")
     records = items.to_dict("records")
     if name in LLM_OPERATORS:
-        from workbench.errors import ProviderError
-        from workbench.llm import complete_many
-
         requests = [_llm.build_request(name, rec, seed=seed, **params) for rec in records]
-        results = complete_many(requests, progress=progress)
+        results = llm.complete_many(requests, progress=progress)
         out, failures = [], []
         for rec, res in zip(records, results, strict=True):
             try:
@@ -163,7 +163,7 @@ def apply(items: pd.DataFrame, name: str, *, seed: int = 0, progress: bool = Fal
             out.append(op(rec, rng=rng, **params))
     for rec, new in zip(records, out, strict=True):
         source = rec.get("source_item")
-        if source is None or (isinstance(source, float) and source != source) or source == "":
+        if is_missing(source) or source == "":
             source = rec.get("item_id")
         new["source_item"] = str(source)
         new["item_id"] = _new_id(rec.get("item_id"), name, params)
@@ -183,6 +183,7 @@ __all__ = [
     "distraction",
     "frequency",
     "identity",
+    "make_rng",
     "paraphrase",
     "plan_requests",
     "position_swap",
@@ -190,7 +191,6 @@ __all__ = [
     "recency",
     "self_label",
     "sentiment",
-    "make_rng",
     "split_sentences",
     "stable_seed",
     "status_quo",

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from workbench import llm
 from workbench.errors import ProviderError
 from workbench.perturb._ops import _lang, _record, finish, target_field
+from workbench.prompts import POLARITY_HINT, render
 
 DEFAULT_MODEL = "sim/paraphraser"
 
@@ -23,12 +25,8 @@ def _check_polarity(polarity: str) -> str:
 
 def build_request(name: str, item: Any, *, seed: int = 0, model: str = DEFAULT_MODEL,
                   field: str | None = None, polarity: str = "positive", temperature: float = 0.0,
-                  params: dict | None = None):
+                  params: dict | None = None) -> llm.Request:
     """The ``workbench.llm.Request`` of an LLM operator for one item (``sample = seed``)."""
-    from workbench.judges._plan import POLARITY_HINT
-    from workbench.judges._templates import render
-    from workbench.llm import Request
-
     rec = _record(item)
     text = rec[target_field(rec, field)]
     lang = _lang(rec)
@@ -40,19 +38,19 @@ def build_request(name: str, item: Any, *, seed: int = 0, model: str = DEFAULT_M
                           polarity_hint=POLARITY_HINT[(lang, polarity)])
     else:
         raise ValueError(f"{name!r} is not an LLM operator")
-    return Request(model=model, messages=messages, temperature=float(temperature), sample=int(seed),
+    return llm.Request(model=model, messages=messages, temperature=float(temperature), sample=int(seed),
                    params=dict(params or {}))
 
 
-def finish_llm(name: str, item: Any, result: Any, *, seed: int = 0, model: str = DEFAULT_MODEL,
+def finish_llm(name: str, item: Any, result: llm.Completion | llm.CallFailure, *, seed: int = 0, model: str = DEFAULT_MODEL,
                field: str | None = None, polarity: str = "positive", temperature: float = 0.0,
                params: dict | None = None) -> dict:
     """The perturbed item from the operator's completion; a failed or empty reply raises."""
     rec = _record(item)
     name_field = target_field(rec, field)
-    if not getattr(result, "ok", False):
+    if not isinstance(result, llm.Completion):
         raise ProviderError(f"{name} of item {rec.get('item_id')!r} failed: "
-                            f"{getattr(result, 'error_type', '?')}: {getattr(result, 'message', result)}")
+                            f"{result.error_type}: {result.message}")
     text = result.text.strip()
     if not text:
         raise ProviderError(f"{name} of item {rec.get('item_id')!r}: the model returned an empty text")
@@ -67,11 +65,9 @@ def paraphrase(item: Any, *, rng=None, seed: int = 0, model: str = DEFAULT_MODEL
                field: str | None = None, temperature: float = 0.0, params: dict | None = None) -> dict:
     """Paraphrase the answer with an LLM (content kept, wording changed) through the
     cached client; ``seed`` is sent as the request's ``sample``."""
-    from workbench.llm import complete_many
-
     request = build_request("paraphrase", item, seed=seed, model=model, field=field,
                             temperature=temperature, params=params)
-    (result,) = complete_many([request], progress=False)
+    (result,) = llm.complete_many([request], progress=False)
     return finish_llm("paraphrase", item, result, seed=seed, model=model, field=field,
                       temperature=temperature, params=params)
 
@@ -81,10 +77,8 @@ def sentiment(item: Any, *, rng=None, polarity: str = "positive", seed: int = 0,
               params: dict | None = None) -> dict:
     """Rewrite the answer's tone (``positive`` / ``negative``) with an LLM, content kept
     (sentiment bias, Ye et al. 2024), through the cached client."""
-    from workbench.llm import complete_many
-
     request = build_request("sentiment", item, seed=seed, model=model, field=field,
                             polarity=polarity, temperature=temperature, params=params)
-    (result,) = complete_many([request], progress=False)
+    (result,) = llm.complete_many([request], progress=False)
     return finish_llm("sentiment", item, result, seed=seed, model=model, field=field,
                       polarity=polarity, temperature=temperature, params=params)

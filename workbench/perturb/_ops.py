@@ -10,13 +10,13 @@ global random state or row order.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from workbench.perturb import _text as T
+from workbench.text import detect_lang, is_missing, split_sentences
 
 
 def _record(item: Any) -> dict:
@@ -27,17 +27,10 @@ def _record(item: Any) -> dict:
     return dict(item)
 
 
-def _blank(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value)) or (
-        isinstance(value, str) and not value.strip())
-
-
 def _lang(item: Mapping) -> str:
     lang = item.get("lang")
-    if not _blank(lang):
+    if not is_missing(lang, blank=True):
         return "ja" if str(lang) in ("ja", "zh") else "en"
-    from workbench.judges._items import detect_lang
-
     text = " ".join(str(item.get(k) or "") for k in ("question", "response", "response_a"))
     return "ja" if detect_lang(text) in ("ja", "zh") else "en"
 
@@ -55,7 +48,7 @@ def _json_safe(value: Any) -> Any:
 def finish(item: dict, name: str, params: Mapping[str, Any]) -> dict:
     """Record the operator's name and parameters on the new item."""
     prev = item.get("perturbation")
-    item["perturbation"] = name if _blank(prev) or prev == "none" else f"{prev}+{name}"
+    item["perturbation"] = name if is_missing(prev, blank=True) or prev == "none" else f"{prev}+{name}"
     raw = item.get("perturbation_params")
     record = json.loads(raw) if isinstance(raw, str) and raw.strip() else {}
     record[name] = _json_safe({k: v for k, v in params.items() if v is not None})
@@ -66,18 +59,18 @@ def finish(item: dict, name: str, params: Mapping[str, Any]) -> dict:
 def target_field(item: Mapping, field: str | None) -> str:
     """The text field an answer-level operator edits (``response``, else ``response_a``)."""
     if field is not None:
-        if _blank(item.get(field)):
+        if is_missing(item.get(field), blank=True):
             raise ValueError(f"item {item.get('item_id')!r}: field {field!r} is empty")
         return field
     for name in ("response", "response_a"):
-        if not _blank(item.get(name)):
+        if not is_missing(item.get(name), blank=True):
             return name
     raise ValueError(f"item {item.get('item_id')!r}: no 'response' (or 'response_a') to perturb")
 
 
 def _insert_sentences(text: str, new: list[str], positions: list[int], lang: str) -> str:
     """Insert sentences between the original sentence pieces, keeping every piece verbatim."""
-    pieces = T.split_sentences(text, lang)
+    pieces = split_sentences(text, lang)
     sep = "" if lang == "ja" else " "
     after: dict[int, list[str]] = {}
     for sentence, pos in zip(new, positions, strict=True):
@@ -132,7 +125,7 @@ def verbosity_padding(item: Any, *, rng: np.random.Generator | None = None, fact
     lang = _lang(new)
     rng = T.make_rng(rng, new.get("item_id"), "verbosity_padding")
     text = str(new[name])
-    pieces = T.split_sentences(text, lang)
+    pieces = split_sentences(text, lang)
     added, positions = [], []
     length = len(text)
     while (length < factor * len(text) or not added) and len(added) < 200:
@@ -159,7 +152,7 @@ def _add_sentence(item: dict, field: str | None, sentence_of, position: str, op:
     if position not in ("start", "end"):
         raise ValueError(f"{op}: position must be 'start' or 'end', got {position!r}")
     text = str(item[name])
-    n = len(T.split_sentences(text, lang))
+    n = len(split_sentences(text, lang))
     item[name] = _insert_sentences(text, [sentence], [0 if position == "start" else n], lang)
     return finish(item, op, params)
 
@@ -199,7 +192,7 @@ def distraction(item: Any, *, rng: np.random.Generator | None = None, n: int = 1
     pool = T.DISTRACTIONS[lang]
     picks = rng.choice(len(pool), size=min(n, len(pool)), replace=False)
     text = str(new[name])
-    count = len(T.split_sentences(text, lang))
+    count = len(split_sentences(text, lang))
     positions = [int(rng.integers(0, count + 1)) for _ in picks]
     new[name] = _insert_sentences(text, [pool[int(k)] for k in picks], positions, lang)
     return finish(new, "distraction", {"n": n, "field": field})
@@ -222,7 +215,7 @@ def self_label(item: Any, *, rng: np.random.Generator | None = None, author: str
     The answer text is unchanged."""
     new = _record(item)
     author = author or new.get("answer_model")
-    if _blank(author):
+    if is_missing(author, blank=True):
         raise ValueError(f"self_label: item {new.get('item_id')!r} has no answer_model; give author=")
     new["author"] = str(author)
     return finish(new, "self_label", {"author": str(author)})
@@ -246,10 +239,10 @@ def position_swap(item: Any, *, rng: np.random.Generator | None = None) -> dict:
 def _cognitive(kind: str, item: Any, wrong_answer: str | None, position: str) -> dict:
     new = _record(item)
     x = wrong_answer if wrong_answer is not None else new.get("wrong_answer")
-    if _blank(x):
+    if is_missing(x, blank=True):
         raise ValueError(f"{kind}: item {new.get('item_id')!r} has no 'wrong_answer' (the plausible "
                          "wrong answer X the cue names); give wrong_answer=")
-    if _blank(new.get("question")):
+    if is_missing(new.get("question"), blank=True):
         raise ValueError(f"{kind}: item {new.get('item_id')!r} has no question")
     if position not in ("start", "end"):
         raise ValueError(f"{kind}: position must be 'start' or 'end', got {position!r}")
@@ -299,7 +292,7 @@ def demographic_swap(item: Any, *, rng: np.random.Generator | None = None, attri
             raise ValueError(f"demographic_swap: no built-in mapping for {attribute!r}; give mapping=")
         mapping = T.SEX_SWAP[lang]
     for name in fields:
-        if not _blank(new.get(name)):
+        if not is_missing(new.get(name), blank=True):
             new[name] = T.swap_terms(str(new[name]), dict(mapping), lang)
     params = {"attribute": attribute, "fields": list(fields)}
     if attribute != "sex" or mapping is not T.SEX_SWAP[lang]:

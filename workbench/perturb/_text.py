@@ -1,4 +1,5 @@
-"""Text helpers of the perturbation operators: sentence pieces, stable seeds, phrase pools.
+"""Text helpers of the perturbation operators: stable seeds and phrase pools (sentence
+pieces come from :func:`workbench.text.split_sentences`).
 
 The phrase pools are written for this project. Cues follow the bias literature: position,
 verbosity and self-enhancement (Zheng et al. 2023, cited in seed 001), authority,
@@ -13,29 +14,6 @@ import hashlib
 import re
 
 import numpy as np
-
-# A sentence piece ends after sentence punctuation (plus closing quotes/brackets) and the
-# whitespace that follows it, or at a line break. Pieces join back to the exact text.
-_EN_PIECE = re.compile(r".+?(?:[.!?]+[\"')\]]*(?:\s+|$)|\n+|$)", re.S)
-_CJK_PIECE = re.compile(r".+?(?:[。！？!?]+[」』）)]*\s*|\n+|$)", re.S)
-
-
-def split_sentences(text: str, lang: str) -> list[str]:
-    """Split ``text`` into sentence pieces that concatenate back to ``text`` exactly.
-
-    Examples
-    --------
-    >>> split_sentences("HIV is a virus. It is treatable.", "en")
-    ['HIV is a virus. ', 'It is treatable.']
-    >>> split_sentences("桁橋がある。吊橋もある。", "ja")
-    ['桁橋がある。', '吊橋もある。']
-    """
-    if not text:
-        return []
-    pattern = _CJK_PIECE if lang in ("ja", "zh") else _EN_PIECE
-    pieces = [m.group(0) for m in pattern.finditer(text) if m.group(0)]
-    assert "".join(pieces) == text
-    return pieces
 
 
 def stable_seed(*parts: object) -> int:

@@ -17,12 +17,17 @@ Examples
 True
 """
 
-from workbench.plots._bars import plot_bars, plot_cost_cache
-from workbench.plots._intervals import plot_correlations, plot_estimates
-from workbench.plots._matrices import plot_heatmap, plot_scatter_matrix
-from workbench.plots._save import FORMATS, save_figure
-from workbench.plots._style import (
+from workbench.plots._charts import (
+    plot_bars,
+    plot_correlations,
+    plot_cost_cache,
+    plot_estimates,
+    plot_heatmap,
+    plot_scatter_matrix,
+)
+from workbench.plots._figure import (
     CJK_FONT,
+    FORMATS,
     PNG_DPI,
     SIM_LABEL,
     STYLE,
@@ -30,6 +35,7 @@ from workbench.plots._style import (
     add_sim_label,
     has_sim_label,
     register_fonts,
+    save_figure,
     use_style,
 )
 

@@ -18,14 +18,9 @@ import re
 
 from workbench.sim import registry
 from workbench.sim._profiles import AnswerProfile
-from workbench.sim._text import (
-    content_tokens,
-    detect_lang,
-    key_terms,
-    overlap,
-    sentence_spans,
-)
+from workbench.sim._text import LANG_HEAD, content_tokens, key_terms, overlap
 from workbench.sim._textops import paraphrase
+from workbench.text import detect_lang, sentence_spans
 
 _MEDICAL = re.compile(
     r"症状|受診|治療|薬|痛|病|診断|感染|患者|発熱|血|patient|hiv|therapy|diagnos|treat|infect"
@@ -174,7 +169,7 @@ def generic_answer(question: str, lang: str) -> str:
 def answer(profile: AnswerProfile, question: str, rng: random.Random) -> str:
     """The profile's answer to ``question`` (see the module docstring)."""
     item = registry.lookup(question)
-    lang = item.lang if item else detect_lang(question)
+    lang = item.lang if item else detect_lang(question, head=LANG_HEAD)
     lang = "en" if lang == "en" else "ja"
     if item is None or not item.reference:
         return generic_answer(question, lang)

@@ -40,15 +40,14 @@ from workbench.sim._lexicon import (
     SPECIFIC,
 )
 from workbench.sim._text import (
-    clause_spans,
+    LANG_HEAD,
     content_tokens,
-    detect_lang,
     key_terms,
     latin_share,
     overlap,
-    sentences,
     term_present,
 )
+from workbench.text import clause_spans, detect_lang, split_sentences
 
 
 @lru_cache(maxsize=16384)
@@ -69,7 +68,7 @@ def sentiment(text: str) -> float:
 
 def redundancy(text: str) -> float:
     """Share of sentences that repeat (largely) an earlier sentence's content."""
-    sents = sentences(text)
+    sents = split_sentences(text, joinable=False)
     if len(sents) < 2:
         return 0.0
     seen: list[frozenset[str]] = []
@@ -93,7 +92,7 @@ def question_repetition(question: str, response: str) -> float:
     qt = content_tokens(q)
     if not qt:
         return 0.0
-    for sent in sentences(response)[:3]:
+    for sent in split_sentences(response, joinable=False)[:3]:
         st = content_tokens(sent)
         if st and overlap(qt, st) >= 0.85 and overlap(st, qt) >= 0.7:
             best = max(best, 0.7)
@@ -187,7 +186,7 @@ def _density(response: str) -> tuple[float, float]:
     """Share of sentences with specific content (numbers, acronyms, names, technical
     terms) and with analysis (because, trade-off, however, ため, 一方 …): padding adds
     sentences with neither, so both fall as a text is padded."""
-    sents = sentences(response)
+    sents = split_sentences(response, joinable=False)
     if not sents:
         return 0.0, 0.0
     specific = sum(1 for s in sents if SPECIFIC.search(s)) / len(sents)
@@ -199,6 +198,7 @@ def _density(response: str) -> tuple[float, float]:
 def _fixed(response: str) -> tuple:
     toks = content_tokens(response)
     n_clauses = max(1, len(clause_spans(response)))
+    sents = split_sentences(response, joinable=False)
     return (
         toks,
         redundancy(response),
@@ -209,7 +209,7 @@ def _fixed(response: str) -> tuple:
         bool(INJECTION.search(response)),
         len(CITATION.findall(response)),
         len(NUMBER.findall(response)) / n_clauses,
-        sum(1 for s in sentences(response) if ACTION.search(s)) / max(1, len(sentences(response))),
+        sum(1 for s in sents if ACTION.search(s)) / max(1, len(sents)),
         latin_share(response),
     )
 
@@ -265,7 +265,7 @@ def _features(
     good_example: str | None = None,
 ) -> Features:
     item = registry.lookup(question, reference=reference) if (question or reference) else None
-    target = item.lang if item else detect_lang(reference or question or response)
+    target = item.lang if item else detect_lang(reference or question or response, head=LANG_HEAD)
     (toks, redund, n_auth, n_band, sent, demo, inj, cites, nums, acts, latin) = _fixed(response)
     ref = reference if reference and reference.strip() else None
     f = Features(supervised=ref is not None, lang=target)

@@ -21,7 +21,6 @@ from workbench.sim._features import Features, compute, rubric_met
 from workbench.sim._profiles import JudgeProfile, author_family
 from workbench.sim._prompt import FieldSpec, Prompt, criteria_lines, keyword_lines
 
-_TEXT_FIELDS = ("explanation", "rationale", "reason")
 # dimension name (field or <dimension> block) -> canonical dimension
 _DIMENSIONS = (
     ("demographic", ("demographic", "偏見", "人口", "bias")),

@@ -206,22 +206,12 @@ ANSWERERS: dict[str, AnswerProfile] = {
 TOOLS = ("summarizer", "paraphraser", "decomposer", "extractor")
 
 # what a profile does with a task outside its role
-DEFAULT_JUDGE = JudgeProfile("default", "sim-tools")
 JUDGE_ANSWERS_AS = "answer-mid"  # a judge asked to answer answers like answer-mid
 
 
 def profile_names() -> list[str]:
     """Every profile name, judges first."""
     return [*JUDGES, *ANSWERERS, *TOOLS]
-
-
-def family_of(profile: str) -> str:
-    """The family a profile belongs to (self-preference probe)."""
-    if profile in JUDGES:
-        return JUDGES[profile].family
-    if profile in ANSWERERS:
-        return ANSWERERS[profile].family
-    return "sim-tools"
 
 
 def author_family(author: str) -> str | None:

@@ -1,4 +1,4 @@
-"""Reading a prompt by the template convention (``judges/templates/CONVENTION.md``).
+"""Reading a prompt by the template convention (``prompts/templates/CONVENTION.md``).
 
 The simulated provider reads the *task* from the ``<output_format>`` block and the
 *content* from the tagged data blocks. Data blocks are cut out of the text first, so
@@ -13,24 +13,9 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from workbench.sim._text import detect_lang
+from workbench.sim._text import LANG_HEAD
+from workbench.text import DATA_TAGS, detect_lang
 
-DATA_TAGS = (
-    "question",
-    "reference",
-    "response",
-    "response_a",
-    "response_b",
-    "rubric_item",
-    "criteria",
-    "good_example",
-    "bad_example",
-    "keywords",
-    "dimension",
-    "text",
-    "units",
-    "author",
-)
 _TAGS = "|".join(sorted(DATA_TAGS, key=len, reverse=True))
 # a block on its own lines (the convention) ...
 _BLOCK_LINES = re.compile(
@@ -203,7 +188,7 @@ def _parse(texts: tuple[str, ...]) -> Prompt:
         blocks=blocks,
         output=output,
         rules=frozenset(rules),
-        lang=detect_lang(probe),
+        lang=detect_lang(probe, head=LANG_HEAD),
         plain=plain,
     )
 

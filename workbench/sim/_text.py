@@ -3,15 +3,16 @@
 No fugashi, no jieba, no pandas: the simulator makes tens of thousands of calls, so it
 uses its own tokenisation, cached per text.
 
-- Language: ``ja`` when the text has kana, ``zh`` when it has CJK ideographs but no
-  kana, else ``en``.
+- Language: :func:`workbench.text.detect_lang` on the first :data:`LANG_HEAD`
+  characters (prompts can be long).
 - Content tokens: for ``en`` lower-cased word tokens minus a short stop-word list, with
   a crude plural strip; for ``ja``/``zh`` character bigrams inside CJK runs (all-hiragana
   bigrams dropped: they are mostly particles and endings) plus latin/digit words.
 - Key terms (rubric items, criteria, keywords): kanji/katakana runs of two or more
   characters for CJK text, content words for English.
-- Sentences and clauses keep their character offsets, so meaning units are verbatim
-  substrings of the text they come from.
+- Sentences and clauses (:func:`workbench.text.sentence_spans`,
+  :func:`workbench.text.clause_spans`) keep their character offsets, so meaning units are
+  verbatim substrings of the text they come from.
 """
 
 from __future__ import annotations
@@ -20,8 +21,6 @@ import re
 import unicodedata
 from functools import lru_cache
 
-_KANA = re.compile(r"[\u3040-\u30ff]")
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _HIRA_ONLY = re.compile(r"^[\u3040-\u309f]+$")
 _HIRA_MASK = {c: "\0" for c in range(0x3040, 0x30A0)}
 _CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\u30fc]+")
@@ -29,6 +28,9 @@ _LATIN_WORD = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")
 _TERM_CJK = re.compile(r"[\u30a0-\u30ff\u3400-\u9fff\uf900-\ufaff\u30fc]{2,}")
 _LETTER_LATIN = re.compile(r"[A-Za-z]")
 _SPACES = re.compile(r"\s+")
+
+#: How many leading characters the simulator reads to tell the language of a text.
+LANG_HEAD = 2000
 
 STOPWORDS = frozenset(
     """a an the and or but if then than so of in on at to for from by with without into
@@ -46,17 +48,6 @@ STOPWORDS = frozenset(
 def normalize(text: str) -> str:
     """NFKC, collapsed whitespace, lower case: the registry's matching key."""
     return _SPACES.sub(" ", unicodedata.normalize("NFKC", text)).strip().lower()
-
-
-@lru_cache(maxsize=8192)
-def detect_lang(text: str) -> str:
-    """``ja`` (kana present), ``zh`` (ideographs, no kana) or ``en``."""
-    sample = text[:2000]
-    if _KANA.search(sample):
-        return "ja"
-    if _CJK.search(sample):
-        return "zh"
-    return "en"
 
 
 def _stem(word: str) -> str:
@@ -133,96 +124,3 @@ def approx_tokens(text: str) -> int:
         return 0
     cjk = max(0, (len(text.encode("utf-8")) - len(text)) // 2)
     return max(1, round(cjk / 1.5 + (len(text) - cjk) / 4))
-
-
-# --- sentences and clauses, as (start, end) spans of the original text ---------------
-
-_BOUNDARY = re.compile(r"[。．！？!?；;]+[」』）)\]]*|\n+|\.(?=\s|$)[」』）)\]\"']*")
-_ABBREV = re.compile(r"(?:\b(?:dr|mr|mrs|ms|st|vs|etc|fig|no|approx|e\.g|i\.e)|\b[A-Z])$", re.I)
-_LEAD = re.compile(r"^[\s・•\-–*#>]+|^\(?\d{1,2}[.)）]\s+")
-_CLAUSE_JA = re.compile(r"(?:が|ため|ので|から|おり|であり|一方|なお|また|および)、")
-_COMMA = re.compile("[、，]")
-_CLAUSE_EN = re.compile(r",\s+(?=(?:and|but|which|while|whereas|so|although|because)\b)|;\s+")
-
-
-def _trim(text: str, start: int, end: int) -> tuple[int, int]:
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    lead = _LEAD.match(text, start, end)
-    if lead and lead.end() < end:
-        start = lead.end()
-    return start, end
-
-
-@lru_cache(maxsize=8192)
-def sentence_spans(text: str) -> tuple[tuple[int, int], ...]:
-    """Sentence spans of ``text``: split at 。．.!?！？；; and line breaks."""
-    spans: list[tuple[int, int]] = []
-    pos = 0
-    for match in _BOUNDARY.finditer(text):
-        if text[match.start()] == "." and _ABBREV.search(
-            text, max(0, match.start() - 10), match.start()
-        ):
-            continue
-        end = match.end() if text[match.start()] != "\n" else match.start()
-        s, e = _trim(text, pos, end)
-        if e - s > 0 and any(ch.isalnum() for ch in text[s:e]):
-            spans.append((s, e))
-        pos = match.end()
-    s, e = _trim(text, pos, len(text))
-    if e - s > 0 and any(ch.isalnum() for ch in text[s:e]):
-        spans.append((s, e))
-    return tuple(spans)
-
-
-def sentences(text: str) -> list[str]:
-    """The sentences of ``text`` (verbatim substrings)."""
-    return [text[s:e] for s, e in sentence_spans(text)]
-
-
-def _split_clause(text: str, start: int, end: int, cjk: bool) -> list[tuple[int, int]]:
-    min_len = 15 if cjk else 25
-    pattern = _CLAUSE_JA if cjk else _CLAUSE_EN
-    cuts = [m.end() if cjk else m.start() for m in pattern.finditer(text, start, end)]
-    if cjk and end - start > 100:
-        cuts += [start + m.end() for m in _COMMA.finditer(text[start:end])]
-    cuts = sorted(set(cuts))
-    out: list[tuple[int, int]] = []
-    pos = start
-    for cut in cuts:
-        if cut - pos >= min_len and end - cut >= min_len:
-            s, e = _trim(text, pos, cut)
-            if not cjk:
-                e = e if text[e - 1] not in ",;" else e - 1
-            out.append((s, e))
-            pos = cut
-            if not cjk:
-                while pos < end and text[pos] in ",; ":
-                    pos += 1
-    s, e = _trim(text, pos, end)
-    if e > s:
-        out.append((s, e))
-    return out
-
-
-@lru_cache(maxsize=8192)
-def clause_spans(text: str) -> tuple[tuple[int, int], ...]:
-    """Meaning-unit spans: sentences, with long ones split at clause boundaries.
-
-    Japanese/Chinese sentences split after a conjunctive 、 (が、 ため、 ので、 おり、 …)
-    and at any 、 once a sentence is longer than 100 characters; English sentences
-    before ", and / but / which / while / so …" and at semicolons. A part shorter
-    than 15 characters (CJK) or 25 characters (English) is not split off.
-    """
-    cjk = detect_lang(text) != "en"
-    out: list[tuple[int, int]] = []
-    for s, e in sentence_spans(text):
-        out.extend(_split_clause(text, s, e, cjk))
-    return tuple(out)
-
-
-def clauses(text: str) -> list[str]:
-    """Meaning units of ``text`` (verbatim substrings), see :func:`clause_spans`."""
-    return [text[s:e] for s, e in clause_spans(text)]

@@ -16,15 +16,8 @@ import math
 import random
 import re
 
-from workbench.sim._text import (
-    clause_spans,
-    content_tokens,
-    detect_lang,
-    key_terms,
-    latin_share,
-    overlap,
-    sentence_spans,
-)
+from workbench.sim._text import LANG_HEAD, content_tokens, key_terms, latin_share, overlap
+from workbench.text import clause_spans, detect_lang, sentence_spans
 
 # --- decomposition and excess/missing -----------------------------------------------
 
@@ -183,7 +176,7 @@ def summarize(text: str, question: str | None = None) -> str:
     if len(spans) <= 1:
         return text.strip()
     sents = [text[s:e] for s, e in spans]
-    target = detect_lang(text)
+    target = detect_lang(text, head=LANG_HEAD)
     toks = [content_tokens(s) for s in sents]
     qt = content_tokens(question) if question else frozenset()
     central: list[float] = []
@@ -237,7 +230,7 @@ _PARA_JA = (
 
 def paraphrase(text: str, rng: random.Random | None = None, *, rate: float = 1.0) -> str:
     """Content-keeping rewording: connectives and function phrases swapped."""
-    pairs = _PARA_EN if detect_lang(text) == "en" else _PARA_JA
+    pairs = _PARA_EN if detect_lang(text, head=LANG_HEAD) == "en" else _PARA_JA
     out = text
     for a, b in pairs:
         if rng is not None and rate < 1.0 and rng.random() >= rate:
@@ -251,7 +244,7 @@ def paraphrase(text: str, rng: random.Random | None = None, *, rate: float = 1.0
 
 def rewrite(text: str, sentiment: str) -> str:
     """Same content, other sentiment (a framing sentence and softened/hardened wording)."""
-    en = detect_lang(text) == "en"
+    en = detect_lang(text, head=LANG_HEAD) == "en"
     if sentiment.startswith("pos"):
         return (
             "Fortunately, the situation is encouraging. "
@@ -297,7 +290,7 @@ SYNONYMS = {
 def entities(text: str) -> list[str]:
     """Medical/technical entities of ``text``, one per item, in order of appearance."""
     seen: dict[str, None] = {}
-    if detect_lang(text) == "en":
+    if detect_lang(text, head=LANG_HEAD) == "en":
         low = text.lower()
         for name in SYNONYMS:
             if len(name) > 3 and name in low:

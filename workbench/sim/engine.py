@@ -1,7 +1,7 @@
 """The simulated provider's engine: ``respond(profile, messages, ...) -> SimReply``.
 
 ``respond`` reads the task from the prompt's ``<output_format>`` block and the content
-from its tagged blocks (``judges/templates/CONVENTION.md``), then answers as the named
+from its tagged blocks (``prompts/templates/CONVENTION.md``), then answers as the named
 profile: a judge (JSON object, bare score with optional log-probabilities, pairwise
 verdict, decomposition, excess/missing), an answerer, or a text tool (summary,
 paraphrase, sentiment rewrite, entities, synonyms).

@@ -3,25 +3,27 @@
 The answerer profiles answer a registered question by degrading its reference answer;
 the judges use a registered item's ``wrong_answer`` (to notice an answer that follows a
 cognitive-bias cue) and its reference as their own "knowledge" when judging without a
-reference. ``workbench.datasets.load_dataset`` registers the bundled items on load.
+reference.
 
 When nothing has been registered or cleared in this process, the first lookup loads
-the bundled ``data/<set>/items.csv`` files (so a separate ``workbench sim-server``
-process knows the same items). After an explicit :func:`register_items` or
+the bundled ``data/<set>/items.csv`` files, so every process (a notebook, a separate
+``workbench sim-server``) knows the same items without registering anything; a caller
+with its own items (e.g. a folder read with ``workbench.datasets.load_folder``) passes
+them to :func:`register_items`. After an explicit :func:`register_items` or
 :func:`clear_registry` the registry holds exactly what was put there.
 """
 
 from __future__ import annotations
 
 import csv
-import math
 import threading
 import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from workbench.sim._text import content_tokens, detect_lang, normalize, overlap
+from workbench.sim._text import LANG_HEAD, content_tokens, normalize, overlap
+from workbench.text import detect_lang, is_missing
 
 __all__ = [
     "Item",
@@ -61,16 +63,12 @@ def version() -> int:
     return _version
 
 
-def _missing(value: object) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
-
-
 def _text(value: object) -> str:
-    return "" if _missing(value) else str(value).strip()
+    return "" if is_missing(value) else str(value).strip()
 
 
 def _keywords(value: object) -> tuple[str, ...]:
-    if _missing(value):
+    if is_missing(value):
         return ()
     if isinstance(value, str):
         parts = value.split("|")
@@ -146,7 +144,7 @@ def register_items(records: object, *, source: str = "records") -> int:
         if not question:
             raise ValueError(f"{source}, row {row}, field 'question': empty")
         reference = _text(record["reference"])
-        lang = _text(record.get("lang")) or detect_lang(reference or question)
+        lang = _text(record.get("lang")) or detect_lang(reference or question, head=LANG_HEAD)
         items.append(
             Item(
                 item_id=_text(record.get("item_id")) or f"item-{row}",

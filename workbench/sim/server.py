@@ -7,7 +7,8 @@ index arrives as the body field ``workbench_sample`` (litellm's ``extra_body``).
 
 Faults are injected at the given rates, drawn from a ``random.Random(seed)`` in
 arrival order: 429 rate limits, 500 server errors, hung requests (no answer within
-any sane timeout) and malformed (truncated) JSON bodies; every response waits
+any sane timeout), malformed (truncated) JSON bodies and empty replies (a 200 whose
+``content`` is ``null``); every response waits
 ``latency_ms`` first. ``GET /stats`` returns ``{"requests": N, "by_status": {"200": n,
 "429": n, ...}}`` counted since start, plus ``faults`` (injected, by kind),
 ``connections`` (distinct client connections: keep-alive reuse), ``in_flight`` and
@@ -39,6 +40,7 @@ from aiohttp import web
 MODEL_PREFIX = "sim-"
 HANG_S = 3600.0
 _ROLES = ("system", "user", "assistant")
+_FAULTS = ("rate_limit", "server_error", "timeout", "malformed", "empty")
 
 
 @dataclass(frozen=True)
@@ -49,19 +51,20 @@ class FaultRates:
     server_error: float = 0.0
     timeout: float = 0.0
     malformed: float = 0.0
+    empty: float = 0.0
 
     def __post_init__(self) -> None:
-        for name in ("rate_limit", "server_error", "timeout", "malformed"):
+        for name in _FAULTS:
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"--{name.replace('_', '-')}-rate={value!r}: expected a rate in [0, 1]")
-        if self.rate_limit + self.server_error + self.timeout + self.malformed > 1.0 + 1e-9:
+        if sum(getattr(self, name) for name in _FAULTS) > 1.0 + 1e-9:
             raise ValueError("the fault rates sum to more than 1")
 
     def draw(self, u: float) -> str | None:
         """The fault for a uniform draw ``u`` (or ``None``)."""
         edge = 0.0
-        for name in ("rate_limit", "server_error", "timeout", "malformed"):
+        for name in _FAULTS:
             edge += getattr(self, name)
             if u < edge:
                 return name
@@ -193,6 +196,9 @@ class SimServer:
                       "completion_tokens": reply.completion_tokens,
                       "total_tokens": reply.prompt_tokens + reply.completion_tokens},
         }
+        if fault == "empty":
+            self.fault_counts[fault] += 1
+            payload["choices"][0]["message"]["content"] = None
         return web.json_response(payload)
 
 
@@ -306,7 +312,7 @@ def running_server(*, latency_ms: float = 0.0, faults: FaultRates | None = None,
 def spawned_server(*, latency_ms: float = 0.0, rate_limit_rate: float = 0.0,
                    server_error_rate: float = 0.0, timeout_rate: float = 0.0,
                    malformed_rate: float = 0.0, seed: int = 0,
-                   startup_timeout: float = 60.0) -> Iterator[str]:
+                   startup_timeout: float = 60.0, empty_rate: float = 0.0) -> Iterator[str]:
     """A sim-server in its own process on a free port; yields its base URL.
 
     The process runs ``python -m workbench.sim.server`` (the options of
@@ -318,7 +324,8 @@ def spawned_server(*, latency_ms: float = 0.0, rate_limit_rate: float = 0.0,
     command = [sys.executable, "-m", "workbench.sim.server", "--port", "0",
                "--latency-ms", str(latency_ms), "--rate-limit-rate", str(rate_limit_rate),
                "--server-error-rate", str(server_error_rate), "--timeout-rate", str(timeout_rate),
-               "--malformed-rate", str(malformed_rate), "--seed", str(seed)]
+               "--malformed-rate", str(malformed_rate), "--empty-rate", str(empty_rate),
+               "--seed", str(seed)]
     errors = tempfile.TemporaryFile(mode="w+")
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors, text=True)
     try:
@@ -373,11 +380,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--server-error-rate", type=float, default=0.0)
     parser.add_argument("--timeout-rate", type=float, default=0.0)
     parser.add_argument("--malformed-rate", type=float, default=0.0)
+    parser.add_argument("--empty-rate", type=float, default=0.0)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     try:
         faults = FaultRates(args.rate_limit_rate, args.server_error_rate, args.timeout_rate,
-                            args.malformed_rate)
+                            args.malformed_rate, args.empty_rate)
     except ValueError as exc:
         parser.error(str(exc))
     serve(port=args.port, latency_ms=args.latency_ms, faults=faults, seed=args.seed)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -119,11 +119,3 @@ def group_items(data: pd.DataFrame, by: list[str]):
     for key, frame in data.groupby(by, sort=True, dropna=False, observed=True):
         key = key if isinstance(key, tuple) else (key,)
         yield dict(zip(by, key, strict=True)), frame
-
-
-def is_missing(value: Hashable) -> bool:
-    """True for None and float NaN (and pandas NA)."""
-    try:
-        return bool(pd.isna(value))
-    except (TypeError, ValueError):
-        return False

@@ -1,6 +1,14 @@
-"""One module per study of STUDIES.md: a config dataclass and ``run(config)``.
+"""One package per study of STUDIES.md (``workbench.studies.<study>``), all of one shape.
 
-Each ``run`` returns a dict of tidy DataFrames (no plotting); notebooks call it, then
-``workbench.stats`` and ``workbench.plots``. Shared pieces (answer generation, table
-writing, the simulated-backend label) are in :mod:`workbench.studies.common`.
+Every study exposes ``STUDY``, ``Config``, ``run(config)``, ``tables(results)`` and
+``headline(results)`` (the contract: :mod:`workbench.studies._contract`); its notebook
+builds the ``Config`` from its parameters with :func:`config_from`. The numbers a study's
+source document published are in ``published/<study>.csv`` (:func:`published`).
+Shared pieces are in :mod:`workbench.studies.common` (answer generation, per-answer
+judge scores, table writing) and :mod:`workbench.studies.raters` (the simulated human
+raters of S2 and X2).
 """
+
+from workbench.studies._contract import StudyResults, config_fields, config_from, published
+
+__all__ = ["StudyResults", "config_fields", "config_from", "published"]

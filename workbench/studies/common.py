@@ -1,29 +1,28 @@
-"""Pieces every study uses: answer generation, table writing, backend labels."""
+"""Pieces the studies share: answer generation, per-answer judge scores, table writing."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import math
+from collections.abc import Sequence
 
 import pandas as pd
 
-from workbench.judges import render
+from workbench.config import results_dir
+from workbench.judges import JudgeSpec, run_judging
 from workbench.llm import CallFailure, Request, complete_many, model_backend
-from workbench.notebook import results_dir
+from workbench.prompts import render
 
 #: Columns of :func:`generate_answers`.
 ANSWER_COLUMNS = (
     "item_id", "answer_model", "answer_sample", "response", "ok", "error",
     "cache_key", "backend", "cost_usd",
 )
-
-
-#: Backend label from a model string (``sim`` for ``sim/…``); one definition, in the llm layer.
-backend_of = model_backend
-
-
-def is_simulated(models: Iterable[str]) -> bool:
-    """True when every model is simulated (figures must then say "simulated judges")."""
-    return all(backend_of(m) == "sim" for m in models)
+#: Columns that identify one judged answer.
+ANSWER_KEYS = ["item_id", "answer_model", "answer_sample"]
+#: Columns of the long per-answer score frame (one row per answer and scorer: a metric or
+#: a judge), as :func:`judge_scores` returns it.
+SCORE_COLUMNS = [*ANSWER_KEYS, "metric", "family", "judge_model", "score", "parse_ok", "error",
+                 "backend"]
 
 
 def generate_answers(items: pd.DataFrame, answer_models: Sequence[str], *,
@@ -66,6 +65,59 @@ def generate_answers(items: pd.DataFrame, answer_models: Sequence[str], *,
             "cost_usd": 0.0 if failed else result.cost_usd,
         })
     return pd.DataFrame(rows, columns=list(ANSWER_COLUMNS))
+
+
+def judge_scores(answers: pd.DataFrame, judges: Sequence[tuple[str, JudgeSpec]], *,
+                 fields: Sequence[str] = ("question", "reference", "response", "lang"),
+                 progress: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Judge every answer with every spec, and one score per answer and spec.
+
+    Parameters
+    ----------
+    answers : DataFrame
+        :data:`ANSWER_KEYS`, ``ok`` and ``fields`` (the item columns the judge sees).
+        Answers whose call failed (``ok`` False) are not judged.
+    judges : sequence of (label, JudgeSpec)
+        The scorers; ``label`` names the scorer in the ``metric`` column (unique).
+    fields : sequence of str
+        Columns of ``answers`` passed to :func:`workbench.judges.run_judging` besides
+        :data:`ANSWER_KEYS`.
+    progress : bool
+        Progress bars of the LLM calls.
+
+    Returns
+    -------
+    (judgments, scores)
+        ``judgments``: the ``run_judging`` rows of every scorer with a ``metric`` column
+        (empty when nothing was judged). ``scores``: the long :data:`SCORE_COLUMNS` frame,
+        one row per answer and scorer (``family`` = ``llm``): the mean score over the
+        answer's judge rows (trials, samples), ``parse_ok`` when all of them parsed, the
+        first error and backend; a failed answer is a row with a NaN score,
+        ``parse_ok=False`` and error ``answer call failed`` — never dropped, never 0.
+    """
+    labels = [label for label, _ in judges]
+    if len(set(labels)) != len(labels):
+        raise ValueError(f"judge_scores: scorer labels repeat: {labels}")
+    ok = answers["ok"].astype(bool)
+    items = answers.loc[ok, [*ANSWER_KEYS, *fields]]
+    failed = answers.loc[~ok, ANSWER_KEYS]
+    frames, rows = [], []
+    for label, spec in judges:
+        if len(items):
+            result = run_judging(items, spec, progress=progress)
+            frames.append(result.assign(metric=label))
+            per = (result.groupby(ANSWER_KEYS, sort=False)
+                   .agg(score=("score", "mean"), parse_ok=("parse_ok", "all"),
+                        error=("error", "first"), backend=("backend", "first"))
+                   .reset_index())
+            rows.append(per.assign(metric=label, family="llm", judge_model=spec.judge_model))
+        rows.append(failed.assign(metric=label, family="llm", judge_model=spec.judge_model,
+                                  score=math.nan, parse_ok=False, error="answer call failed",
+                                  backend=model_backend(spec.judge_model)))
+    judgments = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    scores = (pd.concat(rows, ignore_index=True)[SCORE_COLUMNS] if rows
+              else pd.DataFrame(columns=SCORE_COLUMNS))
+    return judgments, scores
 
 
 def write_tables(study: str, **frames: pd.DataFrame) -> dict[str, str]:

@@ -14,9 +14,12 @@ trials at judge temperatures 0.0 and 1.0. The analyses:
   judge disagreement (:func:`judge_disagreement`) and conversations flagged by
   negative-weight items (:func:`flagged_conversations`).
 
-``run(config)`` makes the calls and returns tidy frames (no plotting); the notebook
-``notebooks/s1_judge_methods.ipynb`` draws them. With the default ``sim/...`` models
-the numbers show that the pipeline works, never how real LLMs behave.
+The study keeps the contract of :mod:`workbench.studies._contract`: ``run(config)``
+makes the calls and returns every table (no plotting), ``tables`` and ``headline`` pick
+what the notebook ``notebooks/s1_judge_methods.ipynb`` writes and records; the seed's
+published values are ``workbench/studies/published/s1_judge_methods.csv``. With the
+default ``sim/...`` models the numbers show that the pipeline works, never how real LLMs
+behave.
 
 References
 ----------
@@ -28,72 +31,43 @@ improved human health. arXiv:2505.08775.
 """
 
 from workbench.studies.s1_judge_methods._checklist import (
-    DISAGREEMENT_COLUMNS,
-    FLAG_COLUMNS,
-    WEAKNESS_COLUMNS,
-    criterion_label,
     flagged_conversations,
     judge_disagreement,
     weakness_map,
 )
 from workbench.studies.s1_judge_methods._indices import (
-    CORRELATION_COLUMNS,
-    READINGS,
-    RELIABILITY_COLUMNS,
     conversation_means,
     judge_mean_variance_ratio,
     method_correlations,
     reliability,
 )
 from workbench.studies.s1_judge_methods._report import (
-    FAILURE_COLUMNS,
-    MEANS_COLUMNS,
-    PUBLISHED,
-    PUBLISHED_TEMPERATURE,
-    analyze,
     compare_published,
-    headline,
     model_means,
     parse_failures,
 )
 from workbench.studies.s1_judge_methods._run import (
     ANSWER_MODELS,
-    CRITERION_COLUMNS,
     JUDGE_MODELS,
     METHODS,
-    SCORE_COLUMNS,
     STUDY,
     Config,
     conversations,
     criterion_rows,
     design,
     method_scores,
-    run,
 )
+from workbench.studies.s1_judge_methods._study import headline, run, tables
 
 __all__ = [
     "ANSWER_MODELS",
-    "CORRELATION_COLUMNS",
-    "CRITERION_COLUMNS",
     "Config",
-    "DISAGREEMENT_COLUMNS",
-    "FAILURE_COLUMNS",
-    "FLAG_COLUMNS",
     "JUDGE_MODELS",
-    "MEANS_COLUMNS",
     "METHODS",
-    "PUBLISHED",
-    "PUBLISHED_TEMPERATURE",
-    "READINGS",
-    "RELIABILITY_COLUMNS",
-    "SCORE_COLUMNS",
     "STUDY",
-    "WEAKNESS_COLUMNS",
-    "analyze",
     "compare_published",
     "conversation_means",
     "conversations",
-    "criterion_label",
     "criterion_rows",
     "design",
     "flagged_conversations",
@@ -106,5 +80,6 @@ __all__ = [
     "parse_failures",
     "reliability",
     "run",
+    "tables",
     "weakness_map",
 ]

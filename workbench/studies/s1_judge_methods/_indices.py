@@ -14,7 +14,7 @@ from workbench.stats import bootstrap_ci, consistency_index, correlate, variance
 #: Columns of :func:`reliability`.
 RELIABILITY_COLUMNS = ("protocol", "temperature", "measure", "reading", "unit", "within",
                        "estimate", "ci_low", "ci_high", "n", "n_missing", "n_units", "backend",
-                       "condition")
+                       "method_label")
 #: Columns of :func:`method_correlations`.
 CORRELATION_COLUMNS = ("temperature", "pair", "method_x", "method_y", "estimate", "ci_low",
                        "ci_high", "p_value", "n", "n_missing", "backend")
@@ -135,7 +135,7 @@ def reliability(scores: pd.DataFrame, *, n_boot: int = 1000,
     -------
     DataFrame
         :data:`RELIABILITY_COLUMNS`, one row per protocol x temperature x measure x reading;
-        ``condition`` labels the method and temperature for plots (``holistic (T=0)``).
+        ``method_label`` names the method and temperature for plots (``holistic (T=0)``).
 
     Notes
     -----
@@ -181,8 +181,8 @@ def reliability(scores: pd.DataFrame, *, n_boot: int = 1000,
     out = out.sort_values(["measure", "temperature", "protocol", "reading"], kind="stable")
     out["reading"] = out["reading"].astype(str)
     out["protocol"] = out["protocol"].astype(str)
-    out["condition"] = [f"{p} (T={t:g})" for p, t in zip(out["protocol"], out["temperature"],
-                                                         strict=True)]
+    out["method_label"] = [f"{p} (T={t:g})" for p, t in zip(out["protocol"], out["temperature"],
+                                                            strict=True)]
     return out.reset_index(drop=True)
 
 

@@ -1,31 +1,14 @@
-"""Summaries of an S1 run: parse failures, mean scores per answer model, the seed's
-published numbers beside this run's, and the headline numbers the notebook records."""
+"""Summaries of an S1 run: parse failures, mean scores per answer model, and the seed's
+published numbers beside this run's (private)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from workbench.studies.s1_judge_methods._checklist import (
-    flagged_conversations,
-    judge_disagreement,
-    weakness_map,
-)
-from workbench.studies.s1_judge_methods._indices import method_correlations, reliability
-
-#: Seed 000's published values (six real judges, judge temperature 0.0): table 3 and
-#: §4.3. Facts to compare against, never results of this code.
-PUBLISHED: dict[str, dict[Any, float]] = {
-    "consistency_index": {"holistic": 0.095, "holistic_simple": 0.129, "checklist": 0.085},
-    "variance_ratio": {"holistic": 0.076, "holistic_simple": 0.070, "checklist": 0.076},
-    "pearson_r": {frozenset({"holistic", "holistic_simple"}): 0.80,
-                  frozenset({"holistic_simple", "checklist"}): 0.68},
-}
-#: Judge temperature of the published values.
-PUBLISHED_TEMPERATURE = 0.0
+from workbench.studies._contract import published
+from workbench.studies.s1_judge_methods._run import STUDY
 
 #: Columns of :func:`parse_failures`.
 FAILURE_COLUMNS = ("protocol", "judge_model", "temperature", "n_calls", "n_call_failed",
@@ -77,8 +60,11 @@ def model_means(scores: pd.DataFrame) -> pd.DataFrame:
 
 
 def compare_published(reliability: pd.DataFrame, correlations: pd.DataFrame, *,
-                      temperature: float = PUBLISHED_TEMPERATURE) -> pd.DataFrame:
+                      temperature: float | None = None) -> pd.DataFrame:
     """The seed's published values (real judges) beside this run's, at one temperature.
+
+    The published values are ``workbench/studies/published/s1_judge_methods.csv`` (seed
+    000, table 3 and §4.3); ``temperature`` defaults to theirs (0.0).
 
     Returns
     -------
@@ -88,105 +74,27 @@ def compare_published(reliability: pd.DataFrame, correlations: pd.DataFrame, *,
         ``published_real_judges``, ``this_run`` and ``backend`` of this run. The seed
         does not say which reading its indices used.
     """
+    paper = published(STUDY)
+    if temperature is None:
+        temperature = float(paper["temperature"].iloc[0])
+    paper = paper[paper["temperature"] == temperature]
+    indices = paper[paper["pair"].isna()].set_index(["measure", "protocol"])["estimate"]
+    pairs = {frozenset(p.split(" ~ ")): v for p, v in zip(
+        paper["pair"].dropna(), paper.loc[paper["pair"].notna(), "estimate"], strict=True)}
     rows = []
     rel = reliability[reliability["temperature"] == temperature]
     for _, row in rel.iterrows():
-        published = PUBLISHED.get(row["measure"], {}).get(row["protocol"])
-        if published is not None:
+        value = indices.get((row["measure"], row["protocol"]))
+        if value is not None:
             rows.append({"quantity": row["measure"], "method": row["protocol"],
-                         "reading": row["reading"], "published_real_judges": published,
+                         "reading": row["reading"], "published_real_judges": value,
                          "this_run": row["estimate"], "backend": row["backend"]})
     corr = correlations[correlations["temperature"] == temperature]
     for _, row in corr.iterrows():
-        published = PUBLISHED["pearson_r"].get(frozenset({row["method_x"], row["method_y"]}))
-        if published is not None:
+        value = pairs.get(frozenset({row["method_x"], row["method_y"]}))
+        if value is not None:
             rows.append({"quantity": "pearson_r", "method": row["pair"], "reading": "-",
-                         "published_real_judges": published, "this_run": row["estimate"],
+                         "published_real_judges": value, "this_run": row["estimate"],
                          "backend": row["backend"]})
     return pd.DataFrame(rows, columns=["quantity", "method", "reading", "published_real_judges",
                                        "this_run", "backend"])
-
-
-def _nested(frame: pd.DataFrame, outer: str, inner: str, value: str) -> dict:
-    return {str(k): {str(a): float(b) for a, b in zip(g[inner], g[value], strict=True)}
-            for k, g in frame.groupby(outer, sort=False)}
-
-
-def headline(data: dict[str, pd.DataFrame], *, reliability: pd.DataFrame,
-             correlations: pd.DataFrame, flags: pd.DataFrame,
-             temperature: float | None = None) -> dict[str, Any]:
-    """The numbers the notebook records (at one judge temperature, default the first).
-
-    Keys: ``backend``, ``temperature``, ``n_conversations``, ``n_judge_calls``,
-    ``n_answer_failures``, ``consistency_index`` and ``variance_ratio`` (method ->
-    reading -> estimate), ``pearson_r`` (pair -> r), ``n_flagged``, ``n_call_failed``,
-    ``n_unparsed`` and ``n_scores_missing`` (method -> count, all temperatures),
-    ``model_means`` (method -> answer model -> mean score).
-    """
-    scores = data["scores"]
-    if temperature is None:
-        temperature = float(scores["temperature"].iloc[0])
-    at = reliability[reliability["temperature"] == temperature]
-    corr = correlations[correlations["temperature"] == temperature]
-    fails = parse_failures(data["results"]).groupby("protocol", sort=False)[
-        ["n_call_failed", "n_unparsed", "n_scores_missing"]].sum()
-    means = model_means(scores)
-    means = means[means["temperature"] == temperature]
-    answers = data["answers"]
-    backends = sorted(set(scores["backend"].dropna()))
-    return {
-        "backend": "+".join(backends) if backends else "unknown",
-        "temperature": float(temperature),
-        "n_conversations": int(scores["conversation"].nunique()),
-        "n_judge_calls": int((data["results"]["dimension"] != "total").sum()),
-        "n_answer_failures": int((~answers["ok"].astype(bool)).sum()),
-        "consistency_index": _nested(at[at["measure"] == "consistency_index"], "protocol",
-                                     "reading", "estimate"),
-        "variance_ratio": _nested(at[at["measure"] == "variance_ratio"], "protocol", "reading",
-                                  "estimate"),
-        "pearson_r": {str(p): float(r) for p, r in zip(corr["pair"], corr["estimate"],
-                                                       strict=True)},
-        "n_flagged": int(flags.loc[flags["temperature"] == temperature, "flagged"].sum()),
-        "n_call_failed": {str(k): int(v) for k, v in fails["n_call_failed"].items()},
-        "n_unparsed": {str(k): int(v) for k, v in fails["n_unparsed"].items()},
-        "n_scores_missing": {str(k): int(v) for k, v in fails["n_scores_missing"].items()},
-        "model_means": _nested(means, "protocol", "answer_model", "mean"),
-    }
-
-
-def analyze(data: dict[str, pd.DataFrame], *, n_boot: int = 1000,
-            rng: np.random.Generator | int | None = 0,
-            flag_share: float = 0.5) -> dict[str, pd.DataFrame]:
-    """Every analysis table of the notebook, in the notebook's order (same ``rng`` use).
-
-    Parameters
-    ----------
-    data : dict of DataFrame
-        What :func:`~workbench.studies.s1_judge_methods.run` returned.
-    n_boot : int
-        Bootstrap resamples per interval.
-    rng : numpy.random.Generator or int
-        Source of the resamples (``Config.seed`` in batch use).
-    flag_share : float
-        See :func:`~workbench.studies.s1_judge_methods.flagged_conversations`.
-
-    Returns
-    -------
-    dict of DataFrame
-        ``failures``, ``model_means``, ``reliability``, ``correlations``,
-        ``weakness_map``, ``disagreement``, ``flagged`` and ``published``.
-    """
-    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-    scores, criteria = data["scores"], data["criteria"]
-    rel = reliability(scores, n_boot=n_boot, rng=gen)
-    corr = method_correlations(scores, n_boot=n_boot, rng=gen)
-    return {
-        "failures": parse_failures(data["results"]),
-        "model_means": model_means(scores),
-        "reliability": rel,
-        "correlations": corr,
-        "weakness_map": weakness_map(criteria),
-        "disagreement": judge_disagreement(criteria),
-        "flagged": flagged_conversations(criteria, scores, share=flag_share),
-        "published": compare_published(rel, corr),
-    }

@@ -1,5 +1,6 @@
-"""S1 design and run: answers from six answerers, three methods x judges x temperatures x
-trials, and the two frames every analysis reads (conversation scores, checklist rows)."""
+"""S1 configuration and data stage: answers from six answerers, three methods x judges x
+temperatures x trials, and the two frames every analysis reads (conversation scores,
+checklist rows) (private)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pandas as pd
 
 from workbench.datasets import load_dataset
 from workbench.judges import Design, JudgeSpec, run_design
+from workbench.studies._contract import StudyConfig
 from workbench.studies.common import generate_answers
 
 #: Study name: folder of the figures and tables, ``study`` column of the results.
@@ -36,8 +38,9 @@ _CONVERSATION_FIELDS = ("item_id", "lang", "question", "reference", "good_exampl
 
 
 @dataclass
-class Config:
-    """Parameters of study S1; the defaults are the notebook's (the seed's full design).
+class Config(StudyConfig):
+    """Parameters of study S1; fields and defaults are the notebook's ``parameters`` cell
+    (the seed's full design).
 
     Parameters
     ----------
@@ -60,13 +63,9 @@ class Config:
         Temperature of the answers (seed: 1.0).
     n_boot : int
         Bootstrap resamples of every confidence interval.
-    seed : int
-        Seed of the analyses' random generator (bootstrap).
     flag_share : float
         A conversation is flagged when at least this share of the judges flag it (a
         judge flags it when a negative-weight item is met in at least half its trials).
-    progress : bool
-        Show the progress bars of the LLM calls.
     """
 
     dataset: str = "s1_medical_ja"
@@ -78,9 +77,7 @@ class Config:
     trials: int = 5
     answer_temperature: float = 1.0
     n_boot: int = 1000
-    seed: int = 0
     flag_share: float = 0.5
-    progress: bool = False
 
     def __post_init__(self) -> None:
         for name in ("answer_models", "judge_models", "methods", "temperatures"):
@@ -155,25 +152,17 @@ def criterion_rows(results: pd.DataFrame) -> pd.DataFrame:
     return rows[list(CRITERION_COLUMNS)].reset_index(drop=True)
 
 
-def run(config: Config | None = None) -> dict[str, pd.DataFrame]:
+def collect(config: Config) -> dict[str, pd.DataFrame]:
     """Answer every prompt with every answer model, then judge every conversation.
 
-    Parameters
-    ----------
-    config : Config, optional
-        Defaults: the seed's full design (60 conversations x 6 judges x 3 methods x 5
-        trials x 2 temperatures, about 37k judge calls: 3-5 minutes on sim judges from an
-        empty cache on 2 cores, seconds from the cache).
-
-    Returns
-    -------
-    dict of DataFrame
-        ``answers`` (:func:`~workbench.studies.common.generate_answers`, failed calls
-        kept), ``results`` (every row of :func:`workbench.judges.run_judging`, raw replies
-        included), ``scores`` (:data:`SCORE_COLUMNS`, from :func:`method_scores`) and
-        ``criteria`` (:data:`CRITERION_COLUMNS`, from :func:`criterion_rows`).
+    Returns ``answers`` (:func:`~workbench.studies.common.generate_answers`, failed calls
+    kept), ``judgments`` (every row of :func:`workbench.judges.run_judging`, raw replies
+    included), ``scores`` (:data:`SCORE_COLUMNS`, from :func:`method_scores`) and
+    ``criteria`` (:data:`CRITERION_COLUMNS`, from :func:`criterion_rows`). The default
+    design (60 conversations x 6 judges x 3 methods x 5 trials x 2 temperatures, about 37k
+    judge calls) takes 3-5 minutes on sim judges from an empty cache on 2 cores, seconds
+    from the cache.
     """
-    config = config or Config()
     data = load_dataset(config.dataset)
     items = data["items"]
     if config.item_ids:
@@ -189,6 +178,6 @@ def run(config: Config | None = None) -> dict[str, pd.DataFrame]:
         first = answers["error"].dropna()
         raise ValueError(f"no answer to judge: all {len(answers)} answer calls failed"
                          + (f" (first error: {first.iloc[0]})" if len(first) else ""))
-    results = run_design(design(config, conv, data["rubric"]), progress=config.progress)
-    return {"answers": answers, "results": results, "scores": method_scores(results),
-            "criteria": criterion_rows(results)}
+    judgments = run_design(design(config, conv, data["rubric"]), progress=config.progress)
+    return {"answers": answers, "judgments": judgments, "scores": method_scores(judgments),
+            "criteria": criterion_rows(judgments)}

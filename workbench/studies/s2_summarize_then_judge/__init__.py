@@ -9,9 +9,11 @@ a summary of the answer). The study is the Spearman correlation of each score wi
 human score per answering model, pooled over all answers, and averaged over models, with
 bootstrap CIs; plus the vocabulary / answer-length table (seed table 4).
 
-Human scores come from the simulated raters of :mod:`workbench.sim.raters` unless a
+Human scores come from the simulated raters of :mod:`workbench.studies.raters` unless a
 ``human_scores`` file is given; with sim answerers, judges and raters the numbers show
-that the pipeline works, never how real LLMs or people behave.
+that the pipeline works, never how real LLMs or people behave. The study keeps the
+contract of :mod:`workbench.studies._contract`; the seed's table 3 is
+``workbench/studies/published/s2_summarize_then_judge.csv``.
 
 References
 ----------
@@ -22,16 +24,12 @@ using GPT-4 with better human alignment. *EMNLP 2023*, 2511-2522.
 """
 
 from workbench.studies.s2_summarize_then_judge._published import (
-    PUBLISHED_COLUMNS,
-    PUBLISHED_TABLE3,
+    STUDY,
     method_label,
     published_comparison,
 )
 from workbench.studies.s2_summarize_then_judge._qa import (
-    ANSWER_KEYS,
     LEXICAL_METRICS,
-    RATING_COLUMNS,
-    SCORE_COLUMNS,
     answer_lengths,
     human_means,
     joined_keywords,
@@ -46,11 +44,10 @@ from workbench.studies.s2_summarize_then_judge._qa import (
 )
 from workbench.studies.s2_summarize_then_judge._study import (
     LLM_METHODS,
-    STUDY,
     Config,
     correlations,
     headline,
-    judge_scores,
+    judge_specs,
     mean_scores,
     rho_table,
     run,
@@ -58,21 +55,16 @@ from workbench.studies.s2_summarize_then_judge._study import (
 )
 
 __all__ = [
-    "ANSWER_KEYS",
     "Config",
     "LEXICAL_METRICS",
     "LLM_METHODS",
-    "PUBLISHED_COLUMNS",
-    "PUBLISHED_TABLE3",
-    "RATING_COLUMNS",
-    "SCORE_COLUMNS",
     "STUDY",
     "answer_lengths",
     "correlations",
     "headline",
     "human_means",
     "joined_keywords",
-    "judge_scores",
+    "judge_specs",
     "load_answers",
     "load_items",
     "mean_scores",

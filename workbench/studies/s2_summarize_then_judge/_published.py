@@ -1,4 +1,4 @@
-"""Seed 001's published table 3 and the side-by-side comparison with a run (private)."""
+"""Seed 001's published table 3 beside a run (private)."""
 
 from __future__ import annotations
 
@@ -6,20 +6,9 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-#: Seed 001 table 3: Spearman rho with the human score (real models, judges and raters).
-PUBLISHED_COLUMNS = ("Llama2", "GPT-3.5", "GPT-4", "PaLM2", "pooled", "mean")
-PUBLISHED_TABLE3 = {
-    "BLEU": (0.41, 0.02, -0.35, 0.02, 0.15, 0.02),
-    "ROUGE-1": (0.34, 0.41, -0.09, 0.32, 0.20, 0.25),
-    "ROUGE-2": (0.38, 0.31, 0.04, 0.15, 0.20, 0.22),
-    "ROUGE-L": (0.23, 0.52, 0.00, 0.35, 0.13, 0.28),
-    "BERTScore": (0.38, 0.34, 0.00, 0.16, 0.38, 0.22),
-    "G-Eval": (0.15, 0.35, 0.32, 0.47, -0.04, 0.32),
-    "G-Eval-gpt4": (0.24, 0.36, 0.25, 0.49, 0.05, 0.34),
-    "G-Eval-gemi": (0.19, 0.31, 0.12, 0.12, 0.12, 0.19),
-    "Proposed-gpt4": (0.02, 0.48, 0.41, 0.39, 0.02, 0.32),
-    "Proposed-gemi": (0.23, 0.29, 0.34, 0.09, 0.04, 0.24),
-}
+from workbench.studies._contract import published
+
+STUDY = "s2_summarize_then_judge"
 
 
 def method_label(method: str, judge_model: str) -> str:
@@ -36,10 +25,14 @@ def method_label(method: str, judge_model: str) -> str:
 def published_comparison(rho: pd.DataFrame, *, judge_models: Sequence[str]) -> pd.DataFrame:
     """Seed 001 table 3 (real judges) beside this run's values, pooled and mean.
 
-    The first judge plays GPT-4, the second Gemini-Pro (seed table 2); metrics this run
-    did not compute are left out. Only the model-independent columns are compared: the
-    pooled value (全体評価) and the mean over answer models (平均).
+    The published values are ``workbench/studies/published/s2_summarize_then_judge.csv``
+    (Spearman rho with the human score; real models, judges and raters). The first judge
+    plays GPT-4, the second Gemini-Pro (seed table 2); metrics this run did not compute
+    are left out. Only the model-independent columns are compared: the pooled value
+    (全体評価) and the mean over answer models (平均).
     """
+    paper = published(STUDY)
+    paper = paper[paper["level"] != "per_group"].set_index(["metric", "level"])["estimate"]
     names = {"bleu": "BLEU", "rouge1": "ROUGE-1", "rouge2": "ROUGE-2", "rougeL": "ROUGE-L",
              "bertscore": "BERTScore"}
     for judge, suffix in zip(judge_models, ("gpt4", "gemi"), strict=False):
@@ -49,12 +42,11 @@ def published_comparison(rho: pd.DataFrame, *, judge_models: Sequence[str]) -> p
         names[method_label("geval_original", judge_models[0])] = "G-Eval"
     rows = []
     for metric, seed_name in names.items():
-        if metric not in rho.index or seed_name not in PUBLISHED_TABLE3:
+        if metric not in rho.index or (seed_name, "pooled") not in paper.index:
             continue
-        published = dict(zip(PUBLISHED_COLUMNS, PUBLISHED_TABLE3[seed_name], strict=True))
-        for column in ("pooled", "mean"):
+        for column, level in (("pooled", "pooled"), ("mean", "per_group_mean")):
             rows.append({"metric": metric, "seed_method": seed_name, "column": column,
-                         "published_real_judges": published[column],
+                         "published_real_judges": float(paper[(seed_name, level)]),
                          "this_run": float(rho.loc[metric, column])})
     return pd.DataFrame(rows, columns=["metric", "seed_method", "column",
                                        "published_real_judges", "this_run"])

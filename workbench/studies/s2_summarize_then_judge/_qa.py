@@ -1,11 +1,12 @@
 """QA answers, human scores and reference-based metrics shared by studies S2 and X2.
 
-One judged answer is identified by :data:`ANSWER_KEYS`. Answers come from the cached
-client (``generate_answers``) or from a ``responses`` file; human scores from the
-simulated raters of seed 001's rubric (:mod:`workbench.sim.raters`, **not people**) or
-from a ``human_scores`` file; metrics from :mod:`workbench.metrics`. Scores are kept in
-one long frame (:data:`SCORE_COLUMNS`): a failed answer or an unparsed judge reply is a
-row with a NaN score and ``parse_ok=False``, never dropped and never 0.
+One judged answer is identified by :data:`~workbench.studies.common.ANSWER_KEYS`.
+Answers come from the cached client (``generate_answers``) or from a ``responses`` file;
+human scores from the simulated raters of seed 001's rubric
+(:mod:`workbench.studies.raters`, **not people**) or from a ``human_scores`` file;
+metrics from :mod:`workbench.metrics`. Scores are kept in one long frame
+(:data:`~workbench.studies.common.SCORE_COLUMNS`): a failed answer or an unparsed judge
+reply is a row with a NaN score and ``parse_ok=False``, never dropped and never 0.
 """
 
 from __future__ import annotations
@@ -20,16 +21,11 @@ import pandas as pd
 
 from workbench import metrics
 from workbench.datasets import load_dataset, read_csv, validate_human_scores, validate_responses
-from workbench.sim.raters import human_score
-from workbench.studies.common import generate_answers
+from workbench.studies.common import ANSWER_KEYS, SCORE_COLUMNS, generate_answers
+from workbench.studies.raters import human_score
 
-#: Columns that identify one judged answer.
-ANSWER_KEYS = ["item_id", "answer_model", "answer_sample"]
 #: Lexical / embedding metrics :func:`metric_scores` knows, in display order.
 LEXICAL_METRICS = ("bleu", "rouge1", "rouge2", "rougeL", "bertscore", "keyword_score")
-#: Columns of the long score frame (one row per answer and metric or LLM method).
-SCORE_COLUMNS = [*ANSWER_KEYS, "metric", "family", "judge_model", "score", "parse_ok", "error",
-                 "backend"]
 #: Columns of a ratings frame (one row per answer and rater).
 RATING_COLUMNS = [*ANSWER_KEYS, "rater", "score", "source"]
 
@@ -61,7 +57,7 @@ def load_answers(items: pd.DataFrame, *, answer_models: Sequence[str] = (),
     """
     if responses_path:
         path = Path(responses_path)
-        known = load_dataset(dataset, register=False)["items"] if dataset else None
+        known = load_dataset(dataset)["items"] if dataset else None
         given = validate_responses(read_csv(path, label=path.name), items=known, file=path.name)
         given = given[given["item_id"].isin(set(items["item_id"]))]
         if given.empty:
@@ -89,7 +85,7 @@ def simulated_ratings(answers: pd.DataFrame, *, n_raters: int = 4,
 
     One row per answer and rater (:data:`RATING_COLUMNS`): ``rater`` is
     ``sim-rater-<r>``, ``score`` is NaN for an answer whose call failed, ``source`` is
-    ``sim_raters``. See :func:`workbench.sim.raters.human_score`: these are not people.
+    ``sim_raters``. See :func:`workbench.studies.raters.human_score`: these are not people.
     """
     rows = []
     for ans, text in zip(answers.itertuples(index=False), ok_responses(answers), strict=True):
@@ -109,10 +105,12 @@ def read_human_scores(path: str | Path, *, items: pd.DataFrame | None = None,
 
     ``dimension`` selects the rows of that dimension; empty means the file's only one
     (an error naming the file when it has several). Returns :data:`RATING_COLUMNS` with
-    ``source`` = the file name; an optional ``sample`` column becomes ``answer_sample``.
+    ``source`` = the file name; an optional ``answer_sample`` (or ``sample``) column is kept.
     """
     path = Path(path)
     table = validate_human_scores(read_csv(path, label=path.name), items=items, file=path.name)
+    if table.empty:
+        raise ValueError(f"{path.name}: no rows (a header only); give one row per rating")
     dims = sorted(table["dimension"].unique())
     if not dimension:
         if len(dims) != 1:
@@ -122,8 +120,8 @@ def read_human_scores(path: str | Path, *, items: pd.DataFrame | None = None,
         raise ValueError(f"{path.name}: no rows of dimension {dimension!r} (has {dims})")
     table = table[table["dimension"] == dimension]
     sample: Any = 0
-    if "sample" in table.columns:  # optional column; blank means the only sample, 0
-        sample = pd.to_numeric(table["sample"].replace("", "0")).astype(int)
+    if "answer_sample" in table.columns:  # optional (files may say sample); blank means 0
+        sample = pd.to_numeric(table["answer_sample"].replace("", "0")).astype(int)
     out = table.assign(answer_sample=sample, source=path.name)
     return out[RATING_COLUMNS].reset_index(drop=True)
 

@@ -1,9 +1,7 @@
 """Study S2: configuration, LLM methods, correlations and the run (private)."""
 
-
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -11,27 +9,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from workbench.judges import JudgeSpec, run_judging
-from workbench.sim.raters import RATERS
+from workbench.judges import JudgeSpec
 from workbench.stats import correlate
-from workbench.studies.common import backend_of
-from workbench.studies.s2_summarize_then_judge._published import method_label
-from workbench.studies.s2_summarize_then_judge._qa import (
-    ANSWER_KEYS,
-    LEXICAL_METRICS,
-    SCORE_COLUMNS,
-    human_means,
-    joined_keywords,
-    load_answers,
-    load_items,
-    metric_scores,
-    parse_summary,
-    read_human_scores,
-    simulated_ratings,
-    vocabulary_table,
-)
+from workbench.studies._contract import StudyConfig, StudyResults
+from workbench.studies.common import ANSWER_KEYS, judge_scores
+from workbench.studies.raters import RATERS
+from workbench.studies.s2_summarize_then_judge import _published, _qa
 
-STUDY = "s2_summarize_then_judge"
 #: The three LLM methods of seed 001 table 2 (per judge): prompt template, summarised first.
 LLM_METHODS = {"geval_original": ("geval_relevance", False),
                "geval_adapted": ("geval_civil", False),
@@ -39,8 +23,9 @@ LLM_METHODS = {"geval_original": ("geval_relevance", False),
 
 
 @dataclass
-class Config:
-    """Settings of study S2; the defaults are the notebook's defaults (the seed's design).
+class Config(StudyConfig):
+    """Settings of study S2; fields and defaults are the notebook's ``parameters`` cell
+    (the seed's design).
 
     Parameters
     ----------
@@ -61,16 +46,17 @@ class Config:
         Keys of :data:`LLM_METHODS`: ``geval_original`` (Liu et al.'s relevance prompt),
         ``geval_adapted`` (the seed's civil-engineering prompt), ``summarize_then``
         (the adapted prompt on a summary of the answer).
+    lexical_metrics : list of str
+        From :data:`~workbench.studies.s2_summarize_then_judge.LEXICAL_METRICS`;
+        ``bertscore`` is off by default (see :func:`metric_scores` for its cost).
     judge_temperature : float
         Judge temperature.
     geval_mode, geval_samples : str, int
-        G-Eval scoring: ``logprobs`` (sum p(s) s), ``samples`` (mean of samples) or
-        ``auto`` (log-probabilities when the provider gives them).
+        G-Eval scoring: ``logprobs`` (sum p(s) s), ``samples`` (mean of
+        ``geval_samples`` samples) or ``auto`` (log-probabilities when the provider gives
+        them).
     judge_sees_keywords : bool
         Show the reference keywords to the judge (the seed did not).
-    lexical_metrics : list of str
-        From :data:`LEXICAL_METRICS`; ``bertscore`` is off by default (see
-        :func:`metric_scores` for its cost).
     responses_path : str
         Optional answers file (``item_id, answer_model, sample, response``) used instead
         of generating answers.
@@ -79,10 +65,8 @@ class Config:
         score``) used instead of the simulated raters, and the dimension to use.
     n_raters, rater_seed : int
         Simulated raters (1-4) and the seed of their noise.
-    n_boot, seed : int
-        Bootstrap resamples of the CIs and the seed of their generator.
-    progress : bool
-        Progress bars of the LLM calls.
+    n_boot : int
+        Bootstrap resamples of the CIs.
     """
 
     dataset: str = "s2_civil_ja"
@@ -93,29 +77,28 @@ class Config:
     judge_models: list[str] = field(default_factory=lambda: ["sim/judge-a", "sim/judge-b"])
     summarizer_model: str = "sim/summarizer"
     llm_methods: list[str] = field(default_factory=lambda: list(LLM_METHODS))
+    lexical_metrics: list[str] = field(default_factory=lambda: [
+        "bleu", "rouge1", "rouge2", "rougeL", "keyword_score"])
     judge_temperature: float = 0.0
     geval_mode: str = "auto"
     geval_samples: int = 20
     judge_sees_keywords: bool = False
-    lexical_metrics: list[str] = field(default_factory=lambda: [
-        "bleu", "rouge1", "rouge2", "rougeL", "keyword_score"])
     responses_path: str = ""
     human_scores_path: str = ""
     human_dimension: str = ""
     n_raters: int = 4
     rater_seed: int = 0
     n_boot: int = 1000
-    seed: int = 0
-    progress: bool = False
 
     def __post_init__(self) -> None:
         if self.n_items < 0:
             raise ValueError(f"Config.n_items must be >= 0 (0 = all), got {self.n_items}")
         if not self.responses_path and not self.answer_models:
             raise ValueError("Config.answer_models is empty (and no responses_path is given)")
-        unknown = [m for m in self.lexical_metrics if m not in LEXICAL_METRICS]
+        unknown = [m for m in self.lexical_metrics if m not in _qa.LEXICAL_METRICS]
         if unknown:
-            raise ValueError(f"Config.lexical_metrics: unknown {unknown}; known: {LEXICAL_METRICS}")
+            raise ValueError(
+                f"Config.lexical_metrics: unknown {unknown}; known: {_qa.LEXICAL_METRICS}")
         unknown = [m for m in self.llm_methods if m not in LLM_METHODS]
         if unknown:
             raise ValueError(f"Config.llm_methods: unknown {unknown}; known: {list(LLM_METHODS)}")
@@ -128,44 +111,22 @@ class Config:
             raise ValueError(f"Config.n_boot must be >= 0, got {self.n_boot}")
 
 
-def judge_scores(answers: pd.DataFrame, config: Config) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Run the LLM methods of seed 001 table 2 for every judge.
-
-    Returns ``(judgments, scores)``: the ``run_judging`` frames of every method and
-    judge (with a ``metric`` column), and the long :data:`SCORE_COLUMNS` frame with one
-    row per answer and method (the mean over trials; NaN with ``parse_ok=False`` when
-    the judge call failed or did not parse, or the answer itself failed).
-    """
-    ok = answers[answers["ok"].astype(bool)]
-    columns = [*ANSWER_KEYS, "question", "reference", "response", "lang"]
-    items = ok[columns + (["keywords"] if config.judge_sees_keywords else [])]
-    frames, rows = [], []
+def judge_specs(config: Config) -> list[tuple[str, JudgeSpec]]:
+    """The LLM methods of seed 001 table 2 for every judge, as ``(label, spec)`` pairs for
+    :func:`workbench.studies.common.judge_scores` (label: :func:`method_label`)."""
+    out = []
     for method in config.llm_methods:
         template, summarise = LLM_METHODS[method]
         for judge in config.judge_models:
             spec = JudgeSpec(protocol="geval", judge_model=judge, template=template,
                              temperature=config.judge_temperature, geval_mode=config.geval_mode,
-                             geval_samples=config.geval_samples, study=STUDY)
+                             geval_samples=config.geval_samples, study=_published.STUDY)
             if summarise:
-                spec = JudgeSpec(protocol="summarize_then", inner=spec, study=STUDY,
+                spec = JudgeSpec(protocol="summarize_then", inner=spec,
+                                 study=_published.STUDY,
                                  summarizer_model=config.summarizer_model)
-            label = method_label(method, judge)
-            result = run_judging(items, spec, progress=config.progress) if len(items) else None
-            if result is not None:
-                frames.append(result.assign(metric=label))
-                per = (result.groupby(ANSWER_KEYS, sort=False)
-                       .agg(score=("score", "mean"), parse_ok=("parse_ok", "all"),
-                            error=("error", "first"), backend=("backend", "first"))
-                       .reset_index())
-                rows.append(per.assign(metric=label, family="llm", judge_model=judge))
-            failed = answers.loc[~answers["ok"].astype(bool), ANSWER_KEYS]
-            rows.append(failed.assign(metric=label, family="llm", judge_model=judge,
-                                      score=math.nan, parse_ok=False, error="answer call failed",
-                                      backend=backend_of(judge)))
-    judgments = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-    scores = pd.concat(rows, ignore_index=True)[SCORE_COLUMNS] if rows else pd.DataFrame(
-        columns=SCORE_COLUMNS)
-    return judgments, scores
+            out.append((_published.method_label(method, judge), spec))
+    return out
 
 
 # --- analysis -------------------------------------------------------------------------------
@@ -230,50 +191,61 @@ def mean_scores(scores: pd.DataFrame, human: pd.DataFrame) -> pd.DataFrame:
     return wide.reset_index()
 
 
-def run(config: Config) -> dict[str, pd.DataFrame]:
+def run(config: Config) -> StudyResults:
     """Run study S2 and return its tables (no plotting).
+
+    The bootstrap draws from ``numpy.random.default_rng(config.seed)``.
 
     Returns
     -------
-    dict of DataFrame
+    StudyResults
         ``answers``, ``ratings`` (per rater), ``human`` (mean per answer), ``judgments``
         (``run_judging`` rows, summaries included), ``scores`` (long, per answer and
         metric), ``parse_summary``, ``correlations`` (three levels, CIs), ``rho_table``,
-        ``vocabulary``, ``mean_scores``.
+        ``vocabulary``, ``answer_lengths``, ``mean_scores``, ``published`` (seed 001's
+        table 3 beside this run's).
     """
-    items = load_items(config.dataset, config.n_items)
-    answers = load_answers(items, answer_models=config.answer_models,
-                           temperature=config.answer_temperature,
-                           responses_path=config.responses_path, dataset=config.dataset,
-                           progress=config.progress)
+    items = _qa.load_items(config.dataset, config.n_items)
+    answers = _qa.load_answers(items, answer_models=config.answer_models,
+                               temperature=config.answer_temperature,
+                               responses_path=config.responses_path, dataset=config.dataset,
+                               progress=config.progress)
     if config.human_scores_path:
-        ratings = read_human_scores(config.human_scores_path, items=items,
-                                    dimension=config.human_dimension)
+        ratings = _qa.read_human_scores(config.human_scores_path, items=items,
+                                        dimension=config.human_dimension)
     else:
-        ratings = simulated_ratings(answers, n_raters=config.n_raters,
-                                    rng_seed=config.rater_seed)
-    human = human_means(ratings)
-    judgments, llm = judge_scores(answers, config)
-    scores = pd.concat([metric_scores(answers, config.lexical_metrics), llm], ignore_index=True)
+        ratings = _qa.simulated_ratings(answers, n_raters=config.n_raters,
+                                        rng_seed=config.rater_seed)
+    human = _qa.human_means(ratings)
+    fields = ["question", "reference", "response", "lang"]
+    judgments, llm = judge_scores(
+        answers, judge_specs(config),
+        fields=fields + (["keywords"] if config.judge_sees_keywords else []),
+        progress=config.progress)
+    scores = pd.concat([_qa.metric_scores(answers, config.lexical_metrics), llm],
+                       ignore_index=True)
     rng = np.random.default_rng(config.seed)
     corr = correlations(scores, human, n_boot=config.n_boot, rng=rng,
                         simulated_humans=not config.human_scores_path)
     models = list(dict.fromkeys(answers["answer_model"]))
-    return {
-        "answers": joined_keywords(answers),
+    rho = rho_table(corr, models=models)
+    return StudyResults({
+        "answers": _qa.joined_keywords(answers),
         "ratings": ratings,
         "human": human,
         "judgments": judgments,
         "scores": scores,
-        "parse_summary": parse_summary(scores),
+        "parse_summary": _qa.parse_summary(scores),
         "correlations": corr,
-        "rho_table": rho_table(corr, models=models),
-        "vocabulary": vocabulary_table(answers),
+        "rho_table": rho,
+        "vocabulary": _qa.vocabulary_table(answers),
+        "answer_lengths": _qa.answer_lengths(answers),
         "mean_scores": mean_scores(scores, human),
-    }
+        "published": _published.published_comparison(rho, judge_models=config.judge_models),
+    }, config=config)
 
 
-def tables(results: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+def tables(results: StudyResults) -> dict[str, pd.DataFrame]:
     """The frames to write as CSV, without run-dependent columns (latency, cache hits)."""
     out = {name: results[name] for name in ("answers", "ratings", "scores", "parse_summary",
                                              "correlations", "vocabulary", "mean_scores")}
@@ -283,7 +255,7 @@ def tables(results: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
     return out
 
 
-def headline(results: dict[str, pd.DataFrame]) -> dict[str, Any]:
+def headline(results: StudyResults) -> dict[str, Any]:
     """The numbers the notebook records: rho per metric (pooled, mean), failures, lengths."""
     corr = results["correlations"]
     pick = {level: corr[corr["level"] == level].set_index("metric")["estimate"]

@@ -14,10 +14,10 @@ from workbench.studies.s3_hivmedqa._data import DIMENSIONS
 #: Dimensions averaged for the category 3 -> 4 drop (seed 002 Fig. 2b: MedGPT 1, 2, 3 and 5).
 DROP_DIMENSIONS = ("comprehension", "reasoning", "knowledge_recall", "harm")
 SUMMARY_COLUMNS = (
-    "answer_model", "role", "dimension", "mean", "sd", "n_iterations", "n_scores",
+    "answer_model", "answer_role", "dimension", "mean", "sd", "n_iterations", "n_scores",
     "n_failed", "backend",
 )
-_KEYS = ["answer_model", "role", "backend"]
+_KEYS = ["answer_model", "answer_role", "backend"]
 
 
 def _supervised(scores: pd.DataFrame, supervision: str) -> pd.DataFrame:
@@ -46,7 +46,7 @@ def model_summary(scores: pd.DataFrame, f1: pd.DataFrame | None = None, *,
     Parameters
     ----------
     scores : DataFrame
-        The long scores frame (``answer_model, role, answer_sample, supervision,
+        The long scores frame (``answer_model, answer_role, answer_sample, supervision,
         dimension, score, backend``). Unparsed rows (NaN) are left out of the means and
         counted in ``n_failed``.
     f1 : DataFrame, optional
@@ -129,7 +129,7 @@ def table2_side_by_side(summary: pd.DataFrame, paper: pd.DataFrame, *,
 def best_model(summary: pd.DataFrame, *, dimension: str = "comprehension") -> str:
     """The answer model with the highest mean on ``dimension`` (quality-control upper
     bound excluded; the lower bound competes like any model, as in the paper)."""
-    rows = summary[(summary["dimension"] == dimension) & (summary["role"] != "upper_bound")]
+    rows = summary[(summary["dimension"] == dimension) & (summary["answer_role"] != "upper_bound")]
     rows = rows[np.isfinite(rows["mean"].to_numpy(dtype=float))]
     if rows.empty:
         raise ValueError(f"no model has a score on dimension {dimension!r}")
@@ -139,26 +139,46 @@ def best_model(summary: pd.DataFrame, *, dimension: str = "comprehension") -> st
 
 def best_model_tests(scores: pd.DataFrame, *, dimension: str = "comprehension",
                      best: str | None = None, padjust: Sequence[str] = ("bonf", "holm"),
-                     alpha: float = 0.05) -> pd.DataFrame:
+                     alpha: float = 0.05, pairing: str = "question_iteration") -> pd.DataFrame:
     """Paired t tests of the best model against each other model on one dimension.
 
-    The subject is question x iteration (``item_id``, ``answer_sample``), supervised
-    scores only, the upper bound left out (seed 002 section 2.5: Gemini 2.5 Pro vs each
-    model on MedGPT1, Bonferroni). One family per ``padjust`` method, stacked: the rows
-    of :func:`workbench.stats.paired_tests` with its ``padjust`` column saying which, plus
+    The subject is question x iteration (``item_id``, ``answer_sample``;
+    ``pairing="question_iteration"``) or the question, each model's iterations averaged
+    first (``pairing="question_mean"``); supervised scores only, the upper bound left
+    out (seed 002 section 2.5: Gemini 2.5 Pro vs each model on MedGPT1, Bonferroni).
+    One family per ``padjust`` method, stacked: the rows of
+    :func:`workbench.stats.paired_tests` with its ``padjust`` column saying which, plus
     ``dimension`` and ``backend`` (the judge's).
     """
+    subjects = {"question_iteration": ["item_id", "answer_sample"], "question_mean": "item_id"}
+    if pairing not in subjects:
+        raise ValueError(f"pairing must be one of {sorted(subjects)}, got {pairing!r}")
     data = _supervised(scores, "supervised")
-    data = data[(data["dimension"] == dimension) & (data["role"] != "upper_bound")]
+    data = data[(data["dimension"] == dimension) & (data["answer_role"] != "upper_bound")]
     if best is None:
         best = best_model(model_summary(data), dimension=dimension)
     backend = "+".join(sorted(set(data["backend"].dropna())))
+    extra = {} if pairing == "question_iteration" else {"aggregate": "mean"}
     parts = [stats.paired_tests(data, dv="score", within="answer_model",
-                                subject=["item_id", "answer_sample"], reference=best,
-                                padjust=method, alpha=alpha).assign(dimension=dimension,
-                                                                    backend=backend)
+                                subject=subjects[pairing], reference=best,
+                                padjust=method, alpha=alpha, **extra).assign(
+                                    dimension=dimension, backend=backend)
              for method in padjust]
     return pd.concat(parts, ignore_index=True)
+
+
+def pairing_comparison(by_answer: pd.DataFrame, by_question: pd.DataFrame) -> pd.DataFrame:
+    """The best-model tests under both pairings side by side: per adjustment and compared
+    model, ``n``, ``p_adjusted`` and ``significant`` with subject question x iteration
+    (``_question_iteration``) and question means (``_question_mean``), and ``differs``
+    (True where the two pairings disagree on significance)."""
+    keys = ["padjust", "a", "b"]
+    cols = ["n", "estimate", "p_adjusted", "significant"]
+    out = by_answer[keys + cols].merge(by_question[keys + cols], on=keys, how="outer",
+                                       suffixes=("_question_iteration", "_question_mean"))
+    out["differs"] = (out["significant_question_iteration"].astype(bool)
+                      != out["significant_question_mean"].astype(bool))
+    return out
 
 
 def _composite(scores: pd.DataFrame, dimensions: Sequence[str], keys: list[str]) -> pd.DataFrame:
@@ -182,7 +202,7 @@ def trend_counts(trend: pd.DataFrame) -> pd.DataFrame:
     """How many models (role ``model`` or ``lower_bound``) score lower in the harder
     category: 1 -> 2, 2 -> 3, 1 -> 3 (seed 002 section 2.4: six, seven and nine of ten) and
     3 -> 4."""
-    wide = trend[trend["role"] != "upper_bound"].pivot(
+    wide = trend[trend["answer_role"] != "upper_bound"].pivot(
         index="answer_model", columns="category", values="mean")
     rows = []
     for a, b in ((1, 2), (2, 3), (1, 3), (3, 4)):
@@ -204,7 +224,8 @@ def _paired(data: pd.DataFrame, *, subject, level_a: str, level_b: str,
 
 
 def bias_drop(scores: pd.DataFrame, *, dimensions: Sequence[str] = DROP_DIMENSIONS,
-              supervision: str = "supervised", ci_level: float = 0.95) -> pd.DataFrame:
+              supervision: str = "supervised", ci_level: float = 0.95,
+              per_iteration: bool = False) -> pd.DataFrame:
     """The category 3 -> 4 drop per answer model and bias type (and all types pooled).
 
     Each answer's score is the mean of ``dimensions`` (seed 002 Fig. 2b: MedGPT 1, 2, 3
@@ -213,19 +234,22 @@ def bias_drop(scores: pd.DataFrame, *, dimensions: Sequence[str] = DROP_DIMENSIO
     ``all`` the bias types, averaged within a vignette first; ``pairing =
     "source_item"``); otherwise (a release, whose category-4 items are not linked) it is
     paired by iteration: each iteration's mean over the category-3 questions against its
-    mean over the category-4 questions (``pairing = "iteration"``). The test is the
+    mean over the category-4 questions (``pairing = "iteration"``). With
+    ``per_iteration`` linked items are paired per vignette and iteration (a release: one
+    cued version per vignette, answered in the same iterations; ``pairing =
+    "source_item_iteration"``). The test is the
     paired t test of :func:`workbench.stats.paired_tests` (t interval of the mean
     difference).
 
     Returns
     -------
     DataFrame
-        ``answer_model, role, backend, bias_type, measure`` (``drop_3_to_4``),
+        ``answer_model, answer_role, backend, bias_type, measure`` (``drop_3_to_4``),
         ``pairing, n, estimate`` (category 3 minus category 4: positive = the bias cue
         lowered the score), ``ci_low, ci_high, p_value, cohen_dz, mean_category3,
         mean_category4``.
     """
-    columns = ["answer_model", "role", "backend", "bias_type", "measure", "pairing", "n",
+    columns = ["answer_model", "answer_role", "backend", "bias_type", "measure", "pairing", "n",
                "estimate", "ci_low", "ci_high", "p_value", "cohen_dz", "mean_category3",
                "mean_category4"]
     keys = _KEYS + ["category", "perturbation", "item_id", "source_item", "answer_sample"]
@@ -241,15 +265,21 @@ def bias_drop(scores: pd.DataFrame, *, dimensions: Sequence[str] = DROP_DIMENSIO
     for bias, part in groups:
         if linked:
             base = c3[c3["item_id"].isin(set(part["source_item"]))]
-            data = pd.concat([base.assign(condition="category3", unit=base["item_id"]),
-                              part.assign(condition="category4", unit=part["source_item"])])
+            base_unit, part_unit = base["item_id"], part["source_item"]
+            if per_iteration:
+                base_unit = base_unit + "|" + base["answer_sample"].astype(str)
+                part_unit = part_unit + "|" + part["answer_sample"].astype(str)
+            data = pd.concat([base.assign(condition="category3", unit=base_unit),
+                              part.assign(condition="category4", unit=part_unit)])
         else:
             data = pd.concat([c3.assign(condition="category3"), part.assign(condition="category4")])
             data = data.assign(unit=data["answer_sample"])
         res = _paired(data, subject="unit", level_a="category3", level_b="category4",
                       ci_level=ci_level)
         parts.append(res.assign(bias_type=bias, measure="drop_3_to_4",
-                                pairing="source_item" if linked else "iteration",
+                                pairing=("iteration" if not linked else
+                                         "source_item_iteration" if per_iteration
+                                         else "source_item"),
                                 mean_category3=res["mean_a"], mean_category4=res["mean_b"]))
     return pd.concat(parts, ignore_index=True)[columns]
 
@@ -267,7 +297,7 @@ def supervision_gap(scores: pd.DataFrame, *, dimensions: Sequence[str] = DIMENSI
     comp = _composite(scores, dimensions, keys)
     both = comp.groupby(_KEYS)["supervision"].transform("nunique") == 2
     comp = comp[both]
-    columns = ["answer_model", "role", "backend", "measure", "n", "estimate", "ci_low",
+    columns = ["answer_model", "answer_role", "backend", "measure", "n", "estimate", "ci_low",
                "ci_high", "p_value", "cohen_dz", "mean_supervised", "mean_unsupervised"]
     if comp.empty:
         return pd.DataFrame(columns=columns)

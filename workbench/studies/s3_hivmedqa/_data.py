@@ -8,9 +8,10 @@ from collections.abc import Sequence
 import pandas as pd
 
 from workbench import perturb
-from workbench.judges import JudgeSpec, render, run_judging
-from workbench.llm import CallFailure, Request, complete_many
-from workbench.studies.common import ANSWER_COLUMNS, backend_of, generate_answers
+from workbench.judges import JudgeSpec, run_judging
+from workbench.llm import CallFailure, Request, complete_many, model_backend
+from workbench.prompts import render
+from workbench.studies.common import ANSWER_COLUMNS, generate_answers
 
 STUDY = "s3_hivmedqa"
 #: The five MedGPT dimensions (seed 002 supplementary section 4), in the paper's order.
@@ -21,13 +22,13 @@ UPPER_BOUND = "rephrased_reference"
 BIAS_TYPES = ("recency", "frequency", "status_quo")
 #: Columns of the long scores frame (one row per judged answer, supervision and dimension).
 SCORE_COLUMNS = (
-    "item_id", "source_item", "category", "perturbation", "answer_model", "role",
+    "item_id", "source_item", "category", "perturbation", "answer_model", "answer_role",
     "answer_sample", "judge_model", "supervision", "dimension", "score", "parse_ok",
     "error", "backend",
 )
 #: Columns of the per-response entity F1 frame.
 F1_COLUMNS = (
-    "item_id", "category", "answer_model", "role", "answer_sample", "precision", "recall",
+    "item_id", "category", "answer_model", "answer_role", "answer_sample", "precision", "recall",
     "f1", "n_reference", "n_answer", "backend",
 )
 
@@ -101,7 +102,7 @@ def rephrase_references(items: pd.DataFrame, *, model: str, iterations: int,
             "item_id": item_id, "answer_model": UPPER_BOUND, "answer_sample": sample,
             "response": None if failed else res.text, "ok": not failed and bool(res.text.strip()),
             "error": f"{res.error_type}: {res.message}" if failed else None,
-            "cache_key": res.key, "backend": backend_of(model),
+            "cache_key": res.key, "backend": model_backend(model),
             "cost_usd": 0.0 if failed else res.cost_usd,
         })
     return pd.DataFrame(rows, columns=list(ANSWER_COLUMNS))
@@ -150,14 +151,14 @@ def judge_answers(items: pd.DataFrame, answers: pd.DataFrame, *, judge_model: st
                 {"item_id": r.item_id, "answer_model": r.answer_model,
                  "answer_sample": r.answer_sample, "dimension": dim, "score": float("nan"),
                  "parse_ok": False, "error": f"answer failed: {r.error}",
-                 "backend": backend_of(judge_model), "judge_model": judge_model,
+                 "backend": model_backend(judge_model), "judge_model": judge_model,
                  "supervision": supervision}
                 for r in failed.itertuples(index=False) for dim in DIMENSIONS]))
     scores = pd.concat(parts, ignore_index=True)
     scores = scores.drop(columns=["category", "perturbation", "source_item"], errors="ignore")
     scores = scores.merge(meta[["item_id", "category", "perturbation", "source_item"]],
                           on="item_id", how="left", validate="many_to_one")
-    scores["role"] = [role_of(m, lower_bound=lower_bound) for m in scores["answer_model"]]
+    scores["answer_role"] = [role_of(m, lower_bound=lower_bound) for m in scores["answer_model"]]
     scores["score"] = scores["score"].astype(float)
     scores["parse_ok"] = scores["parse_ok"].astype(bool)
     return scores[list(SCORE_COLUMNS)].reset_index(drop=True)
@@ -223,7 +224,7 @@ def entity_f1(items: pd.DataFrame, answers: pd.DataFrame, *, method: str = "phra
             "item_id": rec.item_id,
             "category": refs.at[rec.item_id, "category"] if rec.item_id in refs.index else None,
             "answer_model": rec.answer_model,
-            "role": role_of(rec.answer_model, lower_bound=lower_bound),
+            "answer_role": role_of(rec.answer_model, lower_bound=lower_bound),
             "answer_sample": rec.answer_sample,
             **{k: out[k] for k in ("precision", "recall", "f1", "n_reference", "n_answer")},
             "backend": rec.backend,

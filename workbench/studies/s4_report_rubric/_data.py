@@ -1,5 +1,5 @@
 """S4 data stage: report texts, per-dimension judging and the seed's score log (private;
-re-exported by ``workbench.studies.s4_report_rubric``)."""
+partly re-exported by ``workbench.studies.s4_report_rubric``)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 
 from workbench import perturb
+from workbench.config import results_dir
 from workbench.judges import JudgeSpec, run_judging
-from workbench.notebook import results_dir
 
 STUDY = "s4_report_rubric"
 #: Condition names: the original reports, the operator's padding, the bundled twins.
@@ -46,7 +46,6 @@ def build_texts(data: dict[str, pd.DataFrame], *, padding_factor: float = 1.6,
     """
     reports = data["reports"].set_index("slug")
     items = data["items"].merge(data["responses"], on="item_id", validate="one_to_one")
-    items = items.rename(columns={"sample": "answer_sample"})
     is_twin = items["source_item"] != items["item_id"]
     originals = items[~is_twin].assign(perturbation=ORIGINAL)
     parts = [originals, perturb.apply(originals, PADDED, factor=padding_factor,
@@ -62,8 +61,7 @@ def build_texts(data: dict[str, pd.DataFrame], *, padding_factor: float = 1.6,
 
 
 def judge_texts(texts: pd.DataFrame, *, judge_models: list[str], mitigation: list[bool],
-                temperature: float = 1.0, trials: int = 1, progress: bool = False,
-                budget_usd: float | None = None) -> pd.DataFrame:
+                temperature: float = 1.0, trials: int = 1, progress: bool = False) -> pd.DataFrame:
     """Six dimensions per text, one call each (seed 003), per judge and prompt condition.
 
     Returns the long scores frame (:data:`SCORE_COLUMNS`): failed or unparsed calls stay
@@ -75,8 +73,7 @@ def judge_texts(texts: pd.DataFrame, *, judge_models: list[str], mitigation: lis
         for mit in mitigation:
             spec = JudgeSpec(protocol="dimensions", per_call=True, mitigation=bool(mit),
                              dimensions=DIMENSIONS, judge_model=judge, use_reference=False,
-                             temperature=temperature,
-                             trials=trials, study=STUDY, budget_usd=budget_usd)
+                             temperature=temperature, trials=trials, study=STUDY)
             parts.append(run_judging(texts, spec, progress=progress))
     scores = pd.concat(parts, ignore_index=True)
     scores["mitigation"] = scores["mitigation"].astype(bool)

@@ -11,8 +11,10 @@ validates the flagged spans against the human spans at the character level
 - ``split="human"``: the detection step is given the human gist/detail units;
 - ``split="llm"``: the model first splits the reference itself (its own units).
 
-``run(config)`` returns tidy frames (no plotting); the notebook
-``notebooks/s5_gist_detail.ipynb`` draws them.
+The study keeps the contract of :mod:`workbench.studies._contract`: ``run(config)``
+returns tidy frames (no plotting), ``tables(results)`` the ones written as CSV,
+``headline(results)`` the recorded numbers; the notebook ``notebooks/s5_gist_detail.ipynb``
+draws them. The seed's published numbers are in ``published/s5_gist_detail.csv``.
 
 References
 ----------
@@ -27,16 +29,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from workbench.studies._contract import StudyResults
 from workbench.studies.s5_gist_detail._data import (
     CLASSES,
-    PUBLISHED,
     PUBLISHED_LABEL,
-    PUBLISHED_NEITHER,
     SPLITS,
     STUDY,
-    UNLOCATED_OFFSET,
     Config,
-    answer_id,
     detect,
     load_answers,
     predicted_spans,
@@ -88,21 +87,14 @@ _SPAN_COLUMNS = [
 ]
 
 
-def run(
-    config: Config | None = None, *, rng: np.random.Generator | int = 0
-) -> dict[str, pd.DataFrame]:
+def run(config: Config) -> StudyResults:
     """Run S5 and return its tables (no plotting, nothing written).
 
-    Parameters
-    ----------
-    config : Config, optional
-        The study's parameters (default: the notebook's defaults).
-    rng : numpy.random.Generator or int
-        Source of the bootstrap draws (an int seeds a new generator).
+    The bootstrap draws come from ``numpy.random.default_rng(config.seed)``.
 
     Returns
     -------
-    dict of DataFrame
+    StudyResults
         ``judgments`` (decompose rows: the seed's per-class metric per answer),
         ``spans`` (flagged texts located as spans), ``calls`` (:func:`call_summary`),
         ``match`` (span_match summary per split, judge and class, with bootstrap
@@ -110,8 +102,7 @@ def run(
         ``unit_match`` (:func:`unit_match`), ``neither`` (:func:`neither_table`),
         ``class_rates`` (:func:`class_rates`), ``published`` (:func:`compare_published`).
     """
-    config = config or Config()
-    rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    rng = np.random.default_rng(config.seed)
     answers, gold = load_answers(config.dataset, max_items=config.max_items)
     runs = [
         detect(
@@ -134,7 +125,7 @@ def run(
         summary = summary.merge(
             cis, on=["split", "judge_model", "temperature", "trial", "class"], how="left"
         )
-    return {
+    frames = {
         "judgments": results[_JUDGMENT_COLUMNS],
         "spans": spans[_SPAN_COLUMNS],
         "calls": call_summary(results, spans),
@@ -145,31 +136,26 @@ def run(
         "class_rates": class_rates(results, gold, answers),
         "published": compare_published(summary),
     }
+    return StudyResults(frames, config=config)
+
+
+def tables(results: StudyResults) -> dict[str, pd.DataFrame]:
+    """The tables written as CSV: every frame of ``results``, by name."""
+    return dict(results)
 
 
 __all__ = [
     "CLASSES",
     "Config",
-    "PUBLISHED",
     "PUBLISHED_LABEL",
-    "PUBLISHED_NEITHER",
     "SPLITS",
     "STUDY",
-    "UNLOCATED_OFFSET",
-    "answer_id",
-    "call_summary",
     "class_rates",
-    "compare_published",
-    "detect",
-    "f1_intervals",
     "f1_view",
     "headline",
-    "load_answers",
     "match_spans",
-    "neither_table",
     "neither_view",
-    "predicted_spans",
     "rates_view",
     "run",
-    "unit_match",
+    "tables",
 ]

@@ -10,6 +10,7 @@ import pandas as pd
 
 from workbench.datasets import load_dataset
 from workbench.judges import JudgeSpec, detection_spans, run_judging
+from workbench.studies._contract import StudyConfig, published
 
 STUDY = "s5_gist_detail"
 #: The four classes of seed 004 §4, in the seed's table order.
@@ -20,34 +21,37 @@ SPLITS = ("human", "llm")
 #: beyond any answer, so it overlaps nothing and counts as a wrong prediction.
 UNLOCATED_OFFSET = 10_000_000
 
-#: Seed 004 table 2 (GPT, real judges): recall, precision and F per class and split.
-PUBLISHED = pd.DataFrame(
-    [
-        ("human", "excess_gist", 0.26, 0.13, 0.18),
-        ("human", "excess_detail", 0.48, 0.49, 0.49),
-        ("human", "missing_gist", 0.44, 0.30, 0.36),
-        ("human", "missing_detail", 0.53, 0.41, 0.46),
-        ("llm", "excess_gist", 0.24, 0.15, 0.18),
-        ("llm", "excess_detail", 0.53, 0.58, 0.56),
-        ("llm", "missing_gist", 0.33, 0.50, 0.40),
-        ("llm", "missing_detail", 0.48, 0.47, 0.47),
-    ],
-    columns=["split", "class", "recall", "precision", "f1"],
-)
-#: Seed 004 table 1: answers (of 50) by the number of classes that neither the humans
-#: nor the LLM flagged.
-PUBLISHED_NEITHER = pd.DataFrame(
-    {
-        "split": ["human"] * 5 + ["llm"] * 5,
-        "n_classes": list(range(5)) * 2,
-        "n_answers": [18, 8, 13, 7, 4, 7, 12, 17, 9, 5],
-    }
-)
+#: How this run's tables name the published model (seed 004: GPT, real judges).
 PUBLISHED_LABEL = "published (GPT, seed 004)"
 
 
+def published_scores() -> pd.DataFrame:
+    """Seed 004 table 2 (GPT, real judges): ``split, class, recall, precision, f1``.
+
+    From ``workbench/studies/published/s5_gist_detail.csv``
+    (:func:`workbench.studies.published`).
+    """
+    rows = published(STUDY)
+    rows = rows[rows["source"].str.startswith("seed 004, table 2")]
+    return rows[["split", "class", "recall", "precision", "f1"]].reset_index(drop=True)
+
+
+def published_neither() -> pd.DataFrame:
+    """Seed 004 table 1: answers (of 50) by the number of classes that neither the humans
+    nor the LLM flagged: ``split, n_classes, n_answers``."""
+    rows = published(STUDY)
+    rows = rows[rows["source"].str.startswith("seed 004, table 1")]
+    return pd.DataFrame(
+        {
+            "split": rows["split"].tolist(),
+            "n_classes": rows["n_classes"].astype(int).tolist(),
+            "n_answers": rows["n_answers"].astype(int).tolist(),
+        }
+    )
+
+
 @dataclass
-class Config:
+class Config(StudyConfig):
     """Parameters of the S5 study (the notebook's defaults).
 
     Attributes
@@ -71,8 +75,6 @@ class Config:
         ``greedy`` (the seed's rule) or ``optimal`` one-to-one unit pairing.
     n_boot : int
         Bootstrap resamples (of answers) for the CIs of F (0: none).
-    progress : bool
-        Show ``complete_many`` progress bars.
     """
 
     dataset: str = "s5_accounting_ja"
@@ -86,7 +88,6 @@ class Config:
     max_items: int = 0
     pairing: str = "greedy"
     n_boot: int = 1000
-    progress: bool = False
 
     def __post_init__(self) -> None:
         bad = [s for s in self.splits if s not in SPLITS]
@@ -161,7 +162,7 @@ def load_answers(
     lacking = sorted(set(items["item_id"]) - set(human_units))
     if lacking:
         raise ValueError(f"{dataset}/spans.csv: item {lacking[0]!r} has no unit spans")
-    answers = responses.rename(columns={"sample": "answer_sample"}).merge(
+    answers = responses.merge(
         items[["item_id", "lang", "question", "reference"]], on="item_id"
     )
     answers["human_units"] = answers["item_id"].map(human_units)

@@ -6,14 +6,14 @@ import numpy as np
 import pandas as pd
 
 from workbench.judges import units_table
+from workbench.llm import model_backend
 from workbench.stats import span_match
-from workbench.studies.common import backend_of
 from workbench.studies.s5_gist_detail._data import (
     CLASSES,
-    PUBLISHED,
     PUBLISHED_LABEL,
     _place_unlocated,
     answer_id,
+    published_scores,
 )
 
 
@@ -74,7 +74,7 @@ def match_spans(
             n_answers=len(evaluated),
             n_answers_failed=int((~ok).sum()),
             n_pred_unlocated=res.summary["class"].map(lost).fillna(0).astype(int),
-            backend=backend_of(judge),
+            backend=model_backend(judge),
         )
         summaries.append(summary)
         per_item.append(res.items.assign(**keys))
@@ -142,7 +142,7 @@ def unit_match(
                 judge_model=judge,
                 temperature=temp,
                 trial=trial,
-                backend=backend_of(judge),
+                backend=model_backend(judge),
                 n_pred_unlocated=res.summary["class"].map(lost).fillna(0).astype(int),
             )
         )
@@ -178,7 +178,7 @@ def neither_table(per_answer: pd.DataFrame) -> pd.DataFrame:
         .rename("n_answers")
         .reset_index()
     )
-    table["backend"] = table["judge_model"].map(backend_of)
+    table["backend"] = table["judge_model"].map(model_backend)
     return table
 
 
@@ -192,7 +192,7 @@ def class_rates(results: pd.DataFrame, gold: pd.DataFrame, answers: pd.DataFrame
     Returns
     -------
     DataFrame
-        ``source`` (``human`` or the judge model), ``split`` (``human`` for the human
+        ``annotator`` (``human`` or the judge model), ``split`` (``human`` for the human
         annotation), ``answer_model``, ``class``, ``rate`` (mean over answers),
         ``n_answers`` (answers with a defined rate), ``n_failed`` (unparsed rows),
         ``backend`` (``human`` for the annotation).
@@ -209,7 +209,7 @@ def class_rates(results: pd.DataFrame, gold: pd.DataFrame, answers: pd.DataFrame
             rate = count.get((rec.answer_id, cls), 0) / denom if denom else np.nan
             rows.append(
                 {
-                    "source": "human",
+                    "annotator": "human",
                     "split": "human",
                     "answer_model": rec.answer_model,
                     "class": cls,
@@ -219,17 +219,17 @@ def class_rates(results: pd.DataFrame, gold: pd.DataFrame, answers: pd.DataFrame
             )
     human = pd.DataFrame(rows)
     judged = results.rename(columns={"dimension": "class", "score": "rate"}).assign(
-        source=results["judge_model"]
+        annotator=results["judge_model"]
     )
-    cols = ["source", "split", "answer_model", "class", "rate", "parse_ok"]
+    cols = ["annotator", "split", "answer_model", "class", "rate", "parse_ok"]
     both = pd.concat([human[cols], judged[cols]], ignore_index=True)
     both["failed"] = ~both["parse_ok"].astype(bool)
     out = (
-        both.groupby(["source", "split", "answer_model", "class"], sort=False)
+        both.groupby(["annotator", "split", "answer_model", "class"], sort=False)
         .agg(rate=("rate", "mean"), n_answers=("rate", "count"), n_failed=("failed", "sum"))
         .reset_index()
     )
-    out["backend"] = out["source"].map(lambda s: "human" if s == "human" else backend_of(s))
+    out["backend"] = out["annotator"].map(lambda s: "human" if s == "human" else model_backend(s))
     return out
 
 
@@ -297,7 +297,7 @@ def f1_intervals(
 def compare_published(summary: pd.DataFrame) -> pd.DataFrame:
     """This run's recall, precision and F (mean over trials) beside seed 004 table 2.
 
-    Rows ``source`` = each judge model (``backend`` sim or its provider) and
+    Rows ``annotator`` = each judge model (``backend`` sim or its provider) and
     :data:`PUBLISHED_LABEL` (``backend = "published"``, GPT in the seed).
     """
     mine = (
@@ -306,12 +306,12 @@ def compare_published(summary: pd.DataFrame) -> pd.DataFrame:
         ]
         .mean()
         .reset_index()
-        .rename(columns={"judge_model": "source"})
+        .rename(columns={"judge_model": "annotator"})
     )
-    mine["backend"] = mine["source"].map(backend_of)
-    published = PUBLISHED.assign(source=PUBLISHED_LABEL, backend="published")
+    mine["backend"] = mine["annotator"].map(model_backend)
+    published = published_scores().assign(annotator=PUBLISHED_LABEL, backend="published")
     out = pd.concat([published, mine], ignore_index=True)
-    return out[["split", "class", "source", "recall", "precision", "f1", "backend"]]
+    return out[["split", "class", "annotator", "recall", "precision", "f1", "backend"]]
 
 
 def call_summary(results: pd.DataFrame, spans: pd.DataFrame) -> pd.DataFrame:
@@ -346,5 +346,5 @@ def call_summary(results: pd.DataFrame, spans: pd.DataFrame) -> pd.DataFrame:
     out[["n_flagged", "n_flagged_unlocated"]] = (
         out[["n_flagged", "n_flagged_unlocated"]].fillna(0).astype(int)
     )
-    out["backend"] = out["judge_model"].map(backend_of)
+    out["backend"] = out["judge_model"].map(model_backend)
     return out

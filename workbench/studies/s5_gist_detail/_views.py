@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from workbench.studies.common import backend_of
+from workbench.llm import model_backend
 from workbench.studies.s5_gist_detail._data import (
     CLASSES,
-    PUBLISHED,
     PUBLISHED_LABEL,
-    PUBLISHED_NEITHER,
     SPLITS,
+    published_neither,
+    published_scores,
 )
 
 
@@ -28,8 +28,8 @@ def f1_view(match: pd.DataFrame) -> pd.DataFrame:
         .reset_index()
         .rename(columns={"judge_model": "source"})
     )
-    mine["backend"] = mine["source"].map(backend_of)
-    published = PUBLISHED[["split", "class", "f1"]].assign(
+    mine["backend"] = mine["source"].map(model_backend)
+    published = published_scores()[["split", "class", "f1"]].assign(
         source=PUBLISHED_LABEL, backend="published"
     )
     published = published[published["split"].isin(mine["split"])]
@@ -48,9 +48,10 @@ def neither_view(neither: pd.DataFrame) -> pd.DataFrame:
     mine = neither.groupby(["split", "judge_model", "n_classes"], sort=False)["n_answers"].mean()
     mine = mine.reset_index()
     mine["source"] = mine["judge_model"] + " · " + mine["split"] + " split"
-    mine["backend"] = mine["judge_model"].map(backend_of)
-    published = PUBLISHED_NEITHER.assign(
-        source=PUBLISHED_LABEL + " · " + PUBLISHED_NEITHER["split"] + " split", backend="published"
+    mine["backend"] = mine["judge_model"].map(model_backend)
+    table1 = published_neither()
+    published = table1.assign(
+        source=PUBLISHED_LABEL + " · " + table1["split"] + " split", backend="published"
     )
     published = published[published["split"].isin(mine["split"])]
     cols = ["source", "n_classes", "n_answers", "backend"]
@@ -58,40 +59,43 @@ def neither_view(neither: pd.DataFrame) -> pd.DataFrame:
 
 
 def rates_view(rates: pd.DataFrame) -> pd.DataFrame:
-    """The seed's per-class metric for the heat map: ``source`` (``human`` or
+    """The seed's per-class metric for the heat map: ``source`` (``human annotation`` or
     ``"<judge> · <split> split"``), ``column`` (``"<answer_model>: <class>"``), ``rate``,
     ``backend``."""
     out = rates.copy()
     out["source"] = np.where(
-        out["source"] == "human",
+        out["annotator"] == "human",
         "human annotation",
-        out["source"] + " · " + out["split"] + " split",
+        out["annotator"] + " · " + out["split"] + " split",
     )
     out["column"] = out["answer_model"] + ": " + out["class"]
     return out[["source", "column", "rate", "backend"]]
 
 
-def headline(tables: dict[str, pd.DataFrame]) -> dict:
+def headline(results: dict[str, pd.DataFrame]) -> dict:
     """The numbers the notebook records: F per split, judge and class (trial mean), the
-    published F, unit-split F, the per-class metric per source and answer model, the
+    published F, unit-split F, the per-class metric per annotator and answer model, the
     table-1 counts, and the counts of answers, failed runs and unlocated spans."""
-    match, calls = tables["match"], tables["calls"]
+    match, calls = results["match"], results["calls"]
     f1 = match.groupby(["split", "judge_model", "class"], sort=False)["f1"].mean()
-    rates = tables["class_rates"].assign(
-        key=lambda d: np.where(d["source"] == "human", "human", d["source"] + " · " + d["split"])
+    rates = results["class_rates"].assign(
+        key=lambda d: np.where(
+            d["annotator"] == "human", "human", d["annotator"] + " · " + d["split"]
+        )
     )
-    neither = tables["neither"].groupby(["split", "judge_model", "n_classes"])["n_answers"].mean()
+    neither = results["neither"].groupby(["split", "judge_model", "n_classes"])["n_answers"].mean()
     return {
         "f1": {
             sp: {j: f1[sp][j].to_dict() for j in f1[sp].index.get_level_values(0).unique()}
             for sp in f1.index.get_level_values(0).unique()
         },
         "published_f1": {
-            sp: g.set_index("class")["f1"].to_dict() for sp, g in PUBLISHED.groupby("split")
+            sp: g.set_index("class")["f1"].to_dict()
+            for sp, g in published_scores().groupby("split")
         },
         "unit_f1": {
             j: g.set_index("class")["f1"].to_dict()
-            for j, g in tables["unit_match"].groupby("judge_model", sort=False)
+            for j, g in results["unit_match"].groupby("judge_model", sort=False)
         },
         "rates": {
             k: {
@@ -108,7 +112,7 @@ def headline(tables: dict[str, pd.DataFrame]) -> dict:
             for sp in neither.index.get_level_values(0).unique()
         },
         "n_answers": int(
-            tables["judgments"][["item_id", "answer_model", "answer_sample"]]
+            results["judgments"][["item_id", "answer_model", "answer_sample"]]
             .drop_duplicates()
             .shape[0]
         ),

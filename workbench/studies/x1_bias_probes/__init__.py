@@ -18,8 +18,10 @@ probe (:func:`probe_kind`):
 - ``pairwise``: the order of two answers is swapped (``position_swap``).
 
 With ``llmbar_dir`` the same position analysis runs on the real judges' both-order
-verdicts of an LLMBar release. ``run(config)`` returns tidy frames (no plotting); the
-notebook ``notebooks/x1_bias_probes.ipynb`` draws them.
+verdicts of an LLMBar release. The study keeps the contract of
+:mod:`workbench.studies._contract`: ``run(config)`` returns tidy frames (no plotting),
+``tables(results)`` the ones written as CSV, ``headline(results)`` the recorded numbers;
+the notebook ``notebooks/x1_bias_probes.ipynb`` draws them.
 
 References
 ----------
@@ -35,14 +37,17 @@ from __future__ import annotations
 
 import pandas as pd
 
-from workbench.studies.common import backend_of, generate_answers
+from workbench.llm import model_backend
+from workbench.studies._contract import StudyResults
+from workbench.studies.common import generate_answers
 from workbench.studies.x1_bias_probes._analysis import (
     EFFECT_COLUMNS,
+    JUDGEBENCH_COLUMNS,
     POSITION_COLUMNS,
+    judgebench_accuracy,
     llmbar_position,
     position_flips,
     position_table,
-    resolve_path,
     score_effects,
 )
 from workbench.studies.x1_bias_probes._probes import (
@@ -103,6 +108,7 @@ _ANSWER_COLUMNS = [
     "backend",
     "cost_usd",
 ]
+_COVERAGE_COLUMNS = ["operator", "probe_kind", "n_items", "n_skipped", "operator_params", "error"]
 
 
 def failure_table(
@@ -114,34 +120,23 @@ def failure_table(
     ``score`` (score probes, per judge and operator) or ``pairwise``; failed rows are kept
     in the result tables with ``parse_ok=False`` and a missing score, never scored 0.
     """
-    frames = []
-    if len(answers):
-        frames.append(
-            answers.assign(
-                stage="answer",
-                model=answers["answer_model"],
-                operator="",
-                _failed=~answers["ok"].astype(bool),
-            )
+    # per stage: its frame, model column, operator (a constant, or None: the perturbation
+    # column) and success column
+    stages = (
+        ("answer", answers, "answer_model", "", "ok"),
+        ("score", scores, "judge_model", None, "parse_ok"),
+        ("pairwise", verdicts, "judge_model", "position_swap", "parse_ok"),
+    )
+    frames = [
+        frame.assign(
+            stage=stage,
+            model=frame[model],
+            operator=frame["perturbation"] if operator is None else operator,
+            _failed=~frame[ok].astype(bool),
         )
-    if len(scores):
-        frames.append(
-            scores.assign(
-                stage="score",
-                model=scores["judge_model"],
-                operator=scores["perturbation"],
-                _failed=~scores["parse_ok"].astype(bool),
-            )
-        )
-    if len(verdicts):
-        frames.append(
-            verdicts.assign(
-                stage="pairwise",
-                model=verdicts["judge_model"],
-                operator="position_swap",
-                _failed=~verdicts["parse_ok"].astype(bool),
-            )
-        )
+        for stage, frame, model, operator, ok in stages
+        if len(frame)
+    ]
     columns = ["stage", "model", "operator", "n_calls", "n_failed", "backend"]
     if not frames:
         return pd.DataFrame(columns=columns)
@@ -153,24 +148,26 @@ def failure_table(
         .agg(n_calls="size", n_failed="sum")
         .reset_index()
     )
-    out["backend"] = out["model"].map(backend_of)
+    out["backend"] = out["model"].map(model_backend)
     return out[columns]
 
 
-def run(config: Config | None = None) -> dict[str, pd.DataFrame]:
+def run(config: Config) -> StudyResults:
     """Run every probe and return the tables (no plotting, nothing written).
+
+    Draws nothing from ``config.seed``: the operators are seeded by ``perturb_seed``.
 
     Returns
     -------
-    dict of DataFrame
+    StudyResults
         ``answers`` (answer calls, baseline and cued), ``scores`` (score-probe judgments),
         ``verdicts`` (pairwise judgments, both orders), ``effects`` (paired effect with CI
         per operator x judge; ``flip_rate`` rows for ``position_swap``), ``position``
         (position consistency per judge), ``llmbar_position`` (the release's judges;
-        empty without ``llmbar_dir``), ``coverage`` (rows probed / skipped per operator,
+        empty without ``llmbar_dir``), ``judgebench_accuracy`` (accuracy of a JudgeBench
+        release's judges per category; empty without ``judgebench_dir``), ``coverage`` (rows probed / skipped per operator,
         errors of LLM operators), ``failures`` (:func:`failure_table`).
     """
-    config = config or Config()
     items = load_items(config.dataset, items_per_category=config.items_per_category)
     answers = generate_answers(
         items, config.answer_models, temperature=config.answer_temperature, progress=config.progress
@@ -185,11 +182,11 @@ def run(config: Config | None = None) -> dict[str, pd.DataFrame]:
         coverage.append(
             {
                 "operator": "self_label",
-                "kind": "answer",
+                "probe_kind": "answer",
                 "n_items": len(base),
                 "n_skipped": 0,
                 "error": None,
-                "params": repr({"author": config.self_label_author}),
+                "operator_params": repr({"author": config.self_label_author}),
             }
         )
     score_ops = [op for op in config.operators if probe_kind(op) != "pairwise"]
@@ -208,11 +205,11 @@ def run(config: Config | None = None) -> dict[str, pd.DataFrame]:
         coverage.append(
             {
                 "operator": "position_swap",
-                "kind": "pairwise",
+                "probe_kind": "pairwise",
                 "n_items": len(pairs),
                 "n_skipped": 0,
                 "error": None,
-                "params": "{}",
+                "operator_params": "{}",
             }
         )
     llmbar = (
@@ -223,7 +220,7 @@ def run(config: Config | None = None) -> dict[str, pd.DataFrame]:
     all_answers = (
         pd.concat([answers, cued_calls], ignore_index=True) if len(cued_calls) else answers
     )
-    return {
+    frames = {
         "answers": all_answers[_ANSWER_COLUMNS],
         "scores": scores.reindex(columns=_SCORE_COLUMNS),
         "verdicts": verdicts.reindex(columns=_VERDICT_COLUMNS),
@@ -234,37 +231,39 @@ def run(config: Config | None = None) -> dict[str, pd.DataFrame]:
         ),
         "position": position,
         "llmbar_position": llmbar,
-        "coverage": pd.DataFrame(
-            coverage, columns=["operator", "kind", "n_items", "n_skipped", "params", "error"]
+        "judgebench_accuracy": (
+            judgebench_accuracy(config.judgebench_dir)
+            if config.judgebench_dir
+            else pd.DataFrame(columns=JUDGEBENCH_COLUMNS)
         ),
+        "coverage": pd.DataFrame(coverage, columns=_COVERAGE_COLUMNS),
         "failures": failure_table(all_answers, scores, verdicts),
     }
+    return StudyResults(frames, config=config)
+
+
+def tables(results: StudyResults) -> dict[str, pd.DataFrame]:
+    """The tables written as CSV: every frame of ``results``, by name (the JudgeBench
+    table only when a release was analysed)."""
+    return {name: frame for name, frame in results.items()
+            if name != "judgebench_accuracy" or len(frame)}
 
 
 __all__ = [
     "ALL_OPERATORS",
     "Config",
     "DEFAULT_JUDGES",
-    "EFFECT_COLUMNS",
-    "POSITION_COLUMNS",
     "SCORE_PROTOCOLS",
     "STUDY",
-    "answer_frame",
-    "cued_answers",
     "effect_view",
-    "failure_table",
     "headline",
-    "judge_pairs",
-    "judge_scores",
+    "judgebench_accuracy",
     "llmbar_position",
-    "load_items",
-    "pair_items",
-    "perturb_answers",
     "position_flips",
     "position_table",
     "position_view",
     "probe_kind",
-    "resolve_path",
     "run",
     "score_effects",
+    "tables",
 ]

@@ -8,16 +8,16 @@ import numpy as np
 import pandas as pd
 
 from workbench import config as wb_config
-from workbench.datasets import llmbar
+from workbench.datasets import judgebench, llmbar
+from workbench.llm import model_backend
 from workbench.stats import perturbation_effect, position_consistency
-from workbench.studies.common import backend_of
 from workbench.studies.x1_bias_probes._probes import probe_kind
 
 #: Columns of the effects table (score probes and flip rates).
 EFFECT_COLUMNS = [
     "judge_model",
     "operator",
-    "kind",
+    "probe_kind",
     "measure",
     "n",
     "n_missing",
@@ -38,7 +38,7 @@ EFFECT_COLUMNS = [
 #: Columns of the position-consistency tables (probe and LLMBar).
 POSITION_COLUMNS = [
     "source",
-    "judge",
+    "judge_model",
     "strategy",
     "subset",
     "n",
@@ -76,8 +76,8 @@ def score_effects(results: pd.DataFrame) -> pd.DataFrame:
         by="judge_model",
     )
     eff = eff.rename(columns={"condition": "operator"})
-    eff["kind"] = eff["operator"].map(probe_kind)
-    eff["backend"] = eff["judge_model"].map(backend_of)
+    eff["probe_kind"] = eff["operator"].map(probe_kind)
+    eff["backend"] = eff["judge_model"].map(model_backend)
     return eff.reindex(columns=EFFECT_COLUMNS)
 
 
@@ -102,8 +102,8 @@ def position_flips(pair_results: pd.DataFrame) -> pd.DataFrame:
         pair_on=["temperature", "trial"],
     )
     eff = eff.rename(columns={"condition": "operator"})
-    eff["kind"] = "pairwise"
-    eff["backend"] = eff["judge_model"].map(backend_of)
+    eff["probe_kind"] = "pairwise"
+    eff["backend"] = eff["judge_model"].map(model_backend)
     return eff.reindex(columns=EFFECT_COLUMNS)
 
 
@@ -143,15 +143,12 @@ def position_table(pair_results: pd.DataFrame) -> pd.DataFrame:
     are empty. Columns as :func:`llmbar_position`, ``source = "this run"``.
     """
     out = _consistency(
-        pair_results.rename(columns={"judge_model": "judge"}),
-        item=["item_id", "temperature", "trial"],
-        by=["judge"],
-        label=None,
+        pair_results, item=["item_id", "temperature", "trial"], by=["judge_model"], label=None
     )
     out["source"] = "this run"
     out["strategy"] = "pairwise"
     out["subset"] = "all"
-    out["backend"] = out["judge"].map(backend_of)
+    out["backend"] = out["judge_model"].map(model_backend)
     return out.reindex(columns=POSITION_COLUMNS)
 
 
@@ -178,15 +175,17 @@ def llmbar_position(path: str) -> pd.DataFrame:
     Zeng, Z., Yu, J., Gao, T., Meng, Y., Goyal, T., & Chen, D. (2024). Evaluating large
     language models at evaluating instruction following. *ICLR*.
     """
-    verdicts = llmbar.load_release(resolve_path(path))
+    verdicts = llmbar.load_release(resolve_path(path)).rename(columns={"judge": "judge_model"})
     if verdicts.empty:
         raise ValueError(f"llmbar_dir {path!r}: no evaluators/<Judge>/<Strategy>/result.json found")
     parts = [
-        _consistency(verdicts, item=["item_id"], by=["judge", "strategy", "subset"], label="label"),
+        _consistency(
+            verdicts, item=["item_id"], by=["judge_model", "strategy", "subset"], label="label"
+        ),
         _consistency(
             verdicts.assign(subset="all"),
             item=["item_id"],
-            by=["judge", "strategy", "subset"],
+            by=["judge_model", "strategy", "subset"],
             label="label",
         ),
     ]
@@ -194,3 +193,29 @@ def llmbar_position(path: str) -> pd.DataFrame:
     out["source"] = "LLMBar release"
     out["backend"] = "llmbar"
     return out.reindex(columns=POSITION_COLUMNS)
+
+
+#: Columns of :func:`judgebench_accuracy`.
+JUDGEBENCH_COLUMNS = ["judge_name", "judge_model", "response_model", "category", "n",
+                      "n_correct", "n_inconsistent", "n_unparsed", "pct_correct", "source",
+                      "backend"]
+
+
+def judgebench_accuracy(path: str) -> pd.DataFrame:
+    """Accuracy of the real judges' recorded verdicts in a JudgeBench release, per judge,
+    response model and category (and ``all``), with the release's rule for the two
+    presentation orders (:func:`workbench.datasets.judgebench.accuracy`: inconsistent
+    verdicts count as not correct). ``backend = "judgebench"``.
+
+    References
+    ----------
+    Tan, S., Zhuang, S., Montgomery, K., et al. (2025). JudgeBench: A benchmark for
+    evaluating LLM-based judges. *ICLR*.
+    """
+    verdicts = judgebench.load_release(resolve_path(path))["verdicts"]
+    if verdicts.empty:
+        raise ValueError(f"judgebench_dir {path!r}: no outputs/*.jsonl verdicts found")
+    out = judgebench.accuracy(verdicts)
+    out["source"] = "JudgeBench release"
+    out["backend"] = "judgebench"
+    return out[JUDGEBENCH_COLUMNS]

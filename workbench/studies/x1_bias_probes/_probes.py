@@ -12,6 +12,7 @@ from workbench import perturb
 from workbench.datasets import load_dataset
 from workbench.errors import ProviderError
 from workbench.judges import JudgeSpec, run_judging
+from workbench.studies._contract import StudyConfig
 from workbench.studies.common import generate_answers
 
 STUDY = "x1_bias_probes"
@@ -53,7 +54,7 @@ def probe_kind(operator: str) -> str:
 
 
 @dataclass
-class Config:
+class Config(StudyConfig):
     """Parameters of the bias-probe study (the notebook's defaults).
 
     Attributes
@@ -93,8 +94,9 @@ class Config:
     llmbar_dir : str
         Folder of a downloaded LLMBar release (relative paths: from the working folder,
         else from the project root); ``""`` skips it.
-    progress : bool
-        Show progress bars of the LLM calls.
+    judgebench_dir : str
+        Folder of a downloaded JudgeBench release (``data/`` and ``outputs/``, found like
+        ``llmbar_dir``): accuracy of its judges per category; ``""`` skips it.
     """
 
     dataset: str = "s3_hiv_en"
@@ -114,7 +116,7 @@ class Config:
     trials: int = 1
     perturb_seed: int = 0
     llmbar_dir: str = ""
-    progress: bool = False
+    judgebench_dir: str = ""
 
     def __post_init__(self) -> None:
         for name in [*self.operators, *self.operator_params]:
@@ -169,10 +171,10 @@ def _coverage(
 ) -> dict:
     return {
         "operator": operator,
-        "kind": "baseline" if operator == "none" else probe_kind(operator),
+        "probe_kind": "baseline" if operator == "none" else probe_kind(operator),
         "n_items": n,
         "n_skipped": skipped,
-        "params": repr(params or {}),
+        "operator_params": repr(params or {}),
         "error": error,
     }
 

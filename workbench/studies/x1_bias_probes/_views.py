@@ -14,7 +14,7 @@ def effect_view(effects: pd.DataFrame) -> pd.DataFrame:
     return out[
         [
             "operator",
-            "kind",
+            "probe_kind",
             "judge_model",
             "estimate",
             "ci_low",
@@ -28,20 +28,14 @@ def effect_view(effects: pd.DataFrame) -> pd.DataFrame:
 
 def position_view(position: pd.DataFrame, llmbar: pd.DataFrame | None = None) -> pd.DataFrame:
     """Agreement of the two orders per judge for the figure: the probe's judges and, when
-    given, the LLMBar release's judges pooled over subsets (``judge`` = ``<judge> /
-    <strategy>``), with ``source`` telling them apart."""
-    frames = [position.assign(label=position["judge"])]
-    if llmbar is not None and len(llmbar):
-        pooled = llmbar[llmbar["subset"] == "all"]
-        frames.append(pooled.assign(label=pooled["judge"] + " / " + pooled["strategy"]))
-    out = (
-        pd.concat([f for f in frames if len(f)], ignore_index=True)
-        if any(len(f) for f in frames)
-        else frames[0]
-    )
+    given, the LLMBar release's judges pooled over subsets (``judge_model`` =
+    ``<judge> / <strategy>``), with ``source`` telling them apart."""
+    pooled = llmbar[llmbar["subset"] == "all"] if llmbar is not None else position.iloc[:0]
+    pooled = pooled.assign(judge_model=pooled["judge_model"] + " / " + pooled["strategy"])
+    out = pd.concat([f for f in (position, pooled) if len(f)] or [position], ignore_index=True)
     return out[
         [
-            "label",
+            "judge_model",
             "source",
             "agreement",
             "agreement_ci_low",
@@ -50,7 +44,7 @@ def position_view(position: pd.DataFrame, llmbar: pd.DataFrame | None = None) ->
             "n_unparsed",
             "backend",
         ]
-    ].rename(columns={"label": "judge"})
+    ]
 
 
 def _nested(frame: pd.DataFrame, outer: str, inner: str, value: str) -> dict:
@@ -59,15 +53,28 @@ def _nested(frame: pd.DataFrame, outer: str, inner: str, value: str) -> dict:
     }
 
 
-def headline(tables: dict[str, pd.DataFrame]) -> dict:
+def _judgebench(accuracy: pd.DataFrame | None) -> dict:
+    """``judgebench``: per judge model, its accuracy (percent) per category (and ``all``);
+    absent when no release was analysed."""
+    if accuracy is None or accuracy.empty:
+        return {}
+    return {"judgebench": {
+        f"{judge} | {responses}": dict(zip(part["category"], part["pct_correct"].round(2),
+                                           strict=True))
+        for (judge, responses), part in accuracy.groupby(["judge_model", "response_model"],
+                                                         sort=False)}}
+
+
+def headline(results: dict[str, pd.DataFrame]) -> dict:
     """The numbers the notebook records: effect (and its CI and p) per operator and judge,
-    flip rate and agreement per judge, the LLMBar consistency when analysed, and the
-    counts of calls and failures."""
-    eff = tables["effects"]
+    flip rate and agreement per judge, the LLMBar consistency when analysed (its rows
+    keyed ``judge``, as recorded since the first release), the JudgeBench accuracy when
+    analysed, and the counts of calls and failures."""
+    eff = results["effects"]
     scores = eff[eff["measure"] == "mean_difference"]
     flips = eff[eff["measure"] == "flip_rate"]
-    failures = tables["failures"]
-    llmbar = tables["llmbar_position"]
+    failures = results["failures"]
+    llmbar = results["llmbar_position"].rename(columns={"judge_model": "judge"})
     by_stage = failures.groupby("stage")[["n_calls", "n_failed"]].sum()
     return {
         "effect": _nested(scores, "operator", "judge_model", "estimate"),
@@ -75,7 +82,7 @@ def headline(tables: dict[str, pd.DataFrame]) -> dict:
         "effect_p_value": _nested(scores, "operator", "judge_model", "p_value"),
         "flip_rate": dict(zip(flips["judge_model"], flips["estimate"], strict=True)),
         "position_agreement": dict(
-            zip(tables["position"]["judge"], tables["position"]["agreement"], strict=True)
+            zip(results["position"]["judge_model"], results["position"]["agreement"], strict=True)
         ),
         "llmbar": llmbar[
             [
@@ -92,6 +99,7 @@ def headline(tables: dict[str, pd.DataFrame]) -> dict:
         ]
         if len(llmbar)
         else [],
+        **_judgebench(results.get("judgebench_accuracy")),
         "n_calls": {stage: int(row["n_calls"]) for stage, row in by_stage.iterrows()},
         "n_failed": {stage: int(row["n_failed"]) for stage, row in by_stage.iterrows()},
         "operators": sorted(set(eff["operator"])),

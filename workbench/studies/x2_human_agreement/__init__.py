@@ -16,7 +16,9 @@ Three analyses, each on its own data:
 - **PandaLM** (``pandalm_dir``): Fleiss' kappa among the three annotators, and Cohen's
   kappa of each judge file with the annotators' majority label.
 
-Sim numbers show the pipeline works; they are not evidence about real judges or people.
+The study keeps the contract of :mod:`workbench.studies._contract`; the simulated raters
+are :mod:`workbench.studies.raters`. Sim numbers show the pipeline works; they are not
+evidence about real judges or people.
 
 References
 ----------
@@ -33,8 +35,6 @@ tuning optimization. *ICLR 2024*.
 """
 
 from workbench.studies.x2_human_agreement._pairwise import (
-    PAIR_KEYS,
-    VERDICTS,
     kappa_summary,
     majority_label,
     pairwise_agreement,
@@ -53,7 +53,7 @@ from workbench.studies.x2_human_agreement._study import (
     correlation_table,
     headline,
     human_correlations,
-    judge_scores,
+    judge_specs,
     rater_reliability,
     run,
     tables,
@@ -61,13 +61,11 @@ from workbench.studies.x2_human_agreement._study import (
 
 __all__ = [
     "Config",
-    "PAIR_KEYS",
     "STUDY",
-    "VERDICTS",
     "correlation_table",
     "headline",
     "human_correlations",
-    "judge_scores",
+    "judge_specs",
     "kappa_summary",
     "majority_label",
     "pairwise_agreement",

@@ -49,17 +49,23 @@ def pairwise_items(answers: pd.DataFrame, models: list[str] | None = None) -> pd
                                        "response_b", "lang"])
 
 
+def pair_scores(pairs: pd.DataFrame, scores: pd.DataFrame, *, by: str) -> pd.DataFrame:
+    """The :data:`PAIR_KEYS` of ``pairs`` with both sides' scores, ``score_a`` and
+    ``score_b``, from per-answer ``scores`` (``item_id, answer_model, <by>, score``): one
+    row per pair and ``by`` value (a rater, a metric) that scored both sides."""
+    return pairs[PAIR_KEYS].merge(
+        scores.rename(columns={"answer_model": "model_a", "score": "score_a"}),
+        on=["item_id", "model_a"]).merge(
+        scores.rename(columns={"answer_model": "model_b", "score": "score_b"}),
+        on=["item_id", "model_b", by])
+
+
 def rater_preferences(ratings: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
     """Each rater's preference within each pair: ``A`` (higher score for model_a), ``B``
     or ``tie``; pairs a rater did not score on both sides are left out for that rater."""
     scores = ratings.dropna(subset=["score"]).groupby(
         ["item_id", "answer_model", "rater"], sort=False)["score"].mean()
-    scores = scores.rename("score").reset_index()
-    merged = pairs[PAIR_KEYS].merge(
-        scores.rename(columns={"answer_model": "model_a", "score": "score_a"}),
-        on=["item_id", "model_a"]).merge(
-        scores.rename(columns={"answer_model": "model_b", "score": "score_b"}),
-        on=["item_id", "model_b", "rater"])
+    merged = pair_scores(pairs, scores.rename("score").reset_index(), by="rater")
     diff = merged["score_a"] - merged["score_b"]
     merged["preference"] = np.select([diff > 0, diff < 0], ["A", "B"], "tie")
     return merged[[*PAIR_KEYS, "rater", "score_a", "score_b", "preference"]]

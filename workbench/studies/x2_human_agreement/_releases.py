@@ -37,10 +37,11 @@ def pandalm_agreement(path: str, *, n_boot: int = 1000,
     """Agreement on the PandaLM test set (labels 0 tie, 1, 2).
 
     Returns ``annotators`` (Fleiss' kappa of the three annotators, items resampled for
-    the CI) and ``judges``: per judge file, Cohen's kappa with the annotators' majority
-    over the items that have one (an unparsed judge verdict is its own category, so it
-    counts as a disagreement), ``accuracy``, ``n_unparsed`` and ``n_no_majority`` (items
-    whose three annotators all differ, left out).
+    the CI) and ``judges``: per judge file (``judge_model``: the judge the file names),
+    Cohen's kappa with the annotators' majority over the items that have one (an
+    unparsed judge verdict is its own category, so it counts as a disagreement),
+    ``accuracy``, ``n_unparsed`` and ``n_no_majority`` (items whose three annotators all
+    differ, left out).
     """
     release = pandalm.load_release(path)
     items = release["items"]
@@ -65,4 +66,4 @@ def pandalm_agreement(path: str, *, n_boot: int = 1000,
     judges = kappa[["judge", "estimate", "ci_low", "ci_high", "n"]].merge(
         summary.reset_index(), on="judge").assign(
         n_no_majority=int((~has_majority).sum()), backend="pandalm_release")
-    return {"annotators": fleiss, "judges": judges}
+    return {"annotators": fleiss, "judges": judges.rename(columns={"judge": "judge_model"})}

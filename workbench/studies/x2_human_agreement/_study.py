@@ -1,6 +1,5 @@
 """Study X2: configuration, reliability, correlations and the run (private)."""
 
-
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -9,13 +8,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from workbench.judges import JudgeSpec, run_judging
-from workbench.sim.raters import RATERS
+from workbench.judges import JudgeSpec
 from workbench.stats import correlate, fleiss_kappa, icc, krippendorff_alpha
+from workbench.studies._contract import StudyConfig, StudyResults
+from workbench.studies.common import ANSWER_KEYS, judge_scores
+from workbench.studies.raters import RATERS
 from workbench.studies.s2_summarize_then_judge import (
-    ANSWER_KEYS,
     LEXICAL_METRICS,
-    SCORE_COLUMNS,
     human_means,
     joined_keywords,
     load_answers,
@@ -24,30 +23,20 @@ from workbench.studies.s2_summarize_then_judge import (
     parse_summary,
     simulated_ratings,
 )
-from workbench.studies.x2_human_agreement._pairwise import (
-    PAIR_KEYS,
-    majority_label,
-    pairwise_agreement,
-    pairwise_items,
-    pairwise_judgments,
-    rater_preferences,
-)
-from workbench.studies.x2_human_agreement._releases import (
-    pandalm_agreement,
-    unieval_correlations,
-)
+from workbench.studies.x2_human_agreement import _pairwise, _releases
 
 STUDY = "x2_human_agreement"
 
 
 @dataclass
-class Config:
-    """Settings of study X2; the defaults are the notebook's defaults.
+class BundledDesign(StudyConfig):
+    """The bundled-set fields X2 and X3 share, with one set of defaults so that X3 reuses
+    X2's cached answer and judge calls.
 
     Parameters
     ----------
     bundled : bool
-        Run the analysis of the bundled set with simulated raters.
+        Run the analyses of the bundled set (simulated raters).
     dataset, n_items : str, int
         Bundled data set and how many of its items (0 = all).
     answer_models : list of str
@@ -58,20 +47,6 @@ class Config:
         Judges scoring each answer with ``judge_template`` (G-Eval, 1-5).
     judge_template : str
         A ``geval`` template id.
-    metrics : list of str
-        Reference-based metrics (see ``workbench.studies._qa.LEXICAL_METRICS``).
-    pairwise_judges : list of str
-        Judges comparing two answers (MT-Bench pairwise prompt, both orders).
-    pairwise_reference : bool
-        Show the reference answer to the pairwise judge.
-    n_raters, rater_seed : int
-        Simulated raters (2-4) and the seed of their noise.
-    unieval_dir, pandalm_dir : str
-        Checkouts of the UniEval and PandaLM releases ("" = skip that analysis).
-    n_boot, seed : int
-        Bootstrap resamples and the seed of their generator.
-    progress : bool
-        Progress bars of the LLM calls.
     """
 
     bundled: bool = True
@@ -83,6 +58,30 @@ class Config:
     judge_models: list[str] = field(default_factory=lambda: [
         "sim/judge-a", "sim/judge-c", "sim/judge-f"])
     judge_template: str = "geval_civil"
+
+
+@dataclass
+class Config(BundledDesign):
+    """Settings of study X2; fields and defaults are the notebook's ``parameters`` cell
+    (the bundled-set fields are documented in :class:`BundledDesign`).
+
+    Parameters
+    ----------
+    metrics : list of str
+        Reference-based metrics
+        (:data:`~workbench.studies.s2_summarize_then_judge.LEXICAL_METRICS`).
+    pairwise_judges : list of str
+        Judges comparing two answers (MT-Bench pairwise prompt, both orders).
+    pairwise_reference : bool
+        Show the reference answer to the pairwise judge.
+    n_raters, rater_seed : int
+        Simulated raters (2-4) and the seed of their noise.
+    unieval_dir, pandalm_dir : str
+        Checkouts of the UniEval and PandaLM releases ("" = skip that analysis).
+    n_boot : int
+        Bootstrap resamples.
+    """
+
     metrics: list[str] = field(default_factory=lambda: ["bleu", "rougeL", "keyword_score"])
     pairwise_judges: list[str] = field(default_factory=lambda: ["sim/judge-a", "sim/judge-d"])
     pairwise_reference: bool = True
@@ -91,8 +90,6 @@ class Config:
     unieval_dir: str = ""
     pandalm_dir: str = ""
     n_boot: int = 1000
-    seed: int = 0
-    progress: bool = False
 
     def __post_init__(self) -> None:
         if self.bundled and len(self.answer_models) < 2:
@@ -111,7 +108,8 @@ class Config:
 def rater_reliability(ratings: pd.DataFrame, *, n_boot: int = 1000,
                       rng: np.random.Generator | int | None = None) -> pd.DataFrame:
     """Krippendorff's alpha (interval, ordinal; answers resampled for the CI) and the six
-    ICCs (F-based CIs) of the ratings; one row per measure, ``workbench.stats`` columns."""
+    ICCs (F-based CIs) of the ratings; one row per measure, ``workbench.stats`` columns,
+    plus ``measure_label`` (its name for plots) and ``backend``."""
     alphas = [krippendorff_alpha(ratings, item=ANSWER_KEYS, rater="rater", value="score",
                                  level=level, n_boot=n_boot, rng=rng)
               for level in ("interval", "ordinal")]
@@ -123,33 +121,16 @@ def rater_reliability(ratings: pd.DataFrame, *, n_boot: int = 1000,
     label = frame["measure"].where(frame["measure"] != "krippendorff_alpha",
                                    "alpha (" + frame["value_level"].astype(str) + ")")
     backend = "sim" if ratings["source"].eq("sim_raters").any() else "human"
-    return frame.assign(label=label, backend=backend)
+    return frame.assign(measure_label=label, backend=backend)
 
 
-def judge_scores(answers: pd.DataFrame, config: Config) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """G-Eval scores of every answer by every judge: ``(judgments, scores)``.
-
-    ``scores`` is the long :data:`~workbench.studies._qa.SCORE_COLUMNS` frame, the
-    ``metric`` being the judge's name; failed answers and unparsed replies are rows
-    with a NaN score and ``parse_ok=False``.
-    """
-    ok = answers[answers["ok"].astype(bool)]
-    items = ok[[*ANSWER_KEYS, "question", "reference", "response", "lang"]]
-    frames, rows = [], []
-    for judge in config.judge_models:
-        spec = JudgeSpec(protocol="geval", judge_model=judge, template=config.judge_template,
-                         study=STUDY)
-        result = run_judging(items, spec, progress=config.progress)
-        frames.append(result)
-        per = result.groupby(ANSWER_KEYS, sort=False).agg(
-            score=("score", "mean"), parse_ok=("parse_ok", "all"), error=("error", "first"),
-            backend=("backend", "first")).reset_index()
-        failed = answers.loc[~answers["ok"].astype(bool), ANSWER_KEYS].assign(
-            score=np.nan, parse_ok=False, error="answer call failed", backend=per["backend"].iloc[0]
-            if len(per) else None)
-        rows.append(pd.concat([per, failed], ignore_index=True).assign(
-            metric=judge.rsplit("/", 1)[-1], family="llm", judge_model=judge))
-    return pd.concat(frames, ignore_index=True), pd.concat(rows, ignore_index=True)[SCORE_COLUMNS]
+def judge_specs(config: Config) -> list[tuple[str, JudgeSpec]]:
+    """The G-Eval judges as ``(label, spec)`` pairs for
+    :func:`workbench.studies.common.judge_scores` (label: the judge without provider)."""
+    return [(judge.rsplit("/", 1)[-1],
+             JudgeSpec(protocol="geval", judge_model=judge, template=config.judge_template,
+                       study=STUDY))
+            for judge in config.judge_models]
 
 
 def _level_label(level: str, grouping: str, model: Any) -> str:
@@ -218,58 +199,88 @@ def correlation_table(corr: pd.DataFrame, *, method: str = "spearman") -> pd.Dat
 
 # --- the study -----------------------------------------------------------------------------------
 
-def run(config: Config) -> dict[str, pd.DataFrame]:
+#: The frames :func:`tables` writes (those that are not empty).
+_TABLES = ("answers", "ratings", "reliability", "judgments", "scores", "parse_summary",
+           "correlations", "pairs", "preferences", "majority", "rater_fleiss", "pairwise",
+           "pairwise_agreement", "unieval", "pandalm_annotators", "pandalm_judges")
+
+
+#: Columns of the bundled-set frames the notebook indexes, kept when they are empty
+#: (``bundled: false``) so its table cells show an empty table instead of a KeyError.
+_EMPTY_COLUMNS = {
+    "reliability": ["measure", "value_level", "estimate", "ci_low", "ci_high", "ci_method", "n",
+                    "n_raters", "n_missing", "measure_label", "backend"],
+    "correlations": ["metric", "answer_model", "method", "level", "n", "estimate", "ci_low",
+                     "ci_high", "scope", "backend"],
+    "pairwise_agreement": ["judge_model", "n", "n_unparsed", "accuracy", "agreement",
+                           "kappa_order0", "kappa_order1", "estimate", "ci_low", "ci_high",
+                           "n_verdicts", "backend"],
+}
+
+
+def run(config: Config) -> StudyResults:
     """Run study X2 and return its tables (no plotting); absent analyses are empty frames.
 
+    The bootstrap draws from ``numpy.random.default_rng(config.seed)``, in this order:
+    rater reliability, correlations, the raters' Fleiss kappa, UniEval, PandaLM.
+
     Keys: ``answers``, ``ratings``, ``reliability``, ``judgments``, ``scores``,
-    ``parse_summary``, ``correlations``, ``pairs``, ``preferences``, ``majority``,
-    ``rater_fleiss``, ``pairwise``, ``pairwise_agreement`` (bundled set);
-    ``unieval``; ``pandalm_annotators``, ``pandalm_judges``.
+    ``parse_summary``, ``correlations``, ``correlation_table`` (Spearman, one row per
+    scorer), ``pairs``, ``preferences``, ``majority``, ``rater_fleiss``, ``pairwise``,
+    ``pairwise_agreement``, ``kappas`` (raters and pairwise judges, for the plot) (bundled
+    set); ``unieval``, ``unieval_table``; ``pandalm_annotators``, ``pandalm_judges``,
+    ``pandalm_kappas``.
     """
     rng = np.random.default_rng(config.seed)
-    names = ["answers", "ratings", "reliability", "judgments", "scores", "parse_summary",
-             "correlations", "pairs", "preferences", "majority", "rater_fleiss", "pairwise",
-             "pairwise_agreement", "unieval", "pandalm_annotators", "pandalm_judges"]
-    out: dict[str, pd.DataFrame] = {name: pd.DataFrame() for name in names}
+    out: dict[str, pd.DataFrame] = {name: pd.DataFrame(columns=_EMPTY_COLUMNS.get(name))
+                                    for name in _TABLES}
     if config.bundled:
         items = load_items(config.dataset, config.n_items)
         answers = load_answers(items, answer_models=config.answer_models,
                                temperature=config.answer_temperature, progress=config.progress)
         ratings = simulated_ratings(answers, n_raters=config.n_raters, rng_seed=config.rater_seed)
         human = human_means(ratings)
-        judgments, judged = judge_scores(answers, config) if config.judge_models else (
-            pd.DataFrame(), pd.DataFrame(columns=SCORE_COLUMNS))
+        judgments, judged = judge_scores(answers, judge_specs(config), progress=config.progress)
         scores = pd.concat([judged, metric_scores(answers, config.metrics)], ignore_index=True)
-        pairs = pairwise_items(answers, config.answer_models)
-        preferences = rater_preferences(ratings, pairs)
-        majority = majority_label(preferences)
-        pairwise = pairwise_judgments(pairs, config.pairwise_judges,
-                                      use_reference=config.pairwise_reference, study=STUDY,
-                                      progress=config.progress)
+        pairs = _pairwise.pairwise_items(answers, config.answer_models)
+        preferences = _pairwise.rater_preferences(ratings, pairs)
+        majority = _pairwise.majority_label(preferences)
+        pairwise = _pairwise.pairwise_judgments(pairs, config.pairwise_judges,
+                                                use_reference=config.pairwise_reference,
+                                                study=STUDY, progress=config.progress)
         out.update(
             answers=joined_keywords(answers), ratings=ratings,
             reliability=rater_reliability(ratings, n_boot=config.n_boot, rng=rng),
             judgments=judgments, scores=scores, parse_summary=parse_summary(scores),
             correlations=human_correlations(scores, human, n_boot=config.n_boot, rng=rng),
             pairs=pairs, preferences=preferences, majority=majority,
-            rater_fleiss=fleiss_kappa(preferences, item=PAIR_KEYS, rater="rater",
+            rater_fleiss=fleiss_kappa(preferences, item=_pairwise.PAIR_KEYS, rater="rater",
                                       label="preference", n_boot=config.n_boot,
                                       rng=rng).assign(backend="sim"),
             pairwise=pairwise,
-            pairwise_agreement=pairwise_agreement(pairwise, majority) if len(pairwise)
+            pairwise_agreement=_pairwise.pairwise_agreement(pairwise, majority) if len(pairwise)
             else pd.DataFrame())
+    out["correlation_table"] = (correlation_table(out["correlations"], method="spearman")
+                                if config.bundled else pd.DataFrame(
+                                    columns=["pooled", "per model (mean)", "per item (mean)"]))
+    out["kappas"] = _pairwise.kappa_summary(out["rater_fleiss"], out["pairwise_agreement"])
     if config.unieval_dir:
-        out["unieval"] = unieval_correlations(config.unieval_dir, n_boot=config.n_boot, rng=rng)
+        out["unieval"] = _releases.unieval_correlations(config.unieval_dir,
+                                                        n_boot=config.n_boot, rng=rng)
+    out["unieval_table"] = _releases.unieval_table(out["unieval"])
     if config.pandalm_dir:
-        panda = pandalm_agreement(config.pandalm_dir, n_boot=config.n_boot, rng=rng)
+        panda = _releases.pandalm_agreement(config.pandalm_dir, n_boot=config.n_boot, rng=rng)
         out.update(pandalm_annotators=panda["annotators"], pandalm_judges=panda["judges"])
-    return out
+    out["pandalm_kappas"] = _pairwise.kappa_summary(out["pandalm_annotators"],
+                                                    out["pandalm_judges"],
+                                                    raters_label="annotators (Fleiss)")
+    return StudyResults(out, config=config)
 
 
-def tables(results: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+def tables(results: StudyResults) -> dict[str, pd.DataFrame]:
     """The non-empty frames to write as CSV, without latency and cache-hit columns."""
-    return {name: frame.drop(columns=["latency_s", "cached"], errors="ignore")
-            for name, frame in results.items() if len(frame)}
+    return {name: results[name].drop(columns=["latency_s", "cached"], errors="ignore")
+            for name in _TABLES if len(results[name])}
 
 
 def _estimates(frame: pd.DataFrame, key: str | list[str], column: str = "estimate") -> dict:
@@ -279,7 +290,7 @@ def _estimates(frame: pd.DataFrame, key: str | list[str], column: str = "estimat
     return dict(zip(keys, frame[column].round(4), strict=True))
 
 
-def headline(results: dict[str, pd.DataFrame]) -> dict[str, Any]:
+def headline(results: StudyResults) -> dict[str, Any]:
     """The numbers the notebook records (present analyses only)."""
     out: dict[str, Any] = {}
     if len(results["ratings"]):
@@ -314,6 +325,7 @@ def headline(results: dict[str, pd.DataFrame]) -> dict[str, Any]:
     if len(results["pandalm_annotators"]):
         out["pandalm_fleiss_kappa"] = round(float(
             results["pandalm_annotators"]["estimate"].iloc[0]), 4)
-        out["pandalm_kappa"] = _estimates(results["pandalm_judges"], "judge")
-        out["pandalm_n_unparsed"] = _estimates(results["pandalm_judges"], "judge", "n_unparsed")
+        out["pandalm_kappa"] = _estimates(results["pandalm_judges"], "judge_model")
+        out["pandalm_n_unparsed"] = _estimates(results["pandalm_judges"], "judge_model",
+                                               "n_unparsed")
     return out

@@ -1,0 +1,202 @@
+"""JupyterLab as a person meets it: ``make lab``, a notebook run in a browser, figures inline.
+
+The browser test (marker ``browser``; it runs only when selected with ``-m browser``, as
+``make test-browser`` does) starts ``make lab`` on a free local port with a token, opens
+``notebooks/00_tour.ipynb`` in headless Chromium (Debian's ``chromium``, driven by
+Playwright; no browser download), runs every cell, and checks that the figure shows as
+an image in the page, that the progress bar is a widget, that no cell failed, and that
+no "Jupyter news" toast appeared. It runs with ``MPLBACKEND=Agg`` in its own
+environment, which ``make lab`` must not pass on to the kernel. The notebook file is
+never saved (autosave is off in a temporary user-settings folder). It takes 25-30 s on
+a 2-core machine: about 5 s for JupyterLab to start, the rest in the browser (page,
+kernel, the tour's cells).
+
+The other tests here are quick checks of the same set-up without a browser."""
+
+from __future__ import annotations
+
+import json
+import os
+import runpy
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+TOUR = ROOT / "notebooks" / "00_tour.ipynb"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+#: User settings of the test's JupyterLab: never save the notebook; render every cell.
+USER_SETTINGS = {
+    "@jupyterlab/docmanager-extension/plugin.jupyterlab-settings": {"autosave": False},
+    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
+}
+KERNEL_READY = """() => {
+  const panel = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+  const kernel = panel && panel.sessionContext && panel.sessionContext.session
+    && panel.sessionContext.session.kernel;
+  return Boolean(kernel && kernel.status === 'idle' && panel.content && panel.content.model);
+}"""
+ALL_RUN = """() => {
+  const panel = window.jupyterapp.shell.currentWidget;
+  const cells = panel.content.model.cells;
+  for (let i = 0; i < cells.length; i++) {
+    const cell = cells.get(i);
+    if (cell.type === 'code' && !cell.executionCount) return false;
+  }
+  return panel.sessionContext.session.kernel.status === 'idle';
+}"""
+OUTPUT_KINDS = """() => {
+  const cells = window.jupyterapp.shell.currentWidget.content.model.cells;
+  const kinds = [];
+  for (let i = 0; i < cells.length; i++) {
+    const cell = cells.get(i);
+    if (cell.type !== 'code') continue;
+    for (let j = 0; j < cell.outputs.length; j++) {
+      const out = cell.outputs.get(j);
+      kinds.push([out.type, ...Object.keys(out.data)]);
+    }
+  }
+  return kinds;
+}"""
+
+
+def _make() -> str:
+    make = shutil.which("make")
+    if make is None:
+        pytest.skip("make is not installed")
+    return make
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _lab_command(make: str, args: str) -> list[str]:
+    # -o: take the installed .venv as up to date (the test runs inside it)
+    return [make, "--no-print-directory", "-o", ".venv/.installed", "lab", f"ARGS={args}"]
+
+
+def test_make_lab_unsets_the_backend_and_passes_arguments_through():
+    args = "--port=8899 --no-browser --IdentityProvider.token=abc"
+    shown = subprocess.run([*_lab_command(_make(), args), "-n"], cwd=ROOT, capture_output=True,
+                           text=True, check=True).stdout
+    assert "env -u MPLBACKEND" in shown and "--config=jupyter_server_config.py" in shown
+    assert args in shown and shown.rstrip().endswith("notebooks")
+    test_line = subprocess.run([_make(), "-n", "-o", ".venv/.installed", "test"], cwd=ROOT,
+                               capture_output=True, text=True, check=True).stdout
+    assert "MPLBACKEND=Agg" in test_line and '-m "not browser"' in test_line
+
+
+def test_project_config_turns_off_news_update_check_and_extension_manager():
+    c = runpy.run_path(str(ROOT / "jupyter_server_config.py"))["c"]
+    assert c.LabApp.news_url is None and c.LabApp.extension_manager == "readonly"
+    settings = Path(c.LabApp.app_settings_dir)
+    overrides = json.loads((settings / "overrides.json").read_text(encoding="utf-8"))
+    assert overrides["@jupyterlab/apputils-extension:notification"] == {
+        "fetchNews": "false",
+        "checkForUpdates": False,
+    }
+    page = json.loads((settings / "page_config.json").read_text(encoding="utf-8"))
+    assert page["disabledExtensions"] == {"@jupyterlab/extensionmanager-extension": True}
+
+
+@pytest.fixture
+def lab(tmp_path, request):
+    """``make lab`` on a free port with a token; yields (base URL, token)."""
+    if "browser" not in (request.config.option.markexpr or ""):
+        pytest.skip("opt-in: select it with -m browser (make test-browser)")
+    make = _make()
+    user = tmp_path / "user-settings"
+    for name, value in USER_SETTINGS.items():
+        (user / name).parent.mkdir(parents=True, exist_ok=True)
+        (user / name).write_text(json.dumps(value), encoding="utf-8")
+    port, token = _free_port(), secrets.token_hex(16)
+    env = dict(
+        os.environ,
+        MPLBACKEND="Agg",  # as under `make test`: `make lab` must not pass it on
+        WORKBENCH_OUTPUT_DIR=str(tmp_path / "out"),
+        WORKBENCH_CACHE_DIR=str(tmp_path / "cache"),
+        JUPYTERLAB_SETTINGS_DIR=str(user),
+        JUPYTERLAB_WORKSPACES_DIR=str(tmp_path / "workspaces"),
+        JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"),
+    )
+    args = (f"--port={port} --no-browser --ServerApp.ip=127.0.0.1 "
+            f"--IdentityProvider.token={token} --LabApp.expose_app_in_browser=True")
+    log = (tmp_path / "lab.log").open("w")
+    proc = subprocess.Popen(_lab_command(make, args), cwd=ROOT, env=env, stdout=log,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2)
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    log_text = (tmp_path / "lab.log").read_text()
+                    raise RuntimeError(f"JupyterLab did not start:\n{log_text}") from None
+                time.sleep(0.5)
+        yield url, token
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)  # make, jupyter lab and its kernels
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+        log.close()
+
+
+@pytest.mark.browser
+def test_lab_runs_the_tour_and_shows_its_figure_inline(lab):
+    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install -e '.[browser]'")
+    if not Path(CHROMIUM).exists():
+        pytest.skip("no chromium: `make test-browser` installs it (apt-get install chromium)")
+    url, token = lab
+    before = TOUR.read_bytes()
+    start = time.perf_counter()
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page()
+            page.goto(f"{url}/lab/tree/{TOUR.name}?token={token}")
+            page.wait_for_function(KERNEL_READY, timeout=120_000)
+            page.evaluate("window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')")
+            page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+            page.wait_for_function(ALL_RUN, timeout=300_000, polling=500)
+            kinds = page.evaluate(OUTPUT_KINDS)
+            images = page.locator(".jp-OutputArea .jp-RenderedImage img")
+            images.first.wait_for(timeout=60_000)
+            n_images = images.count()
+            toasts = page.locator(".Toastify__toast").all_inner_texts()
+        finally:
+            browser.close()
+    seconds = time.perf_counter() - start
+    print(f"JupyterLab ran {TOUR.name} in the browser in {seconds:.1f} s")
+
+    assert n_images >= 1, "no figure image in the page"
+    assert any("image/png" in kind for kind in kinds), "the kernel did not use the inline backend"
+    assert not [kind for kind in kinds if kind[0] == "error"], kinds
+    assert any("application/vnd.jupyter.widget-view+json" in kind for kind in kinds), (
+        "the progress bar is not a widget"
+    )
+    assert not [t for t in toasts if "news" in t.lower()], toasts
+    assert TOUR.read_bytes() == before, "the notebook file was saved"

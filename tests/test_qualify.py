@@ -1,0 +1,289 @@
+"""workbench.qualify: each statistic against a reference implementation or a formula, and
+the guarantees (PPI coverage, selective-judging risk) by simulation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import statsmodels.api as sm
+from ppi_py import ppi_mean_ci
+from scipy import stats as sps
+from statsmodels.stats.inter_rater import cohens_kappa
+from statsmodels.stats.multitest import multipletests
+from statsmodels.stats.proportion import proportion_confint
+
+from workbench import qualify as q
+
+# --- agreement and the human ceiling ------------------------------------------------------------
+
+
+def _raters(n=120, k=4, seed=0, noise=0.6):
+    rng = np.random.default_rng(seed)
+    truth = rng.normal(3, 1, n)
+    humans = pd.DataFrame({f"r{j}": truth + rng.normal(0, noise, n) for j in range(k)})
+    return truth, humans, rng
+
+
+def test_leave_one_out_agreement_matches_scipy():
+    truth, humans, rng = _raters()
+    judge = truth + rng.normal(0, 0.3, len(truth))
+    out = q.leave_one_out_agreement(humans, pd.DataFrame({"j": judge}), n_boot=0)
+    cols = list(humans.columns)
+    ref_judge = np.mean([sps.pearsonr(judge, humans.drop(columns=c).mean(axis=1)).statistic
+                         for c in cols])
+    ref_raters = [sps.pearsonr(humans[c], humans.drop(columns=c).mean(axis=1)).statistic
+                  for c in cols]
+    got = out.set_index("who")["estimate"]
+    assert got["j"] == pytest.approx(ref_judge)
+    assert got[cols].to_numpy() == pytest.approx(ref_raters)
+    assert got["human ceiling"] == pytest.approx(np.mean(ref_raters))
+    # a judge closer to the truth than any person beats the ceiling
+    assert got["j"] > got["human ceiling"]
+
+
+def test_leave_one_out_kappa_matches_statsmodels_and_bootstrap_ci():
+    rng = np.random.default_rng(1)
+    truth = rng.integers(0, 3, 200)
+    flip = lambda: np.where(rng.random(200) < 0.2, rng.integers(0, 3, 200), truth)  # noqa: E731
+    humans = pd.DataFrame({"a": flip(), "b": flip(), "c": flip()})
+    out = q.leave_one_out_agreement(humans, measure="cohen_kappa", n_boot=200, rng=0)
+    row = out.set_index("who").loc["a"]
+
+    def kappa(x, y):
+        table = pd.crosstab(x, y).reindex(index=[0, 1, 2], columns=[0, 1, 2], fill_value=0)
+        return cohens_kappa(table.to_numpy()).kappa
+
+    assert row["estimate"] == pytest.approx(np.mean([kappa(humans.a, humans.b),
+                                                     kappa(humans.a, humans.c)]))
+    assert row["ci_low"] < row["estimate"] < row["ci_high"]
+
+
+# --- the alternative annotator test ---------------------------------------------------------------
+
+
+def _alt_test_reference(humans: dict, llm: dict, epsilon: float, q_fdr: float, score):
+    """Algorithm 1 of Calderon et al. (2025), written from the paper with plain loops."""
+    p_values, advantage = [], []
+    for held in humans:
+        w_f, w_h = [], []
+        for i, label in humans[held].items():
+            rest = [humans[h][i] for h in humans if h != held and i in humans[h]]
+            if not rest:
+                continue
+            s_h, s_f = score(label, rest), score(llm[i], rest)
+            w_f.append(float(s_f >= s_h))
+            w_h.append(float(s_h >= s_f))
+        d = np.array(w_h) - np.array(w_f)
+        p_values.append(sps.ttest_1samp(d, epsilon, alternative="less").pvalue)
+        advantage.append(np.mean(w_f))
+    reject = multipletests(p_values, alpha=q_fdr, method="fdr_by")[0]
+    return float(np.mean(reject)), float(np.mean(advantage)), p_values
+
+
+@pytest.mark.parametrize("metric", ["accuracy", "neg_rmse"])
+def test_alt_test_matches_the_papers_algorithm(metric):
+    rng = np.random.default_rng(3)
+    n = 80
+    if metric == "accuracy":
+        truth = rng.integers(0, 3, n)
+        noisy = lambda p: np.where(rng.random(n) < p, rng.integers(0, 3, n), truth)  # noqa: E731
+        humans = pd.DataFrame({f"h{j}": noisy(0.3) for j in range(5)})
+        judge = noisy(0.25)
+
+        def score(x, rest):
+            return np.mean([x == r for r in rest])
+    else:
+        truth = rng.normal(3, 1, n)
+        humans = pd.DataFrame({f"h{j}": truth + rng.normal(0, 0.5, n) for j in range(5)})
+        judge = truth + rng.normal(0, 0.45, n)
+
+        def score(x, rest):
+            return -np.sqrt(np.mean([(x - r) ** 2 for r in rest]))
+    humans.iloc[:10, 0] = np.nan  # h0 skipped ten items
+    as_dict = {h: {i: v for i, v in humans[h].items() if not pd.isna(v)} for h in humans}
+    omega, advantage, p_values = _alt_test_reference(as_dict, dict(enumerate(judge)), 0.15,
+                                                     0.05, score)
+    table, summary = q.alt_test(humans, judge, epsilon=0.15, alpha=0.05, metric=metric)
+    assert table["p_value"].to_numpy() == pytest.approx(p_values)
+    assert summary["omega"] == pytest.approx(omega)
+    assert summary["advantage"] == pytest.approx(advantage)
+    assert table.loc[0, "n_items"] == n - 10
+
+
+def test_alt_test_separates_a_good_judge_from_a_bad_one():
+    rng = np.random.default_rng(4)
+    truth = rng.integers(0, 2, 150)
+    noisy = lambda p: np.where(rng.random(150) < p, 1 - truth, truth)  # noqa: E731
+    humans = pd.DataFrame({f"h{j}": noisy(0.15) for j in range(4)})
+    assert q.alt_test(humans, truth, epsilon=0.1)[1]["passed"]
+    assert not q.alt_test(humans, noisy(0.45), epsilon=0.1)[1]["passed"]
+
+
+# --- prediction-powered inference ----------------------------------------------------------------
+
+
+def test_ppi_mean_matches_the_formula_and_ppi_python():
+    rng = np.random.default_rng(5)
+    y = rng.normal(2, 1, 60)
+    yhat = y + rng.normal(0.4, 0.5, 60)
+    unl = rng.normal(2.4, 1.1, 2000)
+    out = q.ppi_mean(y, yhat, unl, alpha=0.05, lam=1.0).set_index("method")
+    # Angelopoulos et al. (2023), mean estimation: theta = mean(f_unl) + mean(y - f)
+    theta = unl.mean() + (y - yhat).mean()
+    se = np.sqrt(unl.var(ddof=1) / len(unl) + (y - yhat).var(ddof=1) / len(y))
+    z = sps.norm.ppf(0.975)
+    assert out.loc["ppi", "estimate"] == pytest.approx(theta)
+    assert out.loc["ppi", "ci_low"] == pytest.approx(theta - z * se, rel=1e-3)
+    assert out.loc["ppi", "ci_high"] == pytest.approx(theta + z * se, rel=1e-3)
+    low, high = ppi_mean_ci(y, yhat, unl, alpha=0.05)  # PPI++ (tuned lambda)
+    tuned = q.ppi_mean(y, yhat, unl, alpha=0.05).set_index("method")
+    assert tuned.loc["ppi", ["ci_low", "ci_high"]].to_numpy() == pytest.approx([low[0], high[0]])
+    classical = sps.t.interval  # the classical row is the z interval of the labelled mean
+    assert out.loc["classical", "estimate"] == pytest.approx(y.mean())
+    assert classical  # noqa: B018 - documented choice of z over t
+    assert out.loc["ppi", "width"] < out.loc["classical", "width"]
+
+
+@pytest.mark.parametrize("lam", [1.0, None])
+def test_ppi_coverage_by_simulation(lam):
+    """1,000 simulated studies: the 95% interval covers the true mean 93-97% of the time."""
+    rng = np.random.default_rng(6)
+    hits = 0
+    for _ in range(1000):
+        y_all = rng.binomial(1, 0.6, 1100).astype(float)  # a win rate: 0/1 human labels
+        judge = np.where(rng.random(1100) < 0.8, y_all, 1 - y_all)  # 80% agreement, biased
+        judge = np.where((judge == 0) & (rng.random(1100) < 0.1), 1.0, judge)
+        low, high = ppi_mean_ci(y_all[:100], judge[:100], judge[100:], alpha=0.05, lam=lam)
+        hits += low[0] <= 0.6 <= high[0]
+    assert 0.93 <= hits / 1000 <= 0.97
+
+
+def test_ppi_simulation_and_labels_needed():
+    rng = np.random.default_rng(7)
+    y = rng.normal(3, 1, 600)
+    yhat = y + rng.normal(0.5, 0.4, 600)
+    sim = q.ppi_simulation(y, yhat, [20, 80], n_rep=200, rng=0)
+    ppi = sim[sim["method"] == "ppi"].set_index("n_labeled")
+    cls = sim[sim["method"] == "classical"].set_index("n_labeled")
+    assert (ppi["width"] < cls["width"]).all()
+    assert ppi.loc[20, "width"] > ppi.loc[80, "width"]
+    assert (sim["coverage"] > 0.88).all()
+    need = q.labels_needed(sim, float(ppi.loc[80, "width"]) + 1e-9).set_index("method")
+    assert need.loc["ppi", "n_labeled"] == 80
+    with pytest.raises(ValueError):
+        q.ppi_simulation(y, yhat, [600])
+
+
+# --- juries --------------------------------------------------------------------------------------
+
+
+def test_jury_vs_best_uses_the_calibration_split_and_scipy_tests():
+    rng = np.random.default_rng(8)
+    truth = rng.normal(3, 1, 300)
+    scores = pd.DataFrame({f"j{k}": truth + rng.normal(0, 0.8, 300) for k in range(4)})
+    calibration = np.arange(300) < 150
+    out = q.jury_vs_best(scores, pd.Series(truth), calibration).set_index("who")
+    cal_r = {c: np.corrcoef(scores[c][:150], truth[:150])[0, 1] for c in scores}
+    best = max(cal_r, key=cal_r.get)
+    mean_jury = scores.mean(axis=1).to_numpy()[150:]
+    err_j, err_b = np.abs(mean_jury - truth[150:]), np.abs(scores[best].to_numpy()[150:] - truth[150:])
+    row = out.loc["jury: mean"]
+    assert row["b"] == best
+    assert row["p_value"] == pytest.approx(sps.ttest_rel(err_j, err_b).pvalue)
+    assert row["p_value_wilcoxon"] == pytest.approx(sps.wilcoxon(err_j, err_b).pvalue)
+    # independent errors: the mean of four judges beats the best single one
+    assert row["mean_diff"] < 0 and row["p_value"] < 0.01
+    assert out.loc["j0", "weight"] == pytest.approx(max(cal_r["j0"], 0))
+
+
+# --- Bradley-Terry --------------------------------------------------------------------------------
+
+
+def _pairs(n=4000, seed=9):
+    rng = np.random.default_rng(seed)
+    systems = ["m0", "m1", "m2", "m3"]
+    strength = {"m0": 0.0, "m1": 0.8, "m2": -0.5, "m3": 0.3}
+    first = rng.choice(systems, n)
+    second = np.array([rng.choice([s for s in systems if s != f]) for f in first])
+    length = rng.normal(0, 1, n)
+    judge_wrote = rng.choice([0.0, 1.0, -1.0], n, p=[0.8, 0.1, 0.1])
+    eta = (0.4 + pd.Series(first).map(strength) - pd.Series(second).map(strength)
+           + 0.3 * length + 0.6 * judge_wrote)
+    win = (rng.random(n) < 1 / (1 + np.exp(-eta))).astype(float)
+    return pd.DataFrame({"first": first, "second": second, "first_wins": win,
+                         "length_diff": length, "self_preference": judge_wrote})
+
+
+def test_bradley_terry_matches_statsmodels_logit_and_recovers_the_truth():
+    data = _pairs()
+    out = q.bradley_terry(data, covariates=["length_diff", "self_preference"], reference="m0")
+    x, _ = q.bt_design(data, covariates=["length_diff", "self_preference"], reference="m0")
+    logit = sm.Logit(data["first_wins"], x).fit(disp=0)
+    fitted = out.dropna(subset=["se"])
+    got = fitted.set_index(fitted["term"].where(fitted["a"].isna(), fitted["a"]))
+    for name in x.columns:
+        assert got.loc[name, "estimate"] == pytest.approx(logit.params[name], rel=1e-6)
+        assert got.loc[name, "se"] == pytest.approx(logit.bse[name], rel=1e-4)
+    truth = {"m1": 0.8, "m2": -0.5, "m3": 0.3, "position": 0.4, "length_diff": 0.3,
+             "self_preference": 0.6}
+    for name, value in truth.items():
+        assert got.loc[name, "ci_low"] < value < got.loc[name, "ci_high"], name
+    assert out.loc[0, "a"] == "m0" and out.loc[0, "estimate"] == 0
+
+
+def test_length_controlled_win_rate_matches_a_glm_fit():
+    rng = np.random.default_rng(10)
+    diff = rng.normal(50, 100, 800)
+    wins = (rng.random(800) < 1 / (1 + np.exp(-(0.3 + 1.0 * np.tanh(diff / np.std(diff)))))
+            ).astype(float)
+    out = q.length_controlled_win_rate(wins, diff)
+    fit = sm.GLM(wins, sm.add_constant(np.tanh(diff / np.std(diff))),
+                 family=sm.families.Binomial()).fit()
+    assert out["estimate"] == pytest.approx(1 / (1 + np.exp(-fit.params[0])))
+    assert out["length_coef"] == pytest.approx(fit.params[1])
+    assert out["win_rate"] == pytest.approx(wins.mean())
+    assert out["ci_low"] < out["estimate"] < out["ci_high"]
+
+
+# --- selective judging ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("k,n", [(0, 20), (3, 50), (12, 100)])
+def test_clopper_pearson_upper_matches_statsmodels(k, n):
+    upper = proportion_confint(k, n, alpha=0.2, method="beta")[1]  # two-sided 80% = one-sided 90%
+    assert q.clopper_pearson_upper(k, n, 0.1) == pytest.approx(upper)
+    # the binomial test rejects "risk > alpha" exactly when the upper bound is <= alpha
+    for alpha in (0.05, 0.1, 0.2):
+        assert (sps.binom.cdf(k, n, alpha) <= 0.1) == (q.clopper_pearson_upper(k, n, 0.1) <= alpha)
+
+
+def test_selective_guarantee_by_simulation():
+    """Achieved risk <= alpha in at least 1 - delta of 400 repetitions (Jung et al. 2024)."""
+    alpha, delta = 0.1, 0.1
+    levels = np.linspace(0, 1, 21)
+    p_error = 0.35 * (1 - levels)  # the judge errs less when more confident
+    risk_at = {t: p_error[levels >= t].mean() for t in levels}  # uniform confidence levels
+    rng = np.random.default_rng(11)
+    ok, coverage = 0, []
+    for _ in range(400):
+        conf = rng.choice(levels, 400)
+        correct = rng.random(400) >= 0.35 * (1 - conf)
+        thr, _ = q.calibrate_threshold(conf, correct, alpha=alpha, delta=delta)
+        risk = 0.0 if np.isinf(thr) else risk_at[min(levels, key=lambda v: abs(v - thr))]
+        ok += risk <= alpha
+        coverage.append(0.0 if np.isinf(thr) else float(np.mean(levels >= thr)))
+    assert ok / 400 >= 1 - delta
+    assert np.mean(coverage) > 0.2  # and it does not get there by abstaining on everything
+
+
+def test_selective_report_held_out():
+    rng = np.random.default_rng(12)
+    conf = rng.random(2000)
+    correct = rng.random(2000) >= 0.4 * (1 - conf)
+    cal = np.arange(2000) < 1000
+    out = q.selective_report(conf, correct, cal, alpha=0.1, delta=0.1).set_index("policy")
+    assert out.loc["all items", "coverage"] == 1.0
+    assert 0 < out.loc["selective", "coverage"] < 1
+    assert out.loc["selective", "agreement"] > out.loc["all items", "agreement"]
+    assert out.loc["selective", "agreement"] >= 0.88

@@ -1,0 +1,168 @@
+"""Notebook parameters: the ``parameters`` cell read by Papermill, checked values, YAML input.
+
+A notebook's ``parameters`` cell is the one declaration of its parameters (DESIGN §7):
+``papermill.inspect_notebook`` reads each name's annotation, default and comment. Before
+any kernel starts, :func:`check_parameters` rejects an unknown name (with a "did you
+mean") and a value of the wrong type (naming the parameter: ``trials`` is an int).
+:func:`changed_parameters` tells a default run from any other: only the default run may
+write to ``figures/`` and ``data/results/`` (see ``run_notebook`` and ``setup``).
+
+Lists and dicts are given as YAML (``-y 'judges: [a, b]'``); Papermill's ``-p`` turns
+them into strings, which :func:`check_values` reports as such.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import yaml
+
+from workbench.studies._contract import check_values
+
+#: Parameters that change how calls are made or shown, never what a run computes: a run
+#: that sets only these is still the default run.
+RUN_NEUTRAL = ("cache_mode", "fresh_cache", "progress")
+
+#: Columns of :func:`parameter_table`.
+PARAMETER_COLUMNS = ("name", "type", "default", "comment")
+
+
+
+def notebook_parameters(path: str | os.PathLike) -> dict[str, dict[str, Any]]:
+    """The parameters a notebook declares (``papermill.inspect_notebook``).
+
+    Returns a dict name -> ``{"name", "inferred_type_name", "default", "help"}``;
+    ``default`` is the source text of the literal. Raises ``ValueError`` when the
+    notebook has no cell tagged ``parameters``.
+    """
+    import papermill
+
+    declared = papermill.inspect_notebook(str(path))
+    if not declared:
+        raise ValueError(f"{path}: no cell tagged 'parameters' (or it assigns nothing)")
+    return dict(declared)
+
+
+def parameter_defaults(declared: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """Name -> default value of ``notebook_parameters`` (the literals, evaluated).
+
+    Examples
+    --------
+    >>> parameter_defaults({"trials": {"default": "5"}, "judges": {"default": "['a']"}})
+    {'trials': 5, 'judges': ['a']}
+    """
+    out = {}
+    for name, info in declared.items():
+        try:
+            out[name] = ast.literal_eval(info["default"])
+        except (ValueError, SyntaxError):
+            raise ValueError(f"parameter {name!r}: its default {info['default']!r} is not a literal") from None
+    return out
+
+
+def check_parameters(
+    path: str | os.PathLike, parameters: Mapping[str, Any]
+) -> dict[str, dict[str, Any]]:
+    """Check names and value types against the notebook's parameters cell; return it.
+
+    Raises ``ValueError`` for a name the notebook does not declare (with a "did you
+    mean" when a declared name is close, else the valid names) and for a value of the
+    wrong type (:func:`check_values`).
+    """
+    declared = notebook_parameters(path)
+    unknown = sorted(set(parameters) - set(declared))
+    if unknown:
+        hints = []
+        for name in unknown:
+            close = difflib.get_close_matches(name, list(declared), n=1)
+            hints.append(f"{name} (did you mean {close[0]}?)" if close else name)
+        raise ValueError(
+            f"{Path(path).name}: unknown parameter(s) {', '.join(hints)}; "
+            f"valid: {', '.join(sorted(declared))}"
+        )
+    check_values(
+        parameters,
+        parameter_defaults(declared),
+        annotations={name: info["inferred_type_name"] for name, info in declared.items()},
+    )
+    return declared
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def changed_parameters(values: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
+    """The values that differ from their defaults, leaving out :data:`RUN_NEUTRAL` names.
+
+    A run with any is not the default run (its outputs go to a run folder). Lists and
+    tuples compare alike, and so do ``1`` and ``1.0``.
+
+    Examples
+    --------
+    >>> defaults = {"trials": 5, "temperatures": [0.0, 1.0], "progress": False}
+    >>> changed_parameters({"trials": 5, "temperatures": (0, 1), "progress": True}, defaults)
+    {}
+    >>> changed_parameters({"trials": 3}, defaults)
+    {'trials': 3}
+    """
+    return {
+        name: value
+        for name, value in values.items()
+        if name not in RUN_NEUTRAL and name in defaults and _plain(value) != _plain(defaults[name])
+    }
+
+
+def parameter_table(path: str | os.PathLike) -> pd.DataFrame:
+    """One row per parameter of a notebook: ``PARAMETER_COLUMNS`` (``type`` is the
+    annotation, ``default`` the literal as written, ``comment`` the line's comment)."""
+    rows = [
+        {
+            "name": name,
+            "type": "" if info["inferred_type_name"] in (None, "None") else info["inferred_type_name"],
+            "default": info["default"],
+            "comment": (info.get("help") or "").strip(),
+        }
+        for name, info in notebook_parameters(path).items()
+    ]
+    return pd.DataFrame(rows, columns=list(PARAMETER_COLUMNS))
+
+
+def parse_parameters(
+    *, files: Iterable[str | os.PathLike] = (), yaml_strings: Iterable[str] = ()
+) -> dict[str, Any]:
+    """Merge notebook parameters from YAML files (``-f``) and YAML strings (``-y``).
+
+    Files are read first, then the strings, in order; a later value wins. Each source
+    must be a YAML mapping with string keys. Values keep their YAML types.
+
+    Examples
+    --------
+    >>> parse_parameters(yaml_strings=["judges: [sim/judge-a, sim/judge-b]", "trials: 2"])
+    {'judges': ['sim/judge-a', 'sim/judge-b'], 'trials': 2}
+    """
+    merged: dict[str, Any] = {}
+    sources = [(f"file {str(f)!r}", Path(f).read_text(encoding="utf-8")) for f in files]
+    sources += [(f"-y {text!r}", text) for text in yaml_strings]
+    for label, text in sources:
+        try:
+            value = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise ValueError(f"{label}: not valid YAML ({exc})") from None
+        if not isinstance(value, dict) or not value:
+            raise ValueError(f"{label}: expected a YAML mapping such as 'n_batch: 5'")
+        bad = [k for k in value if not isinstance(k, str)]
+        if bad:
+            raise ValueError(f"{label}: parameter names must be strings, got {bad!r}")
+        merged.update(value)
+    return merged

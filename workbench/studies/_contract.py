@@ -1,0 +1,264 @@
+"""The contract every study module keeps, and the one call a notebook makes to build it.
+
+Every ``workbench.studies.<study>`` module exposes the same five names:
+
+- ``STUDY`` — the study's name (the notebook stem, the folder of its figures and tables);
+- ``Config`` — a dataclass of every parameter, the seed included; its fields and defaults
+  are exactly the notebook's ``parameters`` cell (a test holds them equal);
+- ``run(config) -> StudyResults`` — makes the LLM calls and computes every table the
+  notebook shows, deterministically from ``config`` (its random generator is seeded by
+  ``config.seed``); no plotting, no files written;
+- ``tables(results) -> dict[str, DataFrame]`` — the tables written as CSV, by name;
+- ``headline(results) -> dict`` — the headline numbers ``workbench.notebook.record``
+  writes and the tests check.
+
+A notebook therefore reads::
+
+    config = config_from(s1.Config, globals())   # the parameters cell, typed and checked
+    results = s1.run(config)
+    ...                                           # show and plot results["..."]
+    write_tables(s1.STUDY, **s1.tables(results))
+    nb.record(s1.STUDY, **s1.headline(results))
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pandas as pd
+
+from workbench.config import interactive
+
+C = TypeVar("C")
+
+_TYPES: dict[str, type] = {
+    "str": str,
+    "int": int,
+    "float": float,
+    "bool": bool,
+    "list": list,
+    "dict": dict,
+    "tuple": tuple,
+    "None": type(None),
+}
+_CONTAINERS = (list, dict, tuple)
+
+#: Folder of the published numbers: one ``<study>.csv`` per study, each row with its ``source``.
+PUBLISHED_DIR = Path(__file__).resolve().parent / "published"
+
+
+class StudyResults(dict[str, pd.DataFrame]):
+    """The frames a study's ``run`` returns, by name, with the ``config`` that made them.
+
+    A plain ``dict`` of DataFrames in every other respect, so ``results["scores"]`` and
+    ``**results`` work as before.
+
+    Examples
+    --------
+    >>> r = StudyResults({"scores": pd.DataFrame({"score": [1.0]})}, config="cfg")
+    >>> sorted(r), r.config
+    (['scores'], 'cfg')
+    """
+
+    def __init__(self, frames: Mapping[str, pd.DataFrame] = (), *, config: Any = None):
+        super().__init__(frames)
+        self.config = config
+
+
+@dataclasses.dataclass
+class StudyConfig:
+    """The session fields every study's ``Config`` inherits (and every notebook declares).
+
+    Parameters
+    ----------
+    cache_mode : str
+        LLM cache mode of the notebook session (``readwrite``, ``readonly``, ``refresh``,
+        ``off``); :func:`workbench.notebook.setup` applies it, ``run`` does not.
+    progress : bool or None
+        Progress bars of the LLM calls; ``None`` (the default) resolves in
+        :func:`config_from` to on in a JupyterLab kernel, off under Papermill and nbval.
+    seed : int
+        Seed of the study's random generator (bootstrap resampling, subsampling).
+    """
+
+    cache_mode: str = "readwrite"
+    progress: bool | None = None
+    seed: int = 0
+
+
+def config_fields(config_cls: type) -> dict[str, Any]:
+    """Field name -> default of a study ``Config`` (a ``default_factory`` is called).
+
+    Examples
+    --------
+    >>> @dataclasses.dataclass
+    ... class Demo:
+    ...     trials: int = 5
+    ...     judges: list = dataclasses.field(default_factory=lambda: ["sim/judge-a"])
+    >>> config_fields(Demo)
+    {'trials': 5, 'judges': ['sim/judge-a']}
+    """
+    if not dataclasses.is_dataclass(config_cls):
+        raise TypeError(f"{config_cls!r} is not a dataclass")
+    out = {}
+    for f in dataclasses.fields(config_cls):
+        if f.default is not dataclasses.MISSING:
+            out[f.name] = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            out[f.name] = f.default_factory()
+        else:
+            raise TypeError(f"{config_cls.__name__}.{f.name} has no default")
+    return out
+
+
+def config_from(config_cls: type[C], namespace: Mapping[str, Any]) -> C:
+    """Build a study ``Config`` from a notebook's parameters (its ``globals()``).
+
+    Takes every field of ``config_cls`` from ``namespace``; a missing field is an error
+    naming it (with a "did you mean" when a similar name is there), and so is a value of
+    the wrong type (:func:`check_values`: e.g. a list that Papermill's ``-p`` made a
+    string). ``progress=None`` becomes :func:`workbench.config.interactive`.
+
+    Examples
+    --------
+    >>> @dataclasses.dataclass
+    ... class Demo:
+    ...     trials: int = 5
+    ...     seed: int = 0
+    >>> config_from(Demo, {"trials": 2, "seed": 1, "plt": object()})
+    Demo(trials=2, seed=1)
+    >>> config_from(Demo, {"trails": 2, "seed": 1})
+    Traceback (most recent call last):
+    ...
+    ValueError: parameter 'trials' is not defined (did you mean 'trails'?)
+    >>> config_from(Demo, {"trials": "two", "seed": 1})
+    Traceback (most recent call last):
+    ...
+    ValueError: parameter 'trials' is an int (default 5), got str 'two'
+    """
+    defaults = config_fields(config_cls)
+    values = {}
+    for name in defaults:
+        if name not in namespace:
+            close = difflib.get_close_matches(name, [k for k in namespace if isinstance(k, str)], n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ValueError(f"parameter {name!r} is not defined{hint}")
+        values[name] = namespace[name]
+    annotations = {f.name: f.type for f in dataclasses.fields(config_cls)}
+    check_values(values, defaults, annotations=annotations)
+    if "progress" in values and values["progress"] is None:
+        values["progress"] = interactive()
+    return config_cls(**values)
+
+
+def published(study: str) -> pd.DataFrame:
+    """The numbers a study's source document published, from ``published/<study>.csv``.
+
+    Every row carries a ``source`` (the table or section of the paper it is copied from).
+    They are what a run with real judges is compared against, never inputs to a run.
+    """
+    path = PUBLISHED_DIR / f"{study}.csv"
+    if not path.exists():
+        raise FileNotFoundError(f"no published numbers for study {study!r}: {path.name} is not in {PUBLISHED_DIR.name}/")
+    frame = pd.read_csv(path)
+    if "source" not in frame.columns or frame["source"].isna().any():
+        raise ValueError(f"{path.name}: every row needs a 'source' (where the number was published)")
+    return frame
+
+
+def _annotation_types(annotation: Any) -> tuple[type, ...] | None:
+    """The types an annotation allows (``"list[str]"``, ``"bool | None"``,
+    ``"Optional[bool]"`` — the spelling Papermill's parameter parser reads), or None."""
+    if annotation is None:
+        return None
+    text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", str(annotation))
+    optional = re.fullmatch(r"\s*Optional\[(.+)\]\s*", text)
+    if optional:
+        text = f"{optional.group(1)} | None"
+    types = []
+    for part in text.split("|"):
+        base = part.strip().split("[", 1)[0].strip()
+        if base not in _TYPES:
+            return None  # Any, Path, a class ...: not checked
+        types.append(_TYPES[base])
+    return tuple(types)
+
+
+def _expected(default: Any, annotation: Any) -> tuple[type, ...] | None:
+    types = _annotation_types(annotation)
+    if types is not None and types != (type(None),):  # papermill writes "None" for "unknown"
+        return types
+    if default is None or type(default) not in _TYPES.values():
+        return None
+    return (type(default),)
+
+
+def _fits(value: Any, types: tuple[type, ...]) -> bool:
+    if isinstance(value, bool):
+        return bool in types
+    if isinstance(value, int) and float in types:
+        return True
+    if isinstance(value, list | tuple) and (list in types or tuple in types):
+        return True
+    return isinstance(value, types)
+
+
+def _type_label(types: tuple[type, ...]) -> str:
+    names = [t.__name__ if t is not type(None) else "None" for t in types]
+    first = names[0]
+    article = "an" if first[0] in "aeiou" else "a"
+    return f"{article} {' or '.join(names)}"
+
+
+def check_values(
+    values: Mapping[str, Any],
+    defaults: Mapping[str, Any],
+    *,
+    annotations: Mapping[str, Any] | None = None,
+) -> None:
+    """Raise ``ValueError`` naming the first parameter whose value has the wrong type.
+
+    The expected type is the annotation's (``int``, ``list[str]``, ``bool | None``) when
+    it names built-in types, else the type of the default. An ``int`` is a ``float``; a
+    ``bool`` is not an ``int``; a string given for a list or dict parameter is what
+    Papermill's ``-p`` makes of a list, and the message says to use ``-y``.
+
+    Examples
+    --------
+    >>> check_values({"trials": 3, "temperature": 1}, {"trials": 5, "temperature": 0.0})
+    >>> check_values({"trials": "three"}, {"trials": 5})
+    Traceback (most recent call last):
+    ...
+    ValueError: parameter 'trials' is an int (default 5), got str 'three'
+    >>> check_values({"progress": "yes"}, {"progress": None}, annotations={"progress": "Optional[bool]"})
+    Traceback (most recent call last):
+    ...
+    ValueError: parameter 'progress' is a bool or None (default None), got str 'yes'
+    >>> check_values({"judges": "[sim/judge-a]"}, {"judges": ["sim/judge-b"]})
+    Traceback (most recent call last):
+    ...
+    ValueError: parameter 'judges' is a list, got the string '[sim/judge-a]': give a YAML list with -y, e.g. -y 'judges: [a, b]' (papermill's -p passes every value as text)
+    """
+    annotations = annotations or {}
+    for name, value in values.items():
+        if name not in defaults:
+            continue
+        types = _expected(defaults[name], annotations.get(name))
+        if types is None or _fits(value, types):
+            continue
+        label = _type_label(types)
+        if isinstance(value, str) and any(t in _CONTAINERS for t in types):
+            kind, example = ("mapping", "{a: 1}") if dict in types else ("list", "[a, b]")
+            raise ValueError(
+                f"parameter {name!r} is {label}, got the string {value!r}: give a YAML {kind} "
+                f"with -y, e.g. -y '{name}: {example}' (papermill's -p passes every value as text)"
+            )
+        raise ValueError(
+            f"parameter {name!r} is {label} (default {defaults[name]!r}), "
+            f"got {type(value).__name__} {value!r}"
+        )

@@ -1,0 +1,279 @@
+"""Study S3: configuration, the run and the headline numbers (private)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from workbench.datasets import hivmedqa, load_dataset
+from workbench.studies._contract import StudyConfig, StudyResults
+from workbench.studies.s3_hivmedqa import _analysis, _data, _release
+
+
+def _default_models() -> list[str]:
+    return ["sim/answer-strong", "sim/answer-concise", "sim/answer-mid", "sim/answer-verbose",
+            "sim/answer-weak"]
+
+
+@dataclass
+class Config(StudyConfig):
+    """Parameters of study S3; fields and defaults are the notebook's ``parameters`` cell.
+
+    Attributes
+    ----------
+    dataset : str
+        Bundled items with categories 1-3 and a ``wrong_answer`` per category-3 vignette.
+    answer_models : list of str
+        Answering models (litellm strings).
+    lower_bound_model : str
+        The quality-control lower bound (the paper's Llama 3.2-1B), answered and judged
+        like the others; added to ``answer_models`` when missing.
+    rephrase_model : str
+        Rewrites each reference: the upper bound, judged as answer model
+        ``rephrased_reference`` (``""``: no upper bound).
+    judge_model : str
+        The MedGPT judge (seed 002: GPT-4o at temperature 0).
+    judge_temperature : float
+    iterations : int
+        Answers per model and question (seed 002: 5), each a separate sample.
+    answer_temperature : float
+        Sampling temperature of the answers and the rephrasings.
+    bias_types : list of str
+        Cognitive-bias operators applied to every category-3 vignette (category 4).
+    items_per_category : int
+        0 = every item; n = the first n items of each of categories 1-3.
+    test_dimension : str
+        Dimension of the best-model paired t tests and of the headline (seed 002:
+        comprehension).
+    alpha : float
+        Significance level of the tests (after Bonferroni or Holm adjustment).
+    entity_method : str
+        ``phrases``, ``content_words`` or ``llm`` (:func:`workbench.metrics.extract_entities`).
+    extractor_model : str
+        Entity extractor for ``entity_method="llm"``.
+    synonym_model : str
+        Builds the synonym dictionary from the references' entities (``""``: none).
+    release_dir : str
+        A downloaded HIVMedQA release: analyse its answers and judge replies instead of
+        generating them (the models, judge and generation settings above are then unused).
+        MedSynF1 is then the release's own (its ``f1_raw.csv``,
+        ``synonyms_lemmatized_f1_dict``) when the release holds that file, else this
+        workbench's recomputation on the release's answers (``entity_method``,
+        ``synonym_model``); the Table 2 row label says which.
+    release_categories : list of int
+        Release categories analysed with ``release_dir`` (release numbering: 4 is the
+        paper's category 5, the demographic/ethics questions; 5 is the paper's 4, the
+        cued vignettes). Default 1-5: the scope of the paper's Table 2.
+    """
+
+    dataset: str = "s3_hiv_en"
+    answer_models: list[str] = field(default_factory=_default_models)
+    lower_bound_model: str = "sim/answer-tiny"
+    rephrase_model: str = "sim/paraphraser"
+    judge_model: str = "sim/judge-a"
+    judge_temperature: float = 0.0
+    iterations: int = 5
+    answer_temperature: float = 1.0
+    bias_types: list[str] = field(default_factory=lambda: list(_data.BIAS_TYPES))
+    items_per_category: int = 0
+    test_dimension: str = "comprehension"
+    alpha: float = 0.05
+    entity_method: str = "phrases"
+    extractor_model: str = "sim/extractor"
+    synonym_model: str = "sim/extractor"
+    release_dir: str = ""
+    release_categories: list[int] = field(
+        default_factory=lambda: list(_release.RELEASE_CATEGORIES))
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.iterations, int) or self.iterations < 1:
+            raise ValueError(f"Config.iterations must be an integer >= 1, got {self.iterations!r}")
+        if self.test_dimension not in _data.DIMENSIONS:
+            raise ValueError(f"Config.test_dimension must be one of {_data.DIMENSIONS}, "
+                             f"got {self.test_dimension!r}")
+        if self.entity_method not in ("phrases", "content_words", "llm"):
+            raise ValueError("Config.entity_method must be phrases, content_words or llm, "
+                             f"got {self.entity_method!r}")
+        if isinstance(self.answer_models, str):
+            raise ValueError("Config.answer_models must be a list of model strings")
+
+    @property
+    def models(self) -> list[str]:
+        """``answer_models`` plus the lower bound, without duplicates, in order."""
+        out = list(dict.fromkeys(self.answer_models))
+        if self.lower_bound_model and self.lower_bound_model not in out:
+            out.append(self.lower_bound_model)
+        return out
+
+
+def _collect(config: Config) -> dict[str, pd.DataFrame]:
+    """``items`` (categories 1-4), ``answers``, ``scores``, ``entity_f1``: generated through
+    the cached client, or read from ``config.release_dir`` (then also ``release_issues``)."""
+    out: dict[str, pd.DataFrame] = {}
+    if config.release_dir:
+        release = hivmedqa.load_release(config.release_dir)
+        frames = _release.from_release(release, categories=config.release_categories)
+        items, answers, scores = frames["items"], frames["answers"], frames["scores"]
+        lower = _release.RELEASE_LOWER_BOUND
+        out["release_issues"] = release["issues"]
+    else:
+        lower = config.lower_bound_model
+        items = _data.build_items(load_dataset(config.dataset)["items"],
+                                  bias_types=config.bias_types,
+                                  items_per_category=config.items_per_category)
+        answers = _data.make_answers(items, config.models, iterations=config.iterations,
+                                     temperature=config.answer_temperature,
+                                     rephrase_model=config.rephrase_model,
+                                     progress=config.progress)
+        scores = _data.judge_answers(items, answers, judge_model=config.judge_model,
+                                     temperature=config.judge_temperature, lower_bound=lower,
+                                     progress=config.progress)
+    own = (_release.release_f1(hivmedqa.load_f1(config.release_dir), config.release_categories)
+           if config.release_dir else None)
+    f1 = own if own is not None else _data.entity_f1(
+        items, answers, method=config.entity_method, extractor_model=config.extractor_model,
+        synonym_model=config.synonym_model, lower_bound=lower, progress=config.progress)
+    if config.release_dir:  # roles by the release's display names
+        roles = scores.drop_duplicates("answer_model").set_index("answer_model")["answer_role"]
+        f1["answer_role"] = [roles.get(m, "model") for m in f1["answer_model"]]
+    out.update(items=items, answers=answers, scores=scores, entity_f1=f1)
+    return out
+
+
+def _release_label(config: Config, f1: pd.DataFrame) -> str:
+    if len(f1) and (f1["backend"] == _release.RELEASE_F1_BACKEND).all():
+        medsynf1 = "MedSynF1 from the release's f1_raw.csv (synonyms_lemmatized_f1_dict)"
+    else:
+        synonyms = config.synonym_model or "no synonym dictionary"
+        medsynf1 = f"MedSynF1 recomputed here ({config.entity_method}, {synonyms})"
+    return f"release judge replies, {_release.scope_label(config.release_categories)}; {medsynf1}"
+
+
+def run(config: Config) -> StudyResults:
+    """Run study S3; every frame the notebook shows, no plotting.
+
+    The data: ``items`` (categories 1-4), ``answers`` (one row per answer call, failures
+    kept), ``scores`` (one row per answer, supervision and dimension), ``entity_f1``
+    (MedSynF1 per answer) — generated through the cached client, or read from
+    ``config.release_dir`` (then also ``release_issues``: files the importer skipped).
+    The analyses: ``failures``, ``model_summary`` (Table 2), ``iteration_means`` (its
+    per-iteration means, for the plot), ``tests`` (best model vs each other, Bonferroni
+    and Holm, subject question x iteration), ``tests_question_means`` (the same with
+    iterations averaged per question), ``tests_pairings`` (both side by side),
+    ``category_trend``, ``trend_counts``, ``bias_drop``, ``supervision_gap``,
+    ``table2_side_by_side`` (the paper's Table 2 beside this run's); with a release also
+    ``table2`` (both, long, with their difference, release − paper; its one-line verdict
+    is :func:`table2_verdict`).
+    """
+    data = _collect(config)
+    scores = data["scores"]
+    summary = _analysis.model_summary(scores, data["entity_f1"])
+    tests = _analysis.best_model_tests(scores, dimension=config.test_dimension,
+                                       alpha=config.alpha)
+    by_question = _analysis.best_model_tests(scores, dimension=config.test_dimension,
+                                             alpha=config.alpha, best=tests["a"].iloc[0],
+                                             pairing="question_mean")
+    trend = _analysis.category_trend(scores)
+    out = {
+        **data,
+        "failures": _analysis.failure_counts(data["answers"], scores),
+        "model_summary": summary,
+        "iteration_means": _analysis.iteration_means(scores),
+        "tests": tests,
+        "tests_question_means": by_question,
+        "tests_pairings": _analysis.pairing_comparison(tests, by_question),
+        "category_trend": trend,
+        "trend_counts": _analysis.trend_counts(trend),
+        "bias_drop": _analysis.bias_drop(scores, per_iteration=bool(config.release_dir)),
+        "supervision_gap": _analysis.supervision_gap(scores),
+        "table2_side_by_side": _analysis.table2_side_by_side(
+            summary, _release.paper_table2(),
+            label=_release_label(config, data["entity_f1"]) if config.release_dir else None),
+    }
+    if config.release_dir:
+        out["table2"] = _release.compare_table2(summary)
+    return StudyResults(out, config=config)
+
+
+def tables(results: StudyResults) -> dict[str, pd.DataFrame]:
+    """The frames written as CSV under ``data/results/s3_hivmedqa/``."""
+    return {name: results[name] for name in (
+        "model_summary", "tests", "tests_pairings", "category_trend", "bias_drop",
+        "supervision_gap", "entity_f1", "scores")}
+
+
+def _num(value: Any) -> float | None:
+    value = float(value)
+    return None if math.isnan(value) else value
+
+
+def headline(results: StudyResults) -> dict[str, Any]:
+    """The numbers the S3 notebook records (plain Python values).
+
+    ``mean_score`` (per model, ``config.test_dimension``, supervised), ``best_model``,
+    ``lower_bound_mean`` / ``upper_bound_mean`` (NaN -> None when absent),
+    ``n_comparisons``, ``n_significant_bonf`` / ``n_significant_holm`` (at
+    ``config.alpha``), ``mean_gap`` (unsupervised - supervised, mean over models without
+    the upper bound), ``gap_min`` / ``gap_max``, ``mean_drop`` (category 3 -> 4, all bias
+    types pooled, mean over models without the upper bound), ``drop_by_bias`` (mean over
+    models per bias type), ``mean_f1`` per model, call and parse counts, ``backend`` and
+    ``judge_model``; with a release also its ``release_categories``, the
+    ``table2_verdict`` and its counts, and how many best-model tests change significance
+    with the pairing.
+    """
+    dimension, alpha = results.config.test_dimension, results.config.alpha
+    summary, scores = results["model_summary"], results["scores"]
+    dim = summary[summary["dimension"] == dimension]
+    mean_score = {m: _num(v) for m, v in zip(dim["answer_model"], dim["mean"], strict=True)}
+    by_role = dim.groupby("answer_role")["mean"].mean()
+    tests = results["tests"]
+    gap = results["supervision_gap"]
+    gap = gap[gap["answer_role"] != "upper_bound"]
+    drop = results["bias_drop"]
+    drop = drop[drop["answer_role"] != "upper_bound"]
+    pooled = drop[drop["bias_type"] == ("all" if (drop["bias_type"] == "all").any() else
+                                        drop["bias_type"].iloc[0])] if len(drop) else drop
+    f1 = summary[summary["dimension"] == "medsynf1"]
+    answers = results["answers"]
+    release = {}
+    if "table2" in results:  # a release run: its scope and how it compares with the paper
+        diff = results["table2"]["difference"].dropna()
+        release = {
+            "release_categories": sorted(int(c) for c in results.config.release_categories),
+            "table2_verdict": _release.table2_verdict(results["table2"]),
+            "n_cells_compared": len(diff),
+            "n_cells_below_paper": int((diff < 0).sum()),
+            "median_difference": _num(diff.median()) if len(diff) else None,
+            "n_tests_pairing_differs": int(results["tests_pairings"]["differs"].sum()),
+        }
+    return {
+        "backend": "+".join(sorted(set(scores["backend"]))) if len(scores) else "",
+        "judge_model": "+".join(sorted(set(scores["judge_model"]))) if len(scores) else "",
+        "release": "release_issues" in results,
+        "dimension": dimension,
+        "mean_score": mean_score,
+        "best_model": _analysis.best_model(summary, dimension=dimension),
+        "lower_bound_mean": _num(by_role.get("lower_bound", math.nan)),
+        "upper_bound_mean": _num(by_role.get("upper_bound", math.nan)),
+        "n_comparisons": int((tests["padjust"] == "bonf").sum()),
+        "n_significant_bonf": int(tests.loc[tests["padjust"] == "bonf", "significant"].sum()),
+        "n_significant_holm": int(tests.loc[tests["padjust"] == "holm", "significant"].sum()),
+        "alpha": alpha,
+        "mean_gap": _num(gap["estimate"].mean()) if len(gap) else None,
+        "gap_min": _num(gap["estimate"].min()) if len(gap) else None,
+        "gap_max": _num(gap["estimate"].max()) if len(gap) else None,
+        "n_models_gap_positive": int((gap["estimate"] > 0).sum()),
+        "n_models_gap": len(gap),
+        "mean_drop": _num(pooled["estimate"].mean()) if len(pooled) else None,
+        "drop_by_bias": {b: _num(v) for b, v in drop.groupby("bias_type")["estimate"].mean().items()},
+        "mean_f1": {m: _num(v) for m, v in zip(f1["answer_model"], f1["mean"], strict=True)},
+        "n_answers": len(answers),
+        "n_failed_answers": int((~answers["ok"].astype(bool)).sum()),
+        "n_scores": len(scores),
+        "n_unparsed": int((~scores["parse_ok"].astype(bool)).sum()),
+        "answer_backend": "+".join(sorted(set(answers["backend"].dropna()))),
+        **release,
+    }

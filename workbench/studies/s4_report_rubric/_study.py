@@ -1,0 +1,216 @@
+"""Study S4: configuration, the run, the tables it writes and the headline numbers (private;
+re-exported by ``workbench.studies.s4_report_rubric``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from workbench.datasets import load_dataset
+from workbench.studies._contract import StudyConfig, StudyResults
+from workbench.studies.s4_report_rubric._analysis import (
+    failure_counts,
+    pilot_components,
+    power_table,
+    reports_needed,
+    verbosity_effect,
+    version_comparison,
+)
+from workbench.studies.s4_report_rubric._data import (
+    PADDED,
+    build_texts,
+    judge_texts,
+    score_log,
+    totals,
+)
+
+
+@dataclass
+class Config(StudyConfig):
+    """Parameters of study S4; fields and defaults are the notebook's ``parameters`` cell.
+
+    Attributes
+    ----------
+    dataset : str
+        Bundled reports (``reports`` metadata, ``items`` and ``responses``).
+    judge_models : list of str
+        Judges; ``sim/judge-b`` is the profile whose verbosity bias the mitigation prompt
+        is built to shrink, ``sim/judge-a`` a low-bias control.
+    mitigation : list of bool
+        Prompt conditions: without (``False``) and with (``True``) the seed's
+        bias-mitigation system prompt.
+    temperature : float
+        Judge temperature (the seed's CLI used the model default).
+    trials : int
+        Calls per report, dimension, judge and prompt (distinct samples).
+    padding_factor : float
+        Target length of the padded reports as a multiple of the original (the bundled
+        twins are about 1.6x the words).
+    padding_style : str
+        ``mixed``, ``filler`` or ``restate`` (:func:`workbench.perturb.verbosity_padding`).
+    bundled_twins : bool
+        Also score the bundled padded twins (condition ``padded_twin``).
+    version_a, version_b : str
+        Pipeline versions compared (B minus A).
+    power_effects : list of float
+        Differences of the 6-30 total to detect.
+    power_n_items : list of int
+        Reports per version tried by the power analysis.
+    power_trials, power_judges : int
+        Trials and judges per report in the planned comparison (the seed: 1 and 1).
+    power_target : float
+        Power wanted when answering "how many reports?".
+    n_sim : int
+        Simulated studies per cell of the power grid.
+    alpha : float
+        Two-sided significance level.
+    shrink_judge : str
+        Judge whose verbosity effect, without and with the mitigation prompt, the headline
+        follows.
+    """
+
+    dataset: str = "s4_reports"
+    judge_models: list[str] = field(default_factory=lambda: ["sim/judge-a", "sim/judge-b"])
+    mitigation: list[bool] = field(default_factory=lambda: [False, True])
+    temperature: float = 1.0
+    trials: int = 3
+    padding_factor: float = 1.6
+    padding_style: str = "mixed"
+    bundled_twins: bool = True
+    version_a: str = "v1-single-pass"
+    version_b: str = "v2-two-pass"
+    power_effects: list[float] = field(default_factory=lambda: [1.0, 2.0, 3.0])
+    power_n_items: list[int] = field(default_factory=lambda: [5, 10, 20, 40, 80])
+    power_trials: int = 1
+    power_judges: int = 1
+    power_target: float = 0.8
+    n_sim: int = 1000
+    alpha: float = 0.05
+    shrink_judge: str = "sim/judge-b"
+
+    def __post_init__(self) -> None:
+        if isinstance(self.judge_models, str) or not self.judge_models:
+            raise ValueError("Config.judge_models must be a non-empty list of model strings")
+        if not self.mitigation or any(not isinstance(m, bool) for m in self.mitigation):
+            raise ValueError(f"Config.mitigation must be a list of booleans, got {self.mitigation!r}")
+        if not isinstance(self.trials, int) or self.trials < 1:
+            raise ValueError(f"Config.trials must be an integer >= 1, got {self.trials!r}")
+        if self.version_a == self.version_b:
+            raise ValueError("Config.version_a and version_b must differ")
+
+
+def _collect(config: Config) -> dict[str, pd.DataFrame]:
+    """``texts`` (one row per report text judged), ``scores`` (one row per judge call,
+    ``SCORE_COLUMNS``) and ``log`` (the seed's score log, ``LOG_COLUMNS``)."""
+    texts = build_texts(load_dataset(config.dataset), padding_factor=config.padding_factor,
+                        padding_style=config.padding_style, bundled_twins=config.bundled_twins)
+    scores = judge_texts(texts, judge_models=list(config.judge_models),
+                         mitigation=list(config.mitigation), temperature=config.temperature,
+                         trials=config.trials, progress=config.progress)
+    return {"texts": texts, "scores": scores, "log": score_log(scores)}
+
+
+def _analyze(data: dict[str, pd.DataFrame], config: Config) -> dict[str, pd.DataFrame]:
+    """Every analysis of S4 on the frames of :func:`_collect`: ``totals``,
+    ``verbosity_effect`` (per judge x prompt, on the total), ``versions``, ``components``,
+    ``power`` (drawn from ``numpy.random.default_rng(config.seed)``), ``reports_needed``,
+    ``failures``."""
+    tot = totals(data["log"])
+    pilot = True if True in config.mitigation else config.mitigation[0]
+    components = pilot_components(tot, mitigation=pilot)
+    power = power_table(components, effects=config.power_effects, n_items=config.power_n_items,
+                        n_trials=config.power_trials, n_judges=config.power_judges,
+                        n_sim=config.n_sim, alpha=config.alpha,
+                        rng=np.random.default_rng(config.seed))
+    return {
+        "totals": tot,
+        "verbosity_effect": verbosity_effect(tot),
+        "versions": version_comparison(tot, version_a=config.version_a,
+                                       version_b=config.version_b, alpha=config.alpha),
+        "components": components,
+        "power": power,
+        "reports_needed": reports_needed(power, target=config.power_target),
+        "failures": failure_counts(data["scores"]),
+    }
+
+
+def run(config: Config) -> StudyResults:
+    """Run study S4: judge every report text, then every analysis; no plotting, nothing
+    written (the notebook writes the score log with ``write_score_log``).
+
+    Returns
+    -------
+    StudyResults
+        ``texts``, ``scores``, ``log`` (the seed's score log), ``totals``,
+        ``verbosity_effect``, ``versions``, ``components``, ``power``, ``reports_needed``,
+        ``failures``.
+    """
+    data = _collect(config)
+    return StudyResults({**data, **_analyze(data, config)}, config=config)
+
+
+def tables(results: StudyResults) -> dict[str, pd.DataFrame]:
+    """The tables written as CSV: the analyses and the scores (without latencies, which
+    vary from run to run)."""
+    return {
+        "verbosity_effect": results["verbosity_effect"],
+        "versions": results["versions"],
+        "components": results["components"],
+        "power": results["power"],
+        "reports_needed": results["reports_needed"],
+        "scores": results["scores"].drop(columns="latency_s"),
+    }
+
+
+def _num(value: Any) -> float | None:
+    value = float(value)
+    return None if np.isnan(value) else value
+
+
+def headline(results: StudyResults) -> dict[str, Any]:
+    """The numbers the S4 notebook records (plain Python values).
+
+    ``effect`` maps ``"<judge> | mitigation=<bool> | <condition>"`` to the mean padded -
+    original difference of the total; ``shrink_judge`` / ``effect_without`` /
+    ``effect_with`` give it for ``config.shrink_judge`` (operator padding) without and
+    with the mitigation prompt, and ``shrinks`` says whether its size (absolute value) is smaller
+    with the prompt; the version comparison of the first judge with the
+    mitigation prompt (``version_*``); ``reports_needed`` per effect; call counts.
+    """
+    judge = results.config.shrink_judge
+    eff = results["verbosity_effect"]
+    effect = {f"{r.judge_model} | mitigation={bool(r.mitigation)} | {r.condition}": _num(r.estimate)
+              for r in eff.itertuples(index=False)}
+    mine = eff[(eff["judge_model"] == judge) & (eff["condition"] == PADDED)].set_index("mitigation")
+    without = _num(mine.at[False, "estimate"]) if False in mine.index else None
+    with_ = _num(mine.at[True, "estimate"]) if True in mine.index else None
+    versions = results["versions"]
+    pick = versions[versions["mitigation"]] if versions["mitigation"].any() else versions
+    first = pick.iloc[0] if len(pick) else None
+    needed = results["reports_needed"]
+    scores, log = results["scores"], results["log"]
+    return {
+        "backend": "+".join(sorted(set(scores["backend"].dropna()))),
+        "judges": sorted(set(scores["judge_model"])),
+        "effect": effect,
+        "shrink_judge": judge,
+        "effect_without": without,
+        "effect_with": with_,
+        "shrinks": (without is not None and with_ is not None and abs(with_) < abs(without)),
+        "version_judge": None if first is None else str(first["judge_model"]),
+        "version_difference": None if first is None else _num(first["estimate"]),
+        "version_ci": None if first is None else [_num(first["ci_low"]), _num(first["ci_high"])],
+        "version_p_value": None if first is None else _num(first["p_value"]),
+        "version_n": None if first is None else [int(first["n_a"]), int(first["n_b"])],
+        "version_provisional": None if first is None else bool(first["provisional"]),
+        "reports_needed": {f"{e:g}": (None if np.isnan(n) else int(n))
+                           for e, n in zip(needed["effect"], needed["n_items"], strict=True)},
+        "n_texts": int(results["texts"]["item_id"].nunique()),
+        "n_calls": len(scores),
+        "n_unparsed": int((~scores["parse_ok"].astype(bool)).sum()),
+        "n_log_lines": len(log),
+        "n_incomplete_totals": int(log["total"].isna().sum()),
+    }

@@ -1,0 +1,369 @@
+"""Study X3: configuration, analyses of the bundled set and the run (private)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from workbench.judges import JudgeSpec
+from workbench.qualify import (
+    alt_test,
+    bradley_terry,
+    jury_vs_best,
+    labels_needed,
+    leave_one_out_agreement,
+    length_controlled_win_rate,
+    ppi_mean,
+    ppi_simulation,
+    selective_report,
+)
+from workbench.studies._contract import StudyResults
+from workbench.studies.common import judge_scores
+from workbench.studies.raters import RATERS
+from workbench.studies.s2_summarize_then_judge import (
+    human_means,
+    load_answers,
+    load_items,
+    simulated_ratings,
+)
+from workbench.studies.x2_human_agreement import (
+    majority_label,
+    pairwise_items,
+    pairwise_judgments,
+    rater_preferences,
+)
+from workbench.studies.x2_human_agreement._pairwise import PAIR_KEYS
+from workbench.studies.x2_human_agreement._study import BundledDesign
+from workbench.studies.x3_judge_qualification._bundled import (
+    item_split,
+    score_preferences,
+    selective_frame,
+    shown_order,
+    wide_ratings,
+    wide_scores,
+    win_indicators,
+)
+from workbench.studies.x3_judge_qualification._releases import (
+    llmbar_analysis,
+    pandalm_qualification,
+    unieval_ppi,
+)
+
+STUDY = "x3_judge_qualification"
+
+
+@dataclass
+class Config(BundledDesign):
+    """Settings of study X3; fields and defaults are the notebook's ``parameters`` cell.
+
+    The answers, raters and judges default to study X2's, so X3 reuses X2's cached calls:
+    the bundled-set fields are X2's ``BundledDesign``; here the ``judge_models`` are
+    qualified against the raters and put in juries.
+
+    Parameters
+    ----------
+    pairwise_judges : list of str
+        Judges comparing two answers in both orders (Bradley-Terry, selective judging).
+    pairwise_reference : bool
+        Show the reference answer to the pairwise judges.
+    n_raters, rater_seed : int
+        Simulated raters (3-4: leave-one-out needs two others) and their noise seed.
+    epsilon, fdr : float
+        Alternative annotator test: the allowance and the Benjamini-Yekutieli level.
+    ppi_judge : str
+        The G-Eval judge whose scores stand in for the missing human scores (PPI).
+    ppi_labels : int
+        Human-labelled answers of the PPI interval shown.
+    ppi_sizes : list of int
+        Numbers of human labels simulated for coverage and width.
+    ppi_reps : int
+        Simulated studies per size.
+    target_width : float
+        CI width asked for ("how many human labels?").
+    calibration_share : float
+        Share of the items in the calibration split (juries, selective judging).
+    lc_baseline : str
+        Answer model the length-controlled win rates compare against.
+    selective_judge : str
+        The pairwise judge whose verdicts are accepted or escalated.
+    risk_alpha, risk_delta : float
+        Selective judging: disagreement risk alpha guaranteed with probability 1 - delta.
+    pandalm_dir, unieval_dir, llmbar_dir : str
+        Checkouts of the PandaLM, UniEval and LLMBar releases ("" = skip that analysis).
+    llmbar_judge : str
+        LLMBar configuration (``<judge>/<strategy>``) judged selectively ("" = the first).
+    n_boot : int
+        Bootstrap resamples.
+    """
+
+    pairwise_judges: list[str] = field(default_factory=lambda: ["sim/judge-a", "sim/judge-d"])
+    pairwise_reference: bool = True
+    n_raters: int = 4
+    rater_seed: int = 0
+    epsilon: float = 0.2
+    fdr: float = 0.05
+    ppi_judge: str = "sim/judge-a"
+    ppi_labels: int = 40
+    ppi_sizes: list[int] = field(default_factory=lambda: [10, 20, 40, 80, 120])
+    ppi_reps: int = 300
+    target_width: float = 0.5
+    calibration_share: float = 0.5
+    lc_baseline: str = "sim/answer-mid"
+    selective_judge: str = "sim/judge-a"
+    risk_alpha: float = 0.1
+    risk_delta: float = 0.1
+    pandalm_dir: str = ""
+    unieval_dir: str = ""
+    llmbar_dir: str = ""
+    llmbar_judge: str = ""
+    n_boot: int = 1000
+
+    def __post_init__(self) -> None:
+        if self.bundled:
+            if len(self.answer_models) < 2:
+                raise ValueError("Config.answer_models: give at least two (pairs are compared)")
+            if self.ppi_judge not in self.judge_models:
+                raise ValueError(f"Config.ppi_judge {self.ppi_judge!r} is not in judge_models")
+            if self.selective_judge not in self.pairwise_judges:
+                raise ValueError(f"Config.selective_judge {self.selective_judge!r} is not in "
+                                 "pairwise_judges")
+            if self.lc_baseline not in self.answer_models:
+                raise ValueError(f"Config.lc_baseline {self.lc_baseline!r} is not in answer_models")
+        if not 3 <= self.n_raters <= len(RATERS):
+            raise ValueError(f"Config.n_raters must be 3..{len(RATERS)}, got {self.n_raters}")
+        if not 0 < self.calibration_share < 1:
+            raise ValueError("Config.calibration_share must be in (0, 1)")
+        if self.n_boot < 0:
+            raise ValueError(f"Config.n_boot must be >= 0, got {self.n_boot}")
+
+
+def _label(judge: str) -> str:
+    return judge.rsplit("/", 1)[-1]
+
+
+# --- the analyses of the bundled set -----------------------------------------------------------
+
+def qualification(humans: pd.DataFrame, judges: pd.DataFrame, *, epsilon: float, fdr: float,
+                  n_boot: int, rng: np.random.Generator) -> dict[str, pd.DataFrame]:
+    """Agreement beside the human ceiling (Pearson r with the other raters' mean, leave
+    one rater out) and the alternative annotator test (``neg_rmse``) per judge."""
+    agreement = leave_one_out_agreement(humans, judges, measure="pearson", n_boot=n_boot,
+                                        rng=rng)
+    per_rater, summary = [], []
+    for judge in judges.columns:
+        table, result = alt_test(humans, judges[judge].to_numpy(), epsilon=epsilon,
+                                 alpha=fdr, metric="neg_rmse")
+        per_rater.append(table.assign(judge_model=judge))
+        summary.append({"judge_model": judge, **result})
+    summary = pd.DataFrame(summary).rename(columns={"alpha": "fdr"})
+    agreement = agreement.merge(summary[["judge_model", "omega", "passed"]],
+                                left_on="who", right_on="judge_model", how="left"
+                                ).drop(columns="judge_model")
+    return {"agreement": agreement, "alt_test": pd.concat(per_rater, ignore_index=True),
+            "alt_test_summary": summary}
+
+
+def ppi_analysis(human: np.ndarray, judge: np.ndarray, config: Config,
+                 rng: np.random.Generator, wins: tuple[np.ndarray, np.ndarray] | None = None
+                 ) -> dict[str, pd.DataFrame]:
+    """PPI intervals from ``config.ppi_labels`` random human labels: of the mean human
+    score (``measure`` ``mean score``) and, given ``wins`` (human and judge win indicators
+    of one model's pairs), of its win rate; the mean's coverage and width by simulation
+    on the same data, and the labels needed for the target width. ``truth``: the mean of
+    all human labels."""
+    intervals = []
+    for measure, (y, yhat) in (("mean score", (human, judge)),
+                               *((("win rate", wins),) if wins is not None else ())):
+        ok = ~np.isnan(y) & ~np.isnan(yhat)
+        y, yhat = y[ok], yhat[ok]
+        mask = np.zeros(len(y), dtype=bool)
+        mask[rng.choice(len(y), min(config.ppi_labels, len(y) - 1), replace=False)] = True
+        intervals.append(ppi_mean(y[mask], yhat[mask], yhat[~mask]).assign(
+            measure=measure, truth=float(np.mean(y))))
+    interval = pd.concat(intervals, ignore_index=True)
+    sizes = [n for n in config.ppi_sizes if n < len(human)]
+    simulation = ppi_simulation(human, judge, sizes, n_rep=config.ppi_reps, rng=rng)
+    return {"ppi": interval, "ppi_simulation": simulation,
+            "ppi_needed": labels_needed(simulation, config.target_width)}
+
+
+def bt_analysis(shown: pd.DataFrame, lc_baseline: str) -> dict[str, pd.DataFrame]:
+    """Bradley-Terry with position and length difference (and self-preference when a
+    judge also answered) per pairwise judge; length-controlled win rates vs the baseline."""
+    fits, lc = [], []
+    for judge, part in shown.groupby("judge_model", sort=False):
+        covariates = ["length_diff"] + (["self_preference"]
+                                        if part["self_preference"].abs().sum() else [])
+        fits.append(bradley_terry(part, covariates=covariates, reference=lc_baseline)
+                    .assign(judge_model=judge))
+        for model in sorted(set(part["first"]) | set(part["second"])):
+            if model == lc_baseline:
+                continue
+            vs = part[((part["first"] == model) & (part["second"] == lc_baseline))
+                      | ((part["first"] == lc_baseline) & (part["second"] == model))]
+            sign = np.where(vs["first"] == model, 1.0, -1.0)
+            wins = np.where(sign > 0, vs["first_wins"], 1 - vs["first_wins"])
+            lc.append({"judge_model": judge, "answer_model": model, "baseline": lc_baseline,
+                       **length_controlled_win_rate(wins, sign * vs["length_diff"])})
+    backend = shown["backend"].iloc[0]
+    return {"bradley_terry": pd.concat(fits, ignore_index=True).assign(backend=backend),
+            "lc_win_rate": pd.DataFrame(lc).assign(backend=backend)}
+
+
+# --- the study ---------------------------------------------------------------------------------
+
+#: The frames :func:`tables` writes (those that are not empty).
+_TABLES = ("ratings", "scores", "agreement", "alt_test", "alt_test_summary", "ppi",
+           "ppi_simulation", "ppi_needed", "jury", "bradley_terry", "lc_win_rate",
+           "selective", "selective_items", "pandalm_agreement", "pandalm_alt_test",
+           "pandalm_alt_test_summary", "unieval_ppi", "unieval_ppi_simulation",
+           "llmbar_bradley_terry", "llmbar_selective")
+
+
+def run(config: Config) -> StudyResults:
+    """Run study X3 and return its tables (no plotting); absent analyses are empty frames.
+
+    ``numpy.random.default_rng(config.seed)`` draws, in this order: the agreement
+    bootstrap, the PPI labelled subset and simulations, the jury calibration split, the
+    selective-judging calibration split; then PandaLM, UniEval and LLMBar.
+    """
+    rng = np.random.default_rng(config.seed)
+    out: dict[str, pd.DataFrame] = {name: pd.DataFrame() for name in _TABLES}
+    if config.bundled:
+        items = load_items(config.dataset, config.n_items)
+        answers = load_answers(items, answer_models=config.answer_models,
+                               temperature=config.answer_temperature, progress=config.progress)
+        ratings = simulated_ratings(answers, n_raters=config.n_raters, rng_seed=config.rater_seed)
+        specs = [(judge, JudgeSpec(protocol="geval", judge_model=judge,
+                                   template=config.judge_template, study=STUDY))
+                 for judge in config.judge_models]
+        _, scores = judge_scores(answers, specs, progress=config.progress)
+        humans = wide_ratings(ratings)
+        judges = wide_scores(scores, humans.index)
+        human = human_means(ratings).set_index(humans.index.names)["human"].reindex(humans.index)
+        out.update(ratings=ratings, scores=scores)
+        out.update(qualification(humans, judges, epsilon=config.epsilon, fdr=config.fdr,
+                                 n_boot=config.n_boot, rng=rng))
+        pairs = pairwise_items(answers, config.answer_models)
+        majority = majority_label(rater_preferences(ratings, pairs))
+        judged = majority.merge(score_preferences(scores, pairs).query(
+            "metric == @config.ppi_judge"), on=PAIR_KEYS, how="left")
+        model = config.answer_models[0]
+        wins = (win_indicators(judged["majority"], judged["model_a"], judged["model_b"], model),
+                win_indicators(judged["verdict"], judged["model_a"], judged["model_b"], model))
+        out.update(ppi_analysis(human.to_numpy(float), judges[config.ppi_judge].to_numpy(float),
+                                config, rng, wins=wins))
+        out["ppi"]["measure"] = out["ppi"]["measure"].replace("win rate", f"win rate: {model}")
+        calibration = item_split(humans.reset_index()["item_id"], config.calibration_share, rng)
+        out["jury"] = jury_vs_best(judges, human, calibration)
+        pairwise = pairwise_judgments(pairs, config.pairwise_judges,
+                                      use_reference=config.pairwise_reference, study=STUDY,
+                                      progress=config.progress)
+        out.update(bt_analysis(shown_order(pairwise, pairs), config.lc_baseline))
+        sel = selective_frame(pairwise, score_preferences(scores, pairs), majority,
+                              config.selective_judge)
+        split = item_split(sel["item_id"], config.calibration_share, rng)
+        out["selective"] = selective_report(sel["confidence"], sel["correct"], split,
+                                            alpha=config.risk_alpha, delta=config.risk_delta
+                                            ).assign(judge_model=config.selective_judge)
+        out["selective_items"] = sel.assign(calibration=split)
+        for name in ("agreement", "ppi", "ppi_simulation", "jury", "selective"):
+            out[name] = out[name].assign(backend="sim")
+    if config.pandalm_dir:
+        out.update(pandalm_qualification(config.pandalm_dir, epsilon=config.epsilon,
+                                         fdr=config.fdr, n_boot=config.n_boot, rng=rng))
+    if config.unieval_dir:
+        out.update(unieval_ppi(config.unieval_dir, n_labeled=config.ppi_labels,
+                               sizes=config.ppi_sizes, n_rep=config.ppi_reps, rng=rng))
+    if config.llmbar_dir:
+        out.update(llmbar_analysis(config.llmbar_dir, judge=config.llmbar_judge,
+                                   alpha=config.risk_alpha, delta=config.risk_delta,
+                                   share=config.calibration_share, rng=rng))
+    return StudyResults(out, config=config)
+
+
+def tables(results: StudyResults) -> dict[str, pd.DataFrame]:
+    """The non-empty frames to write as CSV."""
+    return {name: results[name] for name in _TABLES if len(results[name])}
+
+
+def _round(value: Any) -> Any:
+    return None if value is None or pd.isna(value) else round(float(value), 4)
+
+
+def headline(results: StudyResults) -> dict[str, Any]:
+    """The numbers the notebook records (present analyses only)."""
+    out: dict[str, Any] = {}
+    if len(results["agreement"]):
+        agree = results["agreement"].set_index("who")
+        summary = results["alt_test_summary"].set_index("judge_model")
+        ppi = results["ppi"][results["ppi"]["measure"] == "mean score"].set_index("method")
+        win = results["ppi"][results["ppi"]["measure"] != "mean score"].set_index("method")
+        sim = results["ppi_simulation"]
+        needed = results["ppi_needed"].set_index("method")["n_labeled"]
+        jury = results["jury"].set_index("who")
+        bt = results["bradley_terry"]
+        position = bt[bt["term"] == "position"].set_index("judge_model")
+        length = bt[bt["term"] == "length_diff"].set_index("judge_model")
+        sel = results["selective"].set_index("policy")
+        out.update(
+            backend="sim",
+            n_answers=len(results["ratings"].drop_duplicates(["item_id", "answer_model"])),
+            human_ceiling=_round(agree.loc["human ceiling", "estimate"]),
+            judge_r={_label(j): _round(agree.loc[j, "estimate"]) for j in summary.index},
+            alt_test_omega={_label(j): _round(v) for j, v in summary["omega"].items()},
+            alt_test_passed={_label(j): bool(v) for j, v in summary["passed"].items()},
+            ppi_n_labeled=int(ppi.loc["ppi", "n_labeled"]),
+            ppi_estimate=_round(ppi.loc["ppi", "estimate"]),
+            ppi_ci=[_round(ppi.loc["ppi", "ci_low"]), _round(ppi.loc["ppi", "ci_high"])],
+            ppi_width=_round(ppi.loc["ppi", "width"]),
+            classical_width=_round(ppi.loc["classical", "width"]),
+            human_mean=_round(ppi.loc["ppi", "truth"]),
+            ppi_win_rate=_round(win.loc["ppi", "estimate"]),
+            ppi_win_rate_ci=[_round(win.loc["ppi", "ci_low"]), _round(win.loc["ppi", "ci_high"])],
+            human_win_rate=_round(win.loc["ppi", "truth"]),
+            ppi_coverage={f"{m} n={n}": _round(c) for m, n, c in
+                          zip(sim["method"], sim["n_labeled"], sim["coverage"], strict=True)},
+            labels_needed={m: None if pd.isna(v) else int(v) for m, v in needed.items()},
+            jury_r={k: _round(v) for k, v in jury["estimate"].items()},
+            jury_p_value={k: _round(v) for k, v in jury["p_value"].dropna().items()},
+            bt_position={_label(j): _round(v) for j, v in position["estimate"].items()},
+            bt_length={_label(j): _round(v) for j, v in length["estimate"].items()},
+            lc_win_rate={f"{_label(j)} | {m}": _round(v) for j, m, v in zip(
+                results["lc_win_rate"]["judge_model"], results["lc_win_rate"]["answer_model"],
+                results["lc_win_rate"]["estimate"], strict=True)},
+            selective_threshold=_round(sel.loc["selective", "threshold"])
+            if np.isfinite(sel.loc["selective", "threshold"]) else None,
+            selective_coverage=_round(sel.loc["selective", "coverage"]),
+            selective_agreement=_round(sel.loc["selective", "agreement"]),
+            all_items_agreement=_round(sel.loc["all items", "agreement"]),
+        )
+    if len(results["pandalm_agreement"]):
+        agree = results["pandalm_agreement"].set_index("who")
+        summary = results["pandalm_alt_test_summary"].set_index("judge_model")
+        out.update(pandalm_ceiling=_round(agree.loc["human ceiling", "estimate"]),
+                   pandalm_kappa={j: _round(agree.loc[j, "estimate"]) for j in summary.index},
+                   pandalm_omega={j: _round(v) for j, v in summary["omega"].items()})
+    if len(results["unieval_ppi"]):
+        ppi = results["unieval_ppi"].query("method == 'ppi'").set_index("dimension")
+        out.update(unieval_ppi={d: [_round(r["ci_low"]), _round(r["ci_high"])]
+                                for d, r in ppi.iterrows()},
+                   unieval_truth={d: _round(v) for d, v in ppi["truth"].items()},
+                   unieval_n_labeled=int(ppi["n_labeled"].max()))
+        sim = results["unieval_ppi_simulation"]
+        if len(sim):
+            part = sim[sim["method"] == "ppi"]
+            out["unieval_coverage"] = {f"{d} n={n}": _round(c) for d, n, c in zip(
+                part["dimension"], part["n_labeled"], part["coverage"], strict=True)}
+    if len(results["llmbar_bradley_terry"]):
+        bt = results["llmbar_bradley_terry"]
+        position = bt[bt["term"] == "position"].set_index("judge_model")["estimate"]
+        out["llmbar_position"] = {j: _round(v) for j, v in position.items()}
+    if len(results["llmbar_selective"]):
+        sel = results["llmbar_selective"].set_index("policy")
+        out.update(llmbar_selective_coverage=_round(sel.loc["selective", "coverage"]),
+                   llmbar_selective_agreement=_round(sel.loc["selective", "agreement"]))
+    return out
