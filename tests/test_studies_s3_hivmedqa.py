@@ -435,3 +435,40 @@ def test_release_medsynf1_is_the_releases_own_when_it_has_f1_raw(scoped, tmp_pat
     (label,) = set(res["table2_side_by_side"].index.get_level_values("source")) - {
         "published (real judges)"}
     assert "MedSynF1 from the release's f1_raw.csv" in label
+
+
+def test_recomputed_medsynf1_stays_out_of_the_release_difference(scoped, tmp_path):
+    """Without the release's f1_raw.csv, MedSynF1 is this workbench's recomputation: shown,
+    but not a release number, so it has no difference and no say in the verdict."""
+    res = s3.run(s3.Config(release_dir=str(scoped)))
+    table2 = res["table2"]
+    medsyn = table2[table2["dimension"] == "medsynf1"]
+    assert medsyn["this_mean"].notna().any()  # computed and shown
+    assert medsyn["difference"].isna().all()
+    others = table2[table2["dimension"] != "medsynf1"]
+    assert others["difference"].notna().any()
+    head = s3.headline(res)
+    assert head["n_cells_compared"] == int(table2["difference"].notna().sum())
+    # with the release's own f1_raw.csv the MedSynF1 cells are compared
+    shutil.copytree(scoped, tmp_path / "r")
+    rows = [("en_core_sci_lg", "Claude", c, it, q, 0.5) for c in (3, 4, 5) for it in (1, 2)
+            for q in (0, 1)]
+    (tmp_path / "r" / "deploy_medical_llm_evaluation" / "f1_raw.csv").write_text(
+        _f1_raw(rows), encoding="utf-8")
+    own = s3.run(s3.Config(release_dir=str(tmp_path / "r")))["table2"]
+    assert own.loc[own["dimension"] == "medsynf1", "difference"].notna().any()
+
+
+def test_pairing_comparison_leaves_differs_missing_when_a_test_is_missing():
+    from workbench.studies.s3_hivmedqa._analysis import pairing_comparison
+
+    def tests(rows):
+        return pd.DataFrame(rows, columns=["padjust", "a", "b", "n", "estimate", "p_adjusted",
+                                           "significant"])
+
+    by_answer = tests([("bonf", "m1", "m2", 10, 0.5, 0.01, True),
+                       ("bonf", "m1", "m3", 10, 0.2, 0.30, False)])
+    by_question = tests([("bonf", "m1", "m2", 5, 0.5, 0.20, False)])
+    out = pairing_comparison(by_answer, by_question).set_index("b")
+    assert bool(out.loc["m2", "differs"])
+    assert pd.isna(out.loc["m3", "differs"])  # no test under question means: not "differs"

@@ -17,12 +17,12 @@ user's folder in the same format. Both validate and raise
 `~workbench.errors.DatasetError` naming the file, the 1-based data row and the column.
 
 Importers of public releases a user downloaded, one module each with
-``load_release(path)``: `hivmedqa`, `llmbar`, `unieval`, `pandalm`.
+``load_release(path)``: `hivmedqa`, `llmbar`, `unieval`, `pandalm`, `judgebench`.
 """
 
 from __future__ import annotations
 
-from workbench.datasets import hivmedqa, llmbar, pandalm, unieval
+from workbench.datasets import hivmedqa, judgebench, llmbar, pandalm, unieval
 from workbench.datasets._bundled import list_datasets, load_dataset, load_folder, read_csv
 from workbench.datasets._schema import (
     CANONICAL_COLUMNS,
@@ -47,6 +47,7 @@ __all__ = [
     "SPAN_LABELS",
     "SPAN_ROLES",
     "hivmedqa",
+    "judgebench",
     "list_datasets",
     "llmbar",
     "load_dataset",

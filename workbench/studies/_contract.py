@@ -63,11 +63,22 @@ class StudyResults(dict[str, pd.DataFrame]):
     >>> r = StudyResults({"scores": pd.DataFrame({"score": [1.0]})}, config="cfg")
     >>> sorted(r), r.config
     (['scores'], 'cfg')
+    >>> r["verdict"] = "a sentence"
+    Traceback (most recent call last):
+    ...
+    TypeError: StudyResults['verdict'] must be a DataFrame, got str
     """
 
     def __init__(self, frames: Mapping[str, pd.DataFrame] = (), *, config: Any = None):
-        super().__init__(frames)
+        super().__init__()
+        for name, frame in dict(frames).items():
+            self[name] = frame
         self.config = config
+
+    def __setitem__(self, name: str, frame: pd.DataFrame) -> None:
+        if not isinstance(frame, pd.DataFrame):
+            raise TypeError(f"StudyResults[{name!r}] must be a DataFrame, got {type(frame).__name__}")
+        super().__setitem__(name, frame)
 
 
 @dataclasses.dataclass

@@ -171,13 +171,14 @@ def pairing_comparison(by_answer: pd.DataFrame, by_question: pd.DataFrame) -> pd
     """The best-model tests under both pairings side by side: per adjustment and compared
     model, ``n``, ``p_adjusted`` and ``significant`` with subject question x iteration
     (``_question_iteration``) and question means (``_question_mean``), and ``differs``
-    (True where the two pairings disagree on significance)."""
+    (True where the two pairings disagree on significance; missing where a test is missing
+    under either pairing)."""
     keys = ["padjust", "a", "b"]
     cols = ["n", "estimate", "p_adjusted", "significant"]
     out = by_answer[keys + cols].merge(by_question[keys + cols], on=keys, how="outer",
                                        suffixes=("_question_iteration", "_question_mean"))
-    out["differs"] = (out["significant_question_iteration"].astype(bool)
-                      != out["significant_question_mean"].astype(bool))
+    out["differs"] = (out["significant_question_iteration"].astype("boolean")
+                      != out["significant_question_mean"].astype("boolean"))
     return out
 
 

@@ -165,8 +165,9 @@ def run(config: Config) -> StudyResults:
     iterations averaged per question), ``tests_pairings`` (both side by side),
     ``category_trend``, ``trend_counts``, ``bias_drop``, ``supervision_gap``,
     ``table2_side_by_side`` (the paper's Table 2 beside this run's); with a release also
-    ``table2`` (both, long, with their difference, release − paper; its one-line verdict
-    is :func:`table2_verdict`).
+    ``table2`` (both, long, with their difference, release − paper — for MedSynF1 only
+    when it is the release's own ``f1_raw.csv``, not this workbench's recomputation; its
+    one-line verdict is :func:`table2_verdict`).
     """
     data = _collect(config)
     scores = data["scores"]
@@ -194,7 +195,12 @@ def run(config: Config) -> StudyResults:
             label=_release_label(config, data["entity_f1"]) if config.release_dir else None),
     }
     if config.release_dir:
-        out["table2"] = _release.compare_table2(summary)
+        table2 = _release.compare_table2(summary)
+        if not (data["entity_f1"]["backend"] == _release.RELEASE_F1_BACKEND).all():
+            # MedSynF1 recomputed here (not the release's own f1_raw.csv): not a release
+            # number, so it stays out of the difference and the verdict
+            table2.loc[table2["dimension"] == "medsynf1", "difference"] = float("nan")
+        out["table2"] = table2
     return StudyResults(out, config=config)
 
 
