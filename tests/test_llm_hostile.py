@@ -579,6 +579,38 @@ def test_url_credentials_are_never_stored_hashed_or_shown(sim_server, _llm_cache
     assert [p for p in files_under(_llm_cache) if secret.encode() in p.read_bytes()] == []
 
 
+_NESTED_SECRETS = {
+    "base_url": ({"base_url": "http://u:BASEURL-pw-secret@10.0.0.7:8000/v1"},
+                 {"base_url": "http://10.0.0.7:8000/v1"}, "BASEURL-pw-secret"),
+    "extra_body": ({"extra_body": {"api_key": "sk-NESTED-0123456789secret", "top_k": 5}},
+                   {"extra_body": {"top_k": 5}}, "sk-NESTED-0123456789secret"),
+    "headers": ({"extra_body": {"top_k": 5, "headers": {"Authorization": "Bearer HDR-secret-1"}},
+                 "headers": {"Authorization": "Bearer HDR-secret-2"}},
+                {"extra_body": {"top_k": 5}}, "HDR-secret-"),
+    "proxies": ({"proxies": {"https": "http://px:PROXY-pw-secret@proxy:3128"}},
+                {"proxies": {"https": "http://proxy:3128"}}, "PROXY-pw-secret"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_NESTED_SECRETS))
+def test_nested_secrets_and_url_passwords_never_reach_disk_key_or_log(case, _llm_cache,
+                                                                      monkeypatch, caplog):
+    params, clean, secret = _NESTED_SECRETS[case]
+    request = Request(SIM, msgs(f"nested {case}"), params=params)
+    with caplog.at_level(logging.DEBUG):
+        (reply,) = complete_many([request], progress=False)  # the sim ignores these params
+        assert reply.ok and reply.key == cache_key(Request(SIM, msgs(f"nested {case}"),
+                                                           params=clean))
+        assert secret not in json.dumps(key_fields(request), ensure_ascii=False)
+        assert secret not in json.dumps(request.to_dict())
+        monkeypatch.setenv("WORKBENCH_CACHE_MODE", "readonly")
+        with pytest.raises(Exception, match="cache miss"):
+            complete(SIM, msgs("not cached"), **params)
+    assert (_llm_cache / _cache.LAST_MISS_FILE).is_file()
+    assert [p for p in files_under(_llm_cache) if secret.encode() in p.read_bytes()] == []
+    assert secret not in caplog.text
+
+
 # --- a host that cannot be reached ----------------------------------------------------------
 
 def test_a_dead_host_fails_fast_names_the_host_and_trips_the_breaker(monkeypatch, caplog,

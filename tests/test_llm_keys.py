@@ -142,6 +142,55 @@ def test_secret_param_split():
     assert set(key_params(params)) == {"api_base", "max_completion_tokens", "user"}
 
 
+def test_secrets_are_dropped_at_any_depth_and_url_passwords_everywhere():
+    params = {"base_url": "http://u:hunter2@h/v1", "timeout": 3,
+              "extra_body": {"api_key": "sk-nested-0123456789", "top_k": 5,
+                             "headers": {"Authorization": "Bearer abc"}},
+              "proxies": {"https": "http://px:proxy-pw@proxy:3128", "http": "http://proxy:3128"},
+              "stop_hint": ["see https://me:pw@example.org/x", "a@b", "http://a:pw@[b"]}
+    clean = {"base_url": "http://h/v1", "timeout": 3, "extra_body": {"top_k": 5},
+             "proxies": {"https": "http://proxy:3128", "http": "http://proxy:3128"},
+             "stop_hint": ["see https://example.org/x", "a@b", "http://[b"]}
+    assert public_params(params) == clean
+    assert key_params(params) == {k: v for k, v in clean.items() if k != "timeout"}
+
+
+# Keys computed by the code before secrets were dropped at any depth: a warm cache of
+# requests without secrets must keep hitting.
+_OLD_KEYS = [
+    ({}, "cf28ae9969f79fd63b27e8c5ad3ecf03ac723f77d724a5074ab0b48da8741867"),
+    ({"frequency_penalty": 0.5,
+      "extra_body": {"top_k": 20, "chat_template_kwargs": {"enable_thinking": False}}},
+     "3160ccd9dbdb37018ef2ca14bd21a0ecb89bcfe419beebbbb543f618e91d92d4"),
+    ({"base_url": "http://10.0.0.9:8000/v1", "proxies": {"https": "http://proxy:3128"},
+      "user": "me@example.com"},
+     "13902ba81ad9f841f94ba8b8b35122bcb8aa6f0b54f5dd583d158559161edeeb"),
+    ({"extra_body": {"guided_choice": ["1", "2", "3"], "note": "see http://example.org/a@b"}},
+     "bf18bcad549643fa0b577f30c7b7dcd82c36dfe9158b50ddeff5aceddc72c624"),
+    ({"api_base": "http://bob:pw@10.0.0.9:8000/v1"},
+     "1529903904f00cd9d57818eccc5c64eb9154eb43c251bf8119dccf17f58297cc"),
+    ({"api_base": "http://127.0.0.1:8000/v1/", "timeout": 30, "api_key": "sk-abcdef123456"},
+     "c7eb0d9cea2118b056d417c012f5acee57c59d498627ad0fecda7bf7e26da852"),
+]
+
+
+@pytest.mark.parametrize(("params", "key"), _OLD_KEYS)
+def test_requests_without_nested_secrets_keep_their_old_key(params, key):
+    request = Request("sim/judge-a", [{"role": "user", "content": "Rate this answer."}],
+                      temperature=0.7, params=params)
+    assert cache_key(request) == key
+
+
+def test_repr_hides_nested_secrets_and_url_passwords():
+    r = req(params={"base_url": "http://u:BASE-pw-secret@h/v1",
+                    "extra_body": {"api_key": "sk-NESTED-0123456789", "top_k": 5},
+                    "proxies": {"https": "http://px:PROXY-pw-secret@proxy:3128"}})
+    shown = repr(r)
+    for secret in ("BASE-pw-secret", "sk-NESTED-0123456789", "PROXY-pw-secret"):
+        assert secret not in shown
+    assert "http://h/v1" in shown and "'top_k': 5" in shown
+
+
 def test_scrub_masks_keys_from_environment_params_and_shapes(monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "ant-env-secret-value-42")
     text = ("failed with ant-env-secret-value-42, param my-own-token-777, "

@@ -8,9 +8,11 @@ Two lists decide what happens to a provider keyword argument (``Request.params``
 * *transport* parameters (timeouts, retries, pricing hints) are stored with the
   entry but do not enter the cache key, because they cannot change the reply.
 
-Credentials written into a URL (``api_base="http://user:pass@host/v1"``) are sent,
-but never stored, hashed or shown (:func:`strip_url_credentials`), and
-:func:`strip_entry_secrets` cleans entries that come from elsewhere (``cache import``).
+Both rules hold at any depth (``extra_body={"api_key": ...}`` is a secret too), and
+credentials written into a URL (``api_base``, ``base_url``, a proxy:
+``"http://user:pass@host/v1"``) are sent, but never stored, hashed or shown
+(:func:`redact`). Entries written now and entries that come from elsewhere (``cache
+import``, :func:`strip_entry_secrets`) are cleaned by the same function.
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ _VALUE_PATTERNS = (
     re.compile(r"()\bAIza[0-9A-Za-z_-]{20,}"),
     re.compile(r"(://)[^\s/@:]*:[^\s/@]*(?=@)"),  # user:password@ in a URL
 )
+_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^\s/?#]*@")
 _MASK = "***"
 
 
@@ -106,47 +109,68 @@ def strip_url_credentials(url: str) -> str:
     return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
 
 
-def public_params(params: Mapping[str, Any]) -> dict[str, Any]:
-    """``params`` without secret entries nor URL credentials (what a cache entry may store)."""
-    out = {k: v for k, v in params.items() if not is_secret_param(k)}
-    if isinstance(out.get("api_base"), str):
-        out["api_base"] = strip_url_credentials(out["api_base"])
-    return out
-
-
-def key_params(params: Mapping[str, Any]) -> dict[str, Any]:
-    """``params`` that can change the reply (what the cache key hashes; no URL credentials)."""
-    out = {k: v for k, v in params.items()
-           if not is_secret_param(k) and k not in TRANSPORT_PARAMS}
-    if isinstance(out.get("api_base"), str):
-        out["api_base"] = strip_url_credentials(out["api_base"])
-    return out
-
-
-def _drop_secrets(value: Any) -> tuple[Any, int]:
-    """``value`` with every secret-named mapping key removed at any depth; and how many."""
+def _redact(value: Any) -> tuple[Any, int]:
+    """:func:`redact`, and how many secret fields and credentialed URLs it removed."""
+    if isinstance(value, str):
+        if "@" not in value:
+            return value, 0
+        try:
+            clean = strip_url_credentials(value)
+        except ValueError:  # not a URL urllib can parse (e.g. "http://a@[b"): the pattern only
+            clean = value
+        clean = _URL_USERINFO.sub(r"\1", clean)
+        return (value, 0) if clean == value else (clean, 1)
     if isinstance(value, Mapping):
         out, removed = {}, 0
         for name, item in value.items():
             if isinstance(name, str) and is_secret_param(name):
                 removed += 1
                 continue
-            out[name], n = _drop_secrets(item)
+            out[name], n = _redact(item)
             removed += n
-        return out, removed
-    if isinstance(value, list):
-        pairs = [_drop_secrets(item) for item in value]
-        return [item for item, _ in pairs], sum(n for _, n in pairs)
+        return (out, removed) if removed else (value, 0)
+    if isinstance(value, list | tuple):
+        pairs = [_redact(item) for item in value]
+        removed = sum(n for _, n in pairs)
+        return ([item for item, _ in pairs], removed) if removed else (value, 0)
     return value, 0
+
+
+def redact(value: Any) -> Any:
+    """``value`` without secret-named fields at any depth nor ``user:password@`` in any URL.
+
+    A value that holds neither is returned as it is (the same object), so the cache key
+    of a request without secrets never changes.
+
+    Examples
+    --------
+    >>> redact({"base_url": "http://u:hunter2@h/v1", "extra_body": {"api_key": "sk-x", "top_k": 5},
+    ...         "proxies": ["socks5://me:pw@proxy:1080"]})
+    {'base_url': 'http://h/v1', 'extra_body': {'top_k': 5}, 'proxies': ['socks5://proxy:1080']}
+    >>> params = {"extra_body": {"top_k": 5}}
+    >>> redact(params) is params
+    True
+    """
+    return _redact(value)[0]
+
+
+def public_params(params: Mapping[str, Any]) -> dict[str, Any]:
+    """``params`` without secrets nor URL credentials, at any depth (what an entry stores)."""
+    return dict(redact(params))
+
+
+def key_params(params: Mapping[str, Any]) -> dict[str, Any]:
+    """``params`` that can change the reply (what the cache key hashes; no secrets)."""
+    return {k: v for k, v in public_params(params).items() if k not in TRANSPORT_PARAMS}
 
 
 def strip_entry_secrets(entry: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
     """A cache entry from elsewhere without secrets: ``(clean entry, fields removed)``.
 
     Removed: top-level fields named like a secret (``api_key``, ``headers``,
-    ``access_token``, ...; not the entry's own ``key``), the same inside ``request`` and
-    at any depth of ``request.params``, and ``user:password@`` in ``api_base`` (which
-    counts as one). The reply fields are kept as they are.
+    ``access_token``, ...; not the entry's own ``key``), the same inside ``request``,
+    and in ``request.params`` what :func:`redact` removes (a ``user:password@`` counts
+    as one). The reply fields are kept as they are.
 
     Examples
     --------
@@ -164,13 +188,9 @@ def strip_entry_secrets(entry: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
         removed += len(out["request"]) - len(request)
         params = request.get("params")
         if isinstance(params, Mapping):
-            params, n = _drop_secrets(params)
+            params, n = _redact(params)
             removed += n
-            if isinstance(params.get("api_base"), str):
-                base = strip_url_credentials(params["api_base"])
-                removed += base != params["api_base"]
-                params["api_base"] = base
-            request["params"] = params
+            request["params"] = dict(params)
         out["request"] = request
     return out, removed
 

@@ -9,7 +9,7 @@ from types import MappingProxyType
 from typing import Any
 
 from workbench.llm._keys import cache_key
-from workbench.llm._secrets import is_secret_param, public_params, strip_url_credentials
+from workbench.llm._secrets import is_secret_param, public_params, redact
 
 ROLES = ("system", "user", "assistant")
 
@@ -184,9 +184,7 @@ class Request:
         return hash(cache_key(self))
 
     def __repr__(self) -> str:
-        shown = {k: ("***" if is_secret_param(k) else
-                     strip_url_credentials(v) if k == "api_base" else v)
-                 for k, v in self.params.items()}
+        shown = {k: "***" if is_secret_param(k) else redact(v) for k, v in self.params.items()}
         parts = [f"model={self.model!r}", f"messages=<{len(self.messages)} messages>",
                  f"temperature={self.temperature!r}", f"sample={self.sample!r}"]
         for name in _FIELDS[4:]:
