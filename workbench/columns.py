@@ -78,6 +78,8 @@ COLUMNS: dict[str, str] = {
     "cost_usd": "cost in USD of the call (0 for sim and for aggregate rows). A call that "
     "yields several rows (dimensions in one reply, the four decompose classes) carries its cost on "
     "its first row and 0 on the others; geval samples mode: the sum over the n samples",
+    "cost_usd_batch": "estimate: cost in USD of the calls to make if sent as provider batch jobs "
+    "(complete_many mode='batch'): litellm's batch prices, else 50% of the online price",
     "latency_s": "latency of the call in seconds (as recorded by the client; 0 for aggregate rows)",
     "perturbation_params": "JSON of the perturbation operators' parameters ('{}' for none)",
     "template_version": "version of the judging template (front matter 'version')",
@@ -342,6 +344,11 @@ COLUMNS: dict[str, str] = {
     "differs": "True where the two pairings disagree on significance",
     # X3: judge qualification (workbench.qualify)
     "who": "the judge, rater, jury or summary a row is about (its label in plots)",
+    "rater_source": "where the human labels a row compares the judges with come from: "
+    "'sim_raters' (the simulated raters of workbench.studies.raters) or a release",
+    "n_used": "items a row's estimate rests on (the scorer's label and another rater's present)",
+    "n_judge_missing": "alternative annotator test: items without the judge's label, each "
+    "counted as a loss for the judge",
     "omega": "alternative annotator test: winning rate, the share of held-out raters the "
     "judge beats (BY-FDR); the judge passes when >= 0.5",
     "passed": "alternative annotator test: True when omega >= 0.5",

@@ -24,6 +24,11 @@ them in this process's :func:`overrides`, winning over the environment.
 ``WORKBENCH_CIRCUIT_BREAKER`` *   after this many consecutive connection
                                   failures of a model, its other requests in the
                                   batch are not run (``0``: never stop)
+``WORKBENCH_CALL_MODE`` *         ``online`` (default) | ``batch``: how
+                                  ``complete_many`` sends uncached requests
+                                  (``batch``: provider batch jobs, half price)
+``WORKBENCH_BATCH_POLL`` *        first wait in seconds before polling a batch
+                                  job (doubling per poll, capped at 300)
 ``WORKBENCH_LITELLM_TRIM``        ``0`` keeps litellm's per-call success logging
                                   and sim price search (default on: skipped)
 ``WORKBENCH_GC_FREEZE``           ``0`` leaves litellm's import-time heap in the
@@ -33,7 +38,7 @@ them in this process's :func:`overrides`, winning over the environment.
 The defaults of the numeric settings are :data:`CALL_SETTINGS`, their one table:
 
 >>> {name: default for name, (_, default) in CALL_SETTINGS.items()}
-{'concurrency': 16, 'timeout': 120.0, 'max_retries': 4, 'retry_backoff': 1.0, 'circuit_breaker': 5}
+{'concurrency': 16, 'timeout': 120.0, 'max_retries': 4, 'retry_backoff': 1.0, 'circuit_breaker': 5, 'batch_poll': 30.0}
 """
 
 from __future__ import annotations
@@ -61,6 +66,7 @@ for _name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm", "httpx"):
     logging.getLogger(_name).setLevel(logging.ERROR)
 
 CACHE_MODES = ("readwrite", "readonly", "refresh", "off")
+CALL_MODES = ("online", "batch")
 
 #: The numeric settings of LLM calls: name -> (environment variable, default).
 CALL_SETTINGS: dict[str, tuple[str, int | float]] = {
@@ -69,6 +75,7 @@ CALL_SETTINGS: dict[str, tuple[str, int | float]] = {
     "max_retries": ("WORKBENCH_MAX_RETRIES", 4),
     "retry_backoff": ("WORKBENCH_RETRY_BACKOFF", 1.0),
     "circuit_breaker": ("WORKBENCH_CIRCUIT_BREAKER", 5),
+    "batch_poll": ("WORKBENCH_BATCH_POLL", 30.0),
 }
 
 _overrides: dict[str, Any] = {}
@@ -77,7 +84,7 @@ _overrides: dict[str, Any] = {}
 def overrides() -> dict[str, Any]:
     """Settings set in code for this process (a copy); they win over the environment.
 
-    Names: ``cache_dir``, ``cache_mode``, the keys of :data:`CALL_SETTINGS` and
+    Names: ``cache_dir``, ``cache_mode``, ``call_mode``, the keys of :data:`CALL_SETTINGS` and
     ``rpm``. :func:`workbench.llm.configure` checks and sets them.
     """
     return dict(_overrides)
@@ -120,6 +127,16 @@ def cache_mode() -> str:
     mode = value.strip().lower()
     if mode not in CACHE_MODES:
         raise ValueError(f"WORKBENCH_CACHE_MODE={mode!r}: expected one of {', '.join(CACHE_MODES)}")
+    return mode
+
+
+def call_mode() -> str:
+    """How ``complete_many`` sends uncached requests: set in code, else
+    ``WORKBENCH_CALL_MODE``, else ``online`` (``batch``: provider batch jobs)."""
+    value = _overrides.get("call_mode") or os.environ.get("WORKBENCH_CALL_MODE") or "online"
+    mode = value.strip().lower()
+    if mode not in CALL_MODES:
+        raise ValueError(f"WORKBENCH_CALL_MODE={mode!r}: expected one of {', '.join(CALL_MODES)}")
     return mode
 
 

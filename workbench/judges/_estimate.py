@@ -113,7 +113,10 @@ def estimate(design: Design) -> pd.DataFrame:
         and ``completion_tokens`` of the calls to make (estimated: see
         :func:`estimate_tokens`; completion tokens are a per-protocol guess,
         :data:`COMPLETION_TOKENS`); ``cost_usd`` of the calls to make, from litellm's price
-        table (:func:`workbench.llm.price`; 0 for ``sim/`` models); ``price_known`` (False
+        table (:func:`workbench.llm.price`; 0 for ``sim/`` models); ``cost_usd_batch``, the
+        same calls sent as provider batch jobs (``complete_many(..., mode="batch")``, priced
+        by :func:`workbench.llm.batch_price`: litellm's batch prices, else half the online
+        price); ``price_known`` (False
         when litellm has no price for the model); ``exact`` (False when some requests
         depend on replies not cached yet, e.g. judging a summary not made yet: those are
         counted as calls to make).
@@ -157,9 +160,12 @@ def estimate(design: Design) -> pd.DataFrame:
         ctok = sum(p.completion_tokens for p in to_call)
         cost = llm.price(model, ptok, ctok)
         known = not math.isnan(cost)
+        batch_cost = llm.batch_price(model, ptok, ctok) if known else 0.0
         rows.append({"model": model, "n_calls": len(unique), "n_cached": len(unique) - len(to_call),
                      "n_to_call": len(to_call), "prompt_tokens": ptok, "completion_tokens": ctok,
-                     "cost_usd": cost if known else 0.0, "price_known": known,
+                     "cost_usd": cost if known else 0.0, "cost_usd_batch": batch_cost,
+                     "price_known": known,
                      "exact": all(p.key is not None for p in mine)})
     return pd.DataFrame(rows, columns=["model", "n_calls", "n_cached", "n_to_call", "prompt_tokens",
-                                       "completion_tokens", "cost_usd", "price_known", "exact"])
+                                       "completion_tokens", "cost_usd", "cost_usd_batch",
+                                       "price_known", "exact"])

@@ -8,7 +8,8 @@ keyed by :func:`cache_key`.
 Settings (cache folder and mode, concurrency, timeout, retries, backoff) come from
 :func:`configure` in code, else the ``WORKBENCH_*`` environment variables read at each
 call, else the defaults: the table is in :mod:`workbench.config`. :func:`peek` reads a
-cached reply without calling, :func:`price` prices tokens from litellm's cost map, and
+cached reply without calling, :func:`price` prices tokens from litellm's cost map (:func:`batch_price` for
+provider batch jobs: ``complete_many(..., mode="batch")``), and
 :func:`write_replay_file` turns replies found elsewhere (e.g. a paper's release) into a
 file for ``workbench cache import``.
 
@@ -42,7 +43,7 @@ from workbench.llm._maintenance import (
     validate_entry,
     write_replay_file,
 )
-from workbench.llm._providers import model_backend, price
+from workbench.llm._providers import batch_price, model_backend, price
 from workbench.llm._repair import check_cache, repair_cache
 from workbench.llm._secrets import scrub
 from workbench.llm._types import (
@@ -61,6 +62,7 @@ __all__ = [
     "RETRYABLE",
     "Request",
     "Usage",
+    "batch_price",
     "cache_key",
     "cache_stats",
     "canonical",

@@ -77,6 +77,8 @@ def configure(
     retry_backoff: float | None = None,
     circuit_breaker: int | None = None,
     rpm: int | Mapping[str, int] | None = None,
+    call_mode: str | None = None,
+    batch_poll: float | None = None,
 ) -> dict[str, Any]:
     """Set the LLM layer's settings in code; returns the settings now in force.
 
@@ -102,6 +104,10 @@ def configure(
     rpm
         Requests per minute: one number for every model, or ``{model: rpm}``;
         ``0``/``None`` in the mapping means unlimited.
+    call_mode, batch_poll
+        ``online`` or ``batch``: the default ``mode`` of
+        :func:`~workbench.llm.complete_many` (as ``WORKBENCH_CALL_MODE``); the first
+        wait before polling a batch job, in seconds (as ``WORKBENCH_BATCH_POLL``).
     """
     values: dict[str, Any] = {}
     if cache_mode is not None:
@@ -113,12 +119,18 @@ def configure(
         values["cache_dir"] = str(Path(cache_dir).expanduser())
     for name, value in (("concurrency", concurrency), ("timeout", timeout),
                         ("max_retries", max_retries), ("retry_backoff", retry_backoff),
-                        ("circuit_breaker", circuit_breaker)):
+                        ("circuit_breaker", circuit_breaker), ("batch_poll", batch_poll)):
         if value is not None:
             number = type(config.CALL_SETTINGS[name][1])(value)
-            if number < (1 if name == "concurrency" else 0):
+            if number < (1 if name == "concurrency" else 0) or (name == "batch_poll"
+                                                                 and not number > 0):
                 raise ValueError(f"{name}={value!r} is out of range")
             values[name] = number
+    if call_mode is not None:
+        mode = str(call_mode).strip().lower()
+        if mode not in config.CALL_MODES:
+            raise ValueError(f"call_mode={call_mode!r}: expected one of {', '.join(config.CALL_MODES)}")
+        values["call_mode"] = mode
     if rpm is not None:
         values["rpm"] = dict(rpm) if isinstance(rpm, Mapping) else {"*": int(rpm)}
     config.set_overrides(values)
@@ -148,6 +160,7 @@ def settings() -> dict[str, Any]:
     return {
         "cache_dir": str(config.cache_dir()),
         "cache_mode": config.cache_mode(),
+        "call_mode": config.call_mode(),
         **{name: config.call_setting(name) for name in config.CALL_SETTINGS},
         "rpm": dict(config.overrides().get("rpm", {})),
     }

@@ -116,6 +116,8 @@ def complete_many(
     rpm: int | Mapping[str, int] | None = None,
     timeout: float | None = None,
     max_retries: int | None = None,
+    mode: str | None = None,
+    poll_interval: float | None = None,
 ) -> list[Result]:
     """Many requests, concurrently, through the cache; results in request order.
 
@@ -142,6 +144,15 @@ def complete_many(
         Per-call timeout in seconds and retries of retryable errors (defaults: the
         ``timeout`` and ``max_retries`` settings). A request's own
         ``params["timeout"]`` / ``params["num_retries"]`` win.
+    mode
+        ``"online"`` (one call per request) or ``"batch"`` (default: the ``call_mode``
+        setting, ``WORKBENCH_CALL_MODE``, else online): the uncached requests go to
+        the provider as batch jobs (:mod:`workbench.llm._batch`: half the price, hours
+        not seconds), polled every ``poll_interval`` seconds at first (default: the
+        ``batch_poll`` setting, 30; doubling, at most 300), their replies cached under
+        the same keys as online ones; a killed run resumes the jobs it submitted. In-process ``sim/`` models are answered
+        online; ``budget_usd`` is refused (price a design with
+        :func:`workbench.judges.estimate` first).
 
     Returns
     -------
@@ -164,14 +175,25 @@ def complete_many(
         when the budget stopped the run; ``.partial`` holds the list above, with
         ``CallFailure(error_type="budget")`` for the requests not run.
     """
+    mode = config.call_mode() if mode is None else mode
+    if mode not in config.CALL_MODES:
+        raise ValueError(f"mode={mode!r}: expected 'online' or 'batch'")
+    if mode == "batch" and budget_usd is not None:
+        raise ValueError("budget_usd cannot stop a batch job once submitted: estimate the "
+                         "cost first (workbench.judges.estimate), or use mode='online'")
+    if poll_interval is None:
+        poll_interval = float(config.call_setting("batch_poll"))
+    if not poll_interval > 0:
+        raise ValueError(f"poll_interval={poll_interval!r}: expected a number > 0")
     return _run(requests, concurrency=concurrency, progress=progress, budget_usd=budget_usd,
-                rpm=rpm, timeout=timeout, max_retries=max_retries)
+                rpm=rpm, timeout=timeout, max_retries=max_retries,
+                batch_poll=poll_interval if mode == "batch" else None)
 
 
 def _run(requests: Iterable[Request], *, concurrency: int | None = None, progress: bool = True,
          budget_usd: float | None = None, rpm: int | Mapping[str, int] | None = None,
          timeout: float | None = None, max_retries: int | None = None,
-         warn_misses: bool = True) -> list[Result]:
+         warn_misses: bool = True, batch_poll: float | None = None) -> list[Result]:
     requests = list(requests)
     if budget_usd is not None and not budget_usd >= 0:
         raise ValueError(f"budget_usd={budget_usd!r}: expected a number >= 0")
@@ -229,13 +251,18 @@ def _run(requests: Iterable[Request], *, concurrency: int | None = None, progres
                     routes[route_id] = _providers.route(request)
             if cache is not None:
                 _store.require_writable(cache)
+            batched: dict[str, Result] = {}
+            if batch_poll is not None:
+                batched = _run_batches(jobs, routes, cache, bar, batch_poll,
+                                       {k: len(v) for k, v in todo.items()})
+                jobs = {key: request for key, request in jobs.items() if key not in batched}
             runner = _Runner(
                 jobs, routes, slots={k: len(v) for k, v in todo.items()}, cache=cache,
                 claims=mode == "readwrite", bar=bar, concurrency=concurrency,
                 budget_usd=budget_usd, rpm=rpm, timeout=timeout, max_retries=max_retries,
             )
             try:
-                outcome = run_sync(runner.run())
+                outcome = {**batched, **run_sync(runner.run())}
             finally:
                 if runner.written:
                     _store.checkpoint(cache)
@@ -254,6 +281,35 @@ def _run(requests: Iterable[Request], *, concurrency: int | None = None, progres
     finally:
         bar.close()
     return results  # type: ignore[return-value]
+
+
+def _run_batches(jobs: dict[str, Request], routes: dict[tuple, _providers.Route], cache: Any,
+                 bar: Any, poll_interval: float, slots: dict[str, int]) -> dict[str, Result]:
+    """The replies to the ``jobs`` that go in provider batch jobs (all but in-process
+    ``sim/`` models), via :class:`~workbench.llm._batch.BatchRun`."""
+    from workbench.llm import _batch
+
+    mine = {key: request for key, request in jobs.items()
+            if routes[_route_id(request)].provider != "sim"}
+    if not mine:
+        return {}
+    by_key = {key: routes[_route_id(request)] for key, request in mine.items()}
+    for route in dict.fromkeys(by_key.values()):
+        _batch.check(route)
+    failed = Counter()
+
+    def done(key: str, result: Result) -> None:
+        if isinstance(result, CallFailure):
+            failed["n"] += slots[key]
+            bar.set_postfix(failed=failed["n"], refresh=False)
+        bar.update(slots[key])
+
+    run = _batch.BatchRun(mine, by_key, cache=cache, poll_interval=poll_interval, done=done)
+    try:
+        return run_sync(run.run())
+    finally:
+        if run.written:
+            _store.checkpoint(cache)
 
 
 def _replay(cache: _store.Store, keys: list[str]) -> tuple[dict[str, Completion], dict[str, str]]:

@@ -418,3 +418,53 @@ def price(model: str, prompt_tokens: int, completion_tokens: int) -> float:
         return float(prompt_usd) + float(completion_usd)
     except Exception:  # litellm raises for a model missing from its cost map
         return math.nan
+
+
+#: Share of the online price a batch job costs when litellm's cost map has no batch price
+#: for the model: OpenAI's Batch API and Anthropic's Message Batches both charge 50%
+#: (https://platform.openai.com/docs/guides/batch, https://docs.anthropic.com/en/docs/build-with-claude/batch-processing).
+BATCH_DISCOUNT = 0.5
+
+
+def batch_price(model: str, prompt_tokens: int, completion_tokens: int) -> float:
+    """USD price of a call of ``model`` sent in a provider batch job.
+
+    litellm's cost map prices batches for many models (``input_cost_per_token_batches``,
+    ``output_cost_per_token_batches``): those are used when present; otherwise
+    :data:`BATCH_DISCOUNT` times :func:`price`. 0.0 for ``sim/`` models and zero
+    tokens; ``math.nan`` when the model has no price at all.
+
+    Examples
+    --------
+    >>> batch_price("sim/judge-a", 1000, 10)
+    0.0
+    >>> round(batch_price("gpt-4o", 1_000_000, 0) / price("gpt-4o", 1_000_000, 0), 3)
+    0.5
+    """
+    online = price(model, prompt_tokens, completion_tokens)
+    if math.isnan(online) or online == 0.0:
+        return online
+    try:
+        info = get_litellm().get_model_info(model)
+        rates = info.get("input_cost_per_token_batches"), info.get("output_cost_per_token_batches")
+    except Exception:
+        rates = (None, None)
+    if rates[0] is None or rates[1] is None:
+        return BATCH_DISCOUNT * online
+    return prompt_tokens * float(rates[0]) + completion_tokens * float(rates[1])
+
+
+def batch_cost_of(request: Request, usage: tuple[int, int], backend: str) -> float:
+    """The cost in USD of one request answered in a batch job (0 when unpriced).
+
+    Custom pricing in ``params`` (litellm's names, online prices) is charged at
+    :data:`BATCH_DISCOUNT`; otherwise :func:`batch_price`; 0 for simulated backends.
+    """
+    params = request.params
+    if any(name in params for name in _PRICING):
+        return BATCH_DISCOUNT * (usage[0] * float(params.get("input_cost_per_token", 0.0))
+                                 + usage[1] * float(params.get("output_cost_per_token", 0.0)))
+    if backend == "sim":
+        return 0.0
+    cost = batch_price(request.model, *usage)
+    return 0.0 if math.isnan(cost) else cost

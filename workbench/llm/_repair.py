@@ -25,6 +25,7 @@ import diskcache
 
 from workbench import config
 from workbench.llm import _cache, _store
+from workbench.llm._batch import LEDGER_FILE
 from workbench.llm._store import DBNAME
 
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
@@ -219,6 +220,9 @@ def repair_cache(path: str | os.PathLike | None = None) -> dict[str, Any]:
                 if batch < _RANGE:
                     break
         store.close()
+        ledger = folder / LEDGER_FILE  # the batch jobs still to collect stay with the cache
+        if ledger.exists():
+            shutil.copy2(ledger, fresh / LEDGER_FILE)
         folder.rename(backup)
         fresh.rename(folder)
     except BaseException:

@@ -12,7 +12,10 @@ any sane timeout), malformed (truncated) JSON bodies and empty replies (a 200 wh
 ``latency_ms`` first. ``GET /stats`` returns ``{"requests": N, "by_status": {"200": n,
 "429": n, ...}}`` counted since start, plus ``faults`` (injected, by kind),
 ``connections`` (distinct client connections: keep-alive reuse), ``in_flight`` and
-``peak_in_flight``; ``GET /v1/models`` lists the models.
+``peak_in_flight``, and ``batches`` (files uploaded, jobs created and retrieved);
+``GET /v1/models`` lists the models. The OpenAI Files and Batch endpoints (upload a
+JSONL, create and retrieve a job, download its output and error files), with
+injected job failures, are in :mod:`workbench.sim._batches`.
 
 Built on aiohttp (a litellm dependency): asyncio, HTTP/1.1 keep-alive, hundreds of
 concurrent requests in one process.
@@ -36,6 +39,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
+
+from workbench.sim._batches import FINALS, BatchService
 
 MODEL_PREFIX = "sim-"
 HANG_S = 3600.0
@@ -80,7 +85,7 @@ class SimServer:
     """The request handlers and counters of one server."""
 
     def __init__(self, *, latency_ms: float = 0.0, faults: FaultRates | None = None,
-                 seed: int = 0):
+                 seed: int = 0, batches: BatchService | None = None):
         if latency_ms < 0:
             raise ValueError(f"--latency-ms={latency_ms!r}: expected >= 0")
         self.latency_s = latency_ms / 1000.0
@@ -92,6 +97,7 @@ class SimServer:
         self.in_flight = 0
         self.peak_in_flight = 0
         self.peers: set = set()
+        self.batches = batches or BatchService(seed=seed)
 
     def app(self) -> web.Application:
         app = web.Application(client_max_size=64 * 1024 * 1024)
@@ -99,6 +105,7 @@ class SimServer:
         app.router.add_post("/chat/completions", self.chat)
         app.router.add_get("/v1/models", self.models)
         app.router.add_get("/stats", self.stats)
+        self.batches.routes(app, answer_body)
         return app
 
     async def stats(self, request: web.Request) -> web.Response:
@@ -107,7 +114,8 @@ class SimServer:
                                   "faults": dict(sorted(self.fault_counts.items())),
                                   "connections": len(self.peers),
                                   "in_flight": self.in_flight,
-                                  "peak_in_flight": self.peak_in_flight})
+                                  "peak_in_flight": self.peak_in_flight,
+                                  "batches": self.batches.stats()})
 
     async def models(self, request: web.Request) -> web.Response:
         from workbench.sim import engine
@@ -156,50 +164,74 @@ class SimServer:
         if fault == "server_error":
             self.fault_counts[fault] += 1
             return _error(500, "simulated internal server error", "server_error")
-        from workbench.sim import engine
-
-        model = body["model"]
-        profile = model[len(MODEL_PREFIX):] if model.startswith(MODEL_PREFIX) else model
-        logprobs = bool(body.get("logprobs") or False)
-        try:
-            reply = engine.respond(
-                profile, body["messages"],
-                temperature=float(body.get("temperature") if body.get("temperature") is not None else 1.0),
-                sample=int(body.get("workbench_sample") or 0),
-                logprobs=logprobs, top_logprobs=body.get("top_logprobs"),
-                max_tokens=body.get("max_tokens") or body.get("max_completion_tokens"))
-        except ValueError as exc:
-            if profile not in engine.profiles():
-                return _error(404, f"The model '{model}' does not exist", "invalid_request_error",
-                              "model_not_found")
-            return _error(400, str(exc), "invalid_request_error")
+        status, payload = chat_payload(body)
+        if status != 200:
+            return web.json_response(payload, status=status)
         if fault == "malformed":
             self.fault_counts[fault] += 1
             text = json.dumps({"id": "chatcmpl-sim", "object": "chat.completion",
-                               "choices": [{"index": 0, "message": {"content": reply.text}}]})
+                               "choices": [{"index": 0, "message": {
+                                   "content": payload["choices"][0]["message"]["content"]}}]})
             return web.Response(text=text[: max(12, len(text) // 2)],
                                 content_type="application/json")
-        digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:24]
-        payload = {
-            "id": f"chatcmpl-sim-{digest}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": model,
-            "system_fingerprint": "workbench-sim",
-            "choices": [{
-                "index": 0,
-                "message": {"role": "assistant", "content": reply.text},
-                "logprobs": {"content": reply.logprobs} if logprobs and reply.logprobs else None,
-                "finish_reason": "stop",
-            }],
-            "usage": {"prompt_tokens": reply.prompt_tokens,
-                      "completion_tokens": reply.completion_tokens,
-                      "total_tokens": reply.prompt_tokens + reply.completion_tokens},
-        }
         if fault == "empty":
             self.fault_counts[fault] += 1
             payload["choices"][0]["message"]["content"] = None
         return web.json_response(payload)
+
+
+def _error_body(message: str, kind: str, code: str | None = None) -> dict[str, Any]:
+    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
+
+
+def answer_body(body: Any) -> tuple[int, dict[str, Any]]:
+    """``(status, JSON body)`` answering one chat request body: validation, then
+    :func:`chat_payload` (the batch jobs' answers)."""
+    problem = _check_body(body)
+    if problem is not None:
+        status, message, code = problem
+        return status, _error_body(message, "invalid_request_error", code)
+    return chat_payload(body)
+
+
+def chat_payload(body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    """``(status, JSON body)`` of the answer to a chat request that passed
+    :func:`_check_body` (no fault injected): shared by the chat and batch endpoints."""
+    from workbench.sim import engine
+
+    model = body["model"]
+    profile = model[len(MODEL_PREFIX):] if model.startswith(MODEL_PREFIX) else model
+    logprobs = bool(body.get("logprobs") or False)
+    try:
+        reply = engine.respond(
+            profile, body["messages"],
+            temperature=float(body.get("temperature") if body.get("temperature") is not None else 1.0),
+            sample=int(body.get("workbench_sample") or 0),
+            logprobs=logprobs, top_logprobs=body.get("top_logprobs"),
+            max_tokens=body.get("max_tokens") or body.get("max_completion_tokens"))
+    except ValueError as exc:
+        if profile not in engine.profiles():
+            return 404, _error_body(f"The model '{model}' does not exist",
+                                    "invalid_request_error", "model_not_found")
+        return 400, _error_body(str(exc), "invalid_request_error")
+    digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:24]
+    payload = {
+        "id": f"chatcmpl-sim-{digest}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "system_fingerprint": "workbench-sim",
+        "choices": [{
+            "index": 0,
+            "message": {"role": "assistant", "content": reply.text},
+            "logprobs": {"content": reply.logprobs} if logprobs and reply.logprobs else None,
+            "finish_reason": "stop",
+        }],
+        "usage": {"prompt_tokens": reply.prompt_tokens,
+                  "completion_tokens": reply.completion_tokens,
+                  "total_tokens": reply.prompt_tokens + reply.completion_tokens},
+    }
+    return 200, payload
 
 
 def _check_body(body: Any) -> tuple[int, str, str | None] | None:
@@ -240,9 +272,10 @@ async def start(server: SimServer, *, host: str = "127.0.0.1",
 
 
 def serve(*, port: int = 8765, host: str = "127.0.0.1", latency_ms: float = 0.0,
-          faults: FaultRates | None = None, seed: int = 0) -> None:
+          faults: FaultRates | None = None, seed: int = 0,
+          batches: BatchService | None = None) -> None:
     """Serve until SIGINT/SIGTERM; prints ``sim-server listening on <base url>`` once bound."""
-    server = SimServer(latency_ms=latency_ms, faults=faults, seed=seed)
+    server = SimServer(latency_ms=latency_ms, faults=faults, seed=seed, batches=batches)
 
     async def main() -> None:
         runner, bound = await start(server, host=host, port=port)
@@ -312,7 +345,9 @@ def running_server(*, latency_ms: float = 0.0, faults: FaultRates | None = None,
 def spawned_server(*, latency_ms: float = 0.0, rate_limit_rate: float = 0.0,
                    server_error_rate: float = 0.0, timeout_rate: float = 0.0,
                    malformed_rate: float = 0.0, seed: int = 0,
-                   startup_timeout: float = 60.0, empty_rate: float = 0.0) -> Iterator[str]:
+                   startup_timeout: float = 60.0, empty_rate: float = 0.0,
+                   batch_latency_ms: float = 1000.0, batch_error_rate: float = 0.0,
+                   batch_final: str = "completed") -> Iterator[str]:
     """A sim-server in its own process on a free port; yields its base URL.
 
     The process runs ``python -m workbench.sim.server`` (the options of
@@ -325,7 +360,8 @@ def spawned_server(*, latency_ms: float = 0.0, rate_limit_rate: float = 0.0,
                "--latency-ms", str(latency_ms), "--rate-limit-rate", str(rate_limit_rate),
                "--server-error-rate", str(server_error_rate), "--timeout-rate", str(timeout_rate),
                "--malformed-rate", str(malformed_rate), "--empty-rate", str(empty_rate),
-               "--seed", str(seed)]
+               "--seed", str(seed), "--batch-latency-ms", str(batch_latency_ms),
+               "--batch-error-rate", str(batch_error_rate), "--batch-final", batch_final]
     errors = tempfile.TemporaryFile(mode="w+")
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors, text=True)
     try:
@@ -382,13 +418,23 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--malformed-rate", type=float, default=0.0)
     parser.add_argument("--empty-rate", type=float, default=0.0)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--batch-latency-ms", type=float, default=1000.0,
+                        help="time from creating a batch job to its final status")
+    parser.add_argument("--batch-error-rate", type=float, default=0.0,
+                        help="share of batch requests answered with a 500 (error file)")
+    parser.add_argument("--batch-final", choices=FINALS, default="completed",
+                        help="final status of every batch job (failed/expired: injected)")
     args = parser.parse_args(argv)
     try:
         faults = FaultRates(args.rate_limit_rate, args.server_error_rate, args.timeout_rate,
                             args.malformed_rate, args.empty_rate)
+        batches = BatchService(latency_ms=args.batch_latency_ms,
+                               error_rate=args.batch_error_rate, final=args.batch_final,
+                               seed=args.seed)
     except ValueError as exc:
         parser.error(str(exc))
-    serve(port=args.port, latency_ms=args.latency_ms, faults=faults, seed=args.seed)
+    serve(port=args.port, latency_ms=args.latency_ms, faults=faults, seed=args.seed,
+          batches=batches)
 
 
 if __name__ == "__main__":

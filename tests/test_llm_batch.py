@@ -1,0 +1,284 @@
+"""complete_many(mode="batch"): provider batch jobs through the sim-server's Files and
+Batch endpoints -- mapping, replay, failures, resume after kill -9, batch prices."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from workbench.errors import ProviderError
+from workbench.llm import (
+    CallFailure,
+    Completion,
+    Request,
+    _batch,
+    batch_price,
+    complete_many,
+    peek,
+    price,
+    temporary_settings,
+)
+
+FAST = {"batch_latency_ms": 300.0}
+
+
+def requests_for(url: str, n: int, tag: str = "q") -> list[Request]:
+    return [Request("openai/sim-judge-a",
+                    [{"role": "user", "content": f"Explain {tag}{i}x in detail."}],
+                    temperature=1.0, sample=i % 3, params={"api_base": url}) for i in range(n)]
+
+
+def batch(requests, **kwargs):
+    return complete_many(requests, mode="batch", poll_interval=0.05, progress=False, **kwargs)
+
+
+def test_replies_are_mapped_back_to_their_requests_when_reordered(sim_server_factory, sim_stats,
+                                                                   tmp_path):
+    url = sim_server_factory(**FAST)
+    requests = requests_for(url, 24)
+    before = sim_stats(url)["batches"]
+    got = batch(requests)
+    stats = sim_stats(url)["batches"]
+    assert stats["created"] - before["created"] == 1  # one job for the 24 requests
+    assert all(isinstance(r, Completion) and not r.cached and r.backend == "sim" for r in got)
+    with temporary_settings(cache_dir=tmp_path / "online"):
+        online = complete_many(requests, progress=False)  # the same server, one call each
+    assert [r.key for r in got] == [r.key for r in online]
+    assert [r.text for r in got] == [r.text for r in online]
+    assert len({r.text for r in got}) > 1 and sim_stats(url)["requests"] >= 24
+
+
+def test_batch_replies_replay_like_online_ones(sim_server_factory, sim_stats):
+    url = sim_server_factory(**FAST)
+    requests = requests_for(url, 6, "replay")
+    first = batch(requests + requests[:2])  # duplicates fill every slot, sent once
+    assert first[6].text == first[0].text
+    stats = sim_stats(url)
+    again = batch(requests)
+    online = complete_many(requests, progress=False)
+    assert sim_stats(url)["batches"]["created"] == stats["batches"]["created"]
+    assert sim_stats(url)["requests"] == stats["requests"]  # no request at all
+    assert all(r.cached for r in again + online)
+    assert [r.text for r in online] == [r.text for r in first[:6]]
+    assert peek(requests[0]).text == first[0].text
+    assert _batch.pending_jobs() == {}
+
+
+def test_failed_requests_are_call_failures_and_can_be_retried_online(sim_server_factory):
+    url = sim_server_factory(**FAST, batch_error_rate=0.5, seed=4)
+    requests = requests_for(url, 20, "err")
+    got = batch(requests)
+    failed = [r for r in got if isinstance(r, CallFailure)]
+    assert 3 <= len(failed) <= 17
+    assert {f.error_type for f in failed} == {"server_error"}
+    assert all("batch batch_" in f.message and "mode='online'" in f.message for f in failed)
+    retried = complete_many(requests, progress=False)  # cached ones replay, failed ones sent
+    assert all(isinstance(r, Completion) for r in retried)
+    assert sum(not r.cached for r in retried) == len(failed)
+
+
+def test_expired_job_keeps_what_it_answered(sim_server_factory):
+    url = sim_server_factory(**FAST, batch_final="expired")
+    got = batch(requests_for(url, 10, "exp"))
+    done = [r for r in got if isinstance(r, Completion)]
+    failed = [r for r in got if isinstance(r, CallFailure)]
+    assert len(done) == 5 and len(failed) == 5
+    assert {f.error_type for f in failed} == {"timeout"} and "batch_expired" in failed[0].message
+    assert all(peek(r) is not None for r, g in zip(requests_for(url, 10, "exp"), got, strict=True)
+               if isinstance(g, Completion))
+    assert _batch.pending_jobs() == {}
+
+
+def test_failed_job_fails_every_request_naming_why(sim_server_factory):
+    url = sim_server_factory(**FAST, batch_final="failed")
+    got = batch(requests_for(url, 4, "fail"))
+    assert all(isinstance(r, CallFailure) and r.error_type == "bad_request" for r in got)
+    assert "failed validation" in got[0].message and "simulated validation failure" in got[0].message
+    assert _batch.pending_jobs() == {}
+
+
+RUN = textwrap.dedent("""
+    import sys
+    from workbench.llm import Request, complete_many
+    url = sys.argv[1]
+    requests = [Request("openai/sim-judge-a", [{"role": "user", "content": f"Kill me {i}."}],
+                        params={"api_base": url}) for i in range(8)]
+    complete_many(requests, mode="batch", poll_interval=0.05, progress=False)
+    print("finished", flush=True)
+""")
+
+
+def test_a_killed_run_resumes_its_jobs_without_submitting_again(sim_server_factory, sim_stats,
+                                                                _llm_cache):
+    url = sim_server_factory(batch_latency_ms=3000.0)
+    before = sim_stats(url)["batches"]
+    child = subprocess.Popen([sys.executable, "-c", RUN, url], env=os.environ.copy(),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while sim_stats(url)["batches"]["retrieved"] <= before["retrieved"]:  # polling now
+            assert child.poll() is None and time.monotonic() < deadline, child.stderr.read()
+            time.sleep(0.05)
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=10)
+    assert child.returncode == -signal.SIGKILL
+    ledger = json.loads((_llm_cache / _batch.LEDGER_FILE).read_text())["jobs"]
+    assert len(ledger) == 1 and len(next(iter(ledger.values()))["keys"]) == 8
+    requests = [Request("openai/sim-judge-a", [{"role": "user", "content": f"Kill me {i}."}],
+                        params={"api_base": url}) for i in range(8)]
+    got = batch(requests)
+    after = sim_stats(url)["batches"]
+    assert after["created"] - before["created"] == 1  # resumed, not submitted again
+    assert after["files_uploaded"] - before["files_uploaded"] == 1
+    assert all(isinstance(r, Completion) for r in got)
+    assert _batch.pending_jobs() == {}
+
+
+def test_sim_models_are_answered_online_and_bad_arguments_refused(sim_server):
+    got = batch([Request("sim/judge-a", [{"role": "user", "content": "Hi"}])])
+    assert isinstance(got[0], Completion) and got[0].backend == "sim"
+    one = [Request("openai/sim-judge-a", [{"role": "user", "content": "Hi"}],
+                   params={"api_base": sim_server})]
+    with pytest.raises(ValueError, match="mode="):
+        complete_many(one, mode="offline")
+    with pytest.raises(ValueError, match="budget_usd"):
+        complete_many(one, mode="batch", budget_usd=1.0)
+    with pytest.raises(ProviderError, match="no batch jobs"):
+        batch([Request("anthropic/claude-3-5-haiku-latest", [{"role": "user", "content": "Hi"}],
+                       params={"api_key": "sk-test"})])
+
+
+def test_batch_body_is_the_online_request():
+    from workbench.llm._providers import Route
+
+    request = Request("openai/sim-judge-a", [{"role": "user", "content": "Hi"}], sample=2,
+                      max_tokens=5, response_format={"type": "json_object"},
+                      params={"api_base": "http://127.0.0.1:1/v1", "api_key": "sk-x", "timeout": 3})
+    body = _batch.body_of(request, Route("openai/sim-judge-a", "openai", "sim", True))
+    assert body == {"model": "sim-judge-a", "messages": [{"role": "user", "content": "Hi"}],
+                    "temperature": 0.0, "max_tokens": 5, "response_format": {"type": "json_object"},
+                    "workbench_sample": 2}
+
+
+def test_batch_prices_and_the_estimate_shows_both():
+    assert batch_price("sim/judge-a", 10, 10) == 0.0
+    assert math.isclose(batch_price("gpt-4o", 1000, 100), price("gpt-4o", 1000, 100) / 2)
+    assert math.isnan(batch_price("no-such-provider/no-such-model", 10, 1))
+    import pandas as pd
+
+    from workbench.judges import Design, JudgeSpec, estimate
+
+    items = pd.DataFrame({"item_id": ["a", "b"], "question": ["Q1?", "Q2?"],
+                          "response": ["A1.", "A2."], "answer_model": ["m", "m"]})
+    row = estimate(Design(items, JudgeSpec("holistic_simple", "gpt-4o"))).iloc[0]
+    assert row["cost_usd"] > 0 and math.isclose(row["cost_usd_batch"], row["cost_usd"] / 2)
+
+
+def test_the_call_mode_setting_sends_batches(sim_server_factory, sim_stats, monkeypatch):
+    url = sim_server_factory(**FAST)
+    before = sim_stats(url)["batches"]["created"]
+    monkeypatch.setenv("WORKBENCH_CALL_MODE", "batch")
+    got = complete_many(requests_for(url, 3, "env"), poll_interval=0.05, progress=False)
+    assert all(isinstance(r, Completion) for r in got)
+    assert sim_stats(url)["batches"]["created"] == before + 1
+    with temporary_settings(call_mode="online") as now:
+        assert now["call_mode"] == "online"
+        complete_many(requests_for(url, 2, "env-online"), progress=False)
+    assert sim_stats(url)["batches"]["created"] == before + 1
+    monkeypatch.setenv("WORKBENCH_CALL_MODE", "sometimes")
+    with pytest.raises(ValueError, match="WORKBENCH_CALL_MODE"):
+        complete_many(requests_for(url, 1, "bad"), progress=False)
+
+
+def test_sim_server_batch_endpoints_speak_the_openai_format():
+    """Upload, create, status transitions, shuffled output, download: the raw HTTP API."""
+    import asyncio
+
+    import aiohttp
+
+    from workbench.sim.server import running_server
+
+    lines = [{"custom_id": f"r{i}", "method": "POST", "url": "/v1/chat/completions",
+              "body": {"model": "sim-judge-a", "temperature": 0,
+                       "messages": [{"role": "user", "content": f"Explain w{i}x."}]}}
+             for i in range(12)]
+
+    async def go(url: str) -> tuple[list[str], list[dict]]:
+        async with aiohttp.ClientSession() as session:
+            form = aiohttp.FormData()
+            form.add_field("purpose", "batch")
+            form.add_field("file", "".join(json.dumps(x) + "\n" for x in lines).encode(),
+                           filename="in.jsonl")
+            async with session.post(f"{url}/files", data=form) as response:
+                upload = await response.json()
+            body = {"input_file_id": upload["id"], "endpoint": "/v1/chat/completions",
+                    "completion_window": "24h"}
+            async with session.post(f"{url}/batches", json=body) as response:
+                job = await response.json()
+            seen = [job["status"]]
+            while job["status"] in ("validating", "in_progress"):
+                await asyncio.sleep(0.02)
+                async with session.get(f"{url}/batches/{job['id']}") as response:
+                    job = await response.json()
+                if job["status"] != seen[-1]:
+                    seen.append(job["status"])
+            async with session.get(f"{url}/files/{job['output_file_id']}/content") as response:
+                out = [json.loads(x) for x in (await response.text()).splitlines()]
+            return seen, out
+
+    with running_server() as (url, server):
+        server.batches.latency_s = 0.2
+        seen, out = asyncio.run(go(url))
+    assert seen == ["validating", "in_progress", "completed"]
+    assert sorted(x["custom_id"] for x in out) == sorted(f"r{i}" for i in range(12))
+    assert [x["custom_id"] for x in out] != [f"r{i}" for i in range(12)]  # reordered
+    assert all(x["response"]["status_code"] == 200 for x in out)
+
+
+def test_run_judging_in_batch_mode_gives_the_online_results(sim_server_factory, sim_stats,
+                                                            monkeypatch, tmp_path):
+    """End to end: a judging run (two stages: summaries, then judge calls) with every call
+    in batch jobs gives the same scores and keys as online; its rows replay."""
+    import pandas as pd
+
+    from workbench.judges import JudgeSpec, run_judging
+
+    url = sim_server_factory(**FAST)
+    items = pd.DataFrame({"item_id": ["a", "b", "c"],
+                          "question": ["Why is the sky blue?", "What is HIV?", "Define tea."],
+                          "response": ["Rayleigh scattering.", "A virus.", "A drink."],
+                          "answer_model": ["m", "m", "m"]})
+    inner = JudgeSpec("holistic_simple", "openai/sim-judge-a", trials=2,
+                      params={"api_base": url})
+    spec = JudgeSpec("summarize_then", "openai/sim-judge-a", inner=inner,
+                     summarizer_model="openai/sim-summarizer", params={"api_base": url})
+    before = sim_stats(url)["batches"]["created"]
+    monkeypatch.setenv("WORKBENCH_CALL_MODE", "batch")
+    monkeypatch.setenv("WORKBENCH_BATCH_POLL", "0.05")
+    batched = run_judging(items, spec, progress=False)
+    assert sim_stats(url)["batches"]["created"] - before == 2  # one job per stage
+    replayed = run_judging(items, spec, progress=False)
+    monkeypatch.setenv("WORKBENCH_CALL_MODE", "online")
+    with temporary_settings(cache_dir=tmp_path / "online"):
+        online = run_judging(items, spec, progress=False)
+    cols = ["item_id", "trial", "score", "parse_ok", "cache_key", "raw_reply"]
+    pd.testing.assert_frame_equal(batched[cols], online[cols])
+    assert replayed["cached"].all() and not batched["cached"].any()
+    pd.testing.assert_frame_equal(replayed[cols], batched[cols])
+
+
+def test_a_job_the_provider_refuses_gives_call_failures():
+    dead = "http://127.0.0.1:9/v1"  # nothing listens on the discard port
+    got = batch(requests_for(dead, 3, "dead"))
+    assert all(isinstance(r, CallFailure) and r.error_type == "connection_error" for r in got)
+    assert "could not submit a batch job" in got[0].message
+    assert _batch.pending_jobs() == {}

@@ -1,0 +1,334 @@
+"""``complete_many(..., mode="batch")``: the uncached requests as provider batch jobs.
+
+Through litellm's files and batches API (``acreate_file``, ``acreate_batch``,
+``aretrieve_batch``, ``afile_content``; https://docs.litellm.ai/docs/batches) in the
+OpenAI Batch format (https://platform.openai.com/docs/guides/batch): one JSONL line
+per request, ``{"custom_id": <cache key>, "method": "POST", "url":
+"/v1/chat/completions", "body": {...}}``, one job per model and endpoint (split at
+:data:`MAX_PER_JOB`). The custom id is the request's cache key, so replies are
+mapped back whatever order the output file has, and each reply is written to the
+cache under that key exactly as an online reply is (``latency_s`` 0: a batch has no
+per-call latency; ``batch_id`` names the job; ``cost_usd`` at batch prices,
+:func:`~workbench.llm._providers.batch_cost_of`).
+
+Jobs are polled with exponential backoff (from ``poll_interval`` seconds, doubling,
+at most :data:`MAX_POLL_S`). Every submitted job is recorded in a ledger,
+``batch_jobs.json`` in the cache folder (job id, model, input file, the keys it
+holds; no secret), until its results are stored: a run that was killed resumes
+polling the jobs holding its requests instead of submitting them again. A request
+a job did not answer is a :class:`CallFailure` naming the job and why (a failed or
+expired job, an error line); it can be sent again with ``mode="online"``.
+Providers: OpenAI-compatible batch endpoints (:data:`PROVIDERS`, sim-servers
+included); in-process ``sim/`` models have no batch service and are answered online.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as _dt
+import json
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from workbench import config
+from workbench.errors import ProviderError
+from workbench.llm import _cache, _providers
+from workbench.llm._types import CallFailure, Completion, Request, Usage
+
+Result = Completion | CallFailure
+
+LEDGER_FILE = "batch_jobs.json"
+#: litellm providers whose batch endpoint takes the OpenAI JSONL format as is.
+PROVIDERS = ("openai", "azure", "hosted_vllm")
+#: Requests per job (OpenAI's limit).
+MAX_PER_JOB = 50_000
+MAX_POLL_S = 300.0
+ENDPOINT = "/v1/chat/completions"
+_FINAL = ("completed", "failed", "expired", "cancelled")
+# Request params that steer the client, not the provider: never in a JSONL body.
+_PLUMBING = frozenset({"api_base", "base_url", "api_key", "api_version", "organization",
+                       "timeout", "num_retries", "max_retries", "extra_headers", "extra_body",
+                       "input_cost_per_token", "output_cost_per_token"})
+
+
+def check(route: _providers.Route) -> None:
+    """Raise :class:`ProviderError` unless ``route``'s provider takes batch jobs."""
+    if route.provider not in PROVIDERS:
+        raise ProviderError(f"{route.model}: provider {route.provider!r} has no batch jobs "
+                            f"here (supported: {', '.join(PROVIDERS)}); use mode='online'")
+
+
+# --- the ledger -------------------------------------------------------------------------
+
+def ledger_path() -> Path:
+    """The ledger of submitted, unfinished jobs (in the configured cache folder)."""
+    return config.cache_dir() / LEDGER_FILE
+
+
+@contextlib.contextmanager
+def _ledger() -> Iterator[dict[str, Any]]:
+    """The ledger's jobs, locked for read-modify-write; saved (atomically) on exit."""
+    path = ledger_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_suffix(".lock"), "a") as lock:
+        try:
+            import fcntl  # POSIX: one process at a time edits the ledger
+
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        except ImportError:
+            pass
+        try:
+            jobs = json.loads(path.read_text(encoding="utf-8"))["jobs"] if path.exists() else {}
+        except (OSError, ValueError, KeyError, TypeError):
+            _cache.log.warning("batch ledger %s is unreadable: starting a new one", path)
+            jobs = {}
+        before = json.dumps(jobs, sort_keys=True)
+        yield jobs
+        if json.dumps(jobs, sort_keys=True) != before:
+            temporary = path.with_suffix(".tmp")
+            temporary.write_text(json.dumps({"schema": 1, "jobs": jobs}, indent=1),
+                                 encoding="utf-8")
+            os.replace(temporary, path)
+
+
+def pending_jobs() -> dict[str, dict[str, Any]]:
+    """Job id -> ledger record (``model``, ``input_file_id``, ``keys``, ``submitted``) of
+    the jobs submitted and not yet stored."""
+    with _ledger() as jobs:
+        return dict(jobs)
+
+
+# --- the run ----------------------------------------------------------------------------
+
+def body_of(request: Request, route: _providers.Route) -> dict[str, Any]:
+    """The chat-completions body a batch line sends for ``request`` (as online calls send it)."""
+    model = request.model
+    if model.startswith(route.provider + "/"):
+        model = model[len(route.provider) + 1:]
+    body: dict[str, Any] = {"model": model, "messages": request.messages,
+                            "temperature": request.temperature}
+    for name in ("max_tokens", "response_format", "top_logprobs", "top_p", "stop", "seed"):
+        value = getattr(request, name)
+        if value is not None:
+            body[name] = dict(value) if name == "response_format" else value
+    if request.logprobs:
+        body["logprobs"] = True
+    body.update((k, v) for k, v in request.params.items() if k not in _PLUMBING)
+    body.update(request.params.get("extra_body") or {})
+    if route.sim_server:
+        body["workbench_sample"] = request.sample
+    return body
+
+
+def _client_kwargs(request: Request, route: _providers.Route) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {"custom_llm_provider": route.provider}
+    for name in ("api_base", "api_key", "api_version", "organization", "extra_headers"):
+        if request.params.get(name) is not None:
+            kwargs[name] = request.params[name]
+    if kwargs.get("api_base") and not kwargs.get("api_key") and (
+            route.sim_server or not os.environ.get("OPENAI_API_KEY")):
+        kwargs["api_key"] = _providers.LOCAL_KEY
+    return kwargs
+
+
+class BatchRun:
+    """The batch jobs of one ``complete_many``: resume, submit, poll, store."""
+
+    def __init__(self, jobs: dict[str, Request], routes: dict[str, _providers.Route], *,
+                 cache: Any, poll_interval: float, done: Callable[[str, Result], None]):
+        self.jobs = jobs
+        self.routes = routes  # key -> route
+        self.cache = cache
+        self.poll_interval = poll_interval
+        self.done = done
+        self.litellm = _providers.get_litellm()
+        self.results: dict[str, Result] = {}
+        self.written = 0
+
+    async def run(self) -> dict[str, Result]:
+        with _ledger() as ledger:
+            pending = dict(ledger)
+        polls = []
+        covered: set[str] = set()
+        for batch_id, record in pending.items():
+            mine = [k for k in record["keys"] if k in self.jobs and k not in covered]
+            if mine:
+                covered.update(mine)
+                _cache.log.info("resuming batch job %s (%d request(s) of this run)", batch_id,
+                                len(mine))
+                polls.append(self._poll(batch_id, record, mine[0]))
+        groups: dict[tuple, list[str]] = {}
+        for key, request in self.jobs.items():
+            if key not in covered:
+                groups.setdefault((request.model, request.params.get("api_base"),
+                                   bool(request.params.get("api_key"))), []).append(key)
+        for keys in groups.values():
+            for start in range(0, len(keys), MAX_PER_JOB):
+                chunk = keys[start:start + MAX_PER_JOB]
+                submitted = await self._submit(chunk)
+                if submitted is not None:
+                    polls.append(self._poll(*submitted, chunk[0]))
+        await asyncio.gather(*polls)
+        return self.results
+
+    async def _submit(self, keys: list[str]) -> tuple[str, dict[str, Any]] | None:
+        """Upload ``keys``' lines and create their job (recorded in the ledger); ``None``,
+        with a :class:`CallFailure` for each request, when the provider refuses."""
+        first = self.jobs[keys[0]]
+        route = self.routes[keys[0]]
+        lines = "".join(json.dumps({"custom_id": key, "method": "POST", "url": ENDPOINT,
+                                    "body": body_of(self.jobs[key], route)},
+                                   ensure_ascii=False, separators=(",", ":")) + "\n"
+                        for key in keys)
+        kwargs = _client_kwargs(first, route)
+        try:
+            upload = await self.litellm.acreate_file(
+                file=("workbench_batch.jsonl", lines.encode("utf-8")), purpose="batch", **kwargs)
+            job = await self.litellm.acreate_batch(
+                completion_window="24h", endpoint=ENDPOINT, input_file_id=upload.id,
+                metadata={"client": "workbench"}, **kwargs)
+        except Exception as exc:
+            kind = _providers.classify(exc)
+            why = (f"could not submit a batch job of {len(keys)} request(s): "
+                   f"{_providers.error_message(exc, first, kind)}")
+            for key in keys:
+                self._finish(key, CallFailure(key, kind, why, 1, first.model))
+            return None
+        record = {"model": first.model, "input_file_id": upload.id, "keys": keys,
+                  "submitted": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")}
+        with _ledger() as ledger:
+            ledger[job.id] = record
+        _cache.log.info("submitted batch job %s: %d request(s) of %s", job.id, len(keys),
+                        first.model)
+        return job.id, record
+
+    async def _poll(self, batch_id: str, record: dict[str, Any], key: str) -> None:
+        """Poll ``batch_id`` (backoff) until final, then store its results (``key``: one
+        request of this run in the job, whose route and credentials reach it)."""
+        sample = self.jobs[key]
+        kwargs = _client_kwargs(sample, self.routes[key])
+        delay = self.poll_interval
+        while True:
+            try:
+                job = await self.litellm.aretrieve_batch(batch_id=batch_id, **kwargs)
+                status = job.status
+            except Exception as exc:  # transient: keep polling, give up on a 4xx
+                kind = _providers.classify(exc)
+                if kind in ("auth", "not_found", "bad_request"):
+                    self._fail_all(batch_id, record, kind, "could not retrieve the job: "
+                                   + _providers.error_message(exc, sample, kind))
+                    return
+                status = None
+            if status in _FINAL:
+                break
+            await asyncio.sleep(delay)
+            delay = min(MAX_POLL_S, delay * 2)
+        if job.output_file_id:
+            await self._read(batch_id, job.output_file_id, record, kwargs)
+        if job.error_file_id:
+            await self._read(batch_id, job.error_file_id, record, kwargs)
+        why = {"completed": "no line for this request in the job's output or error file",
+               "failed": "the job failed validation: " + _errors_of(job),
+               "expired": "the job expired (24 h window) before this request ran",
+               "cancelled": "the job was cancelled"}[status]
+        kind = {"failed": "bad_request", "expired": "timeout", "cancelled": "not_run"}.get(
+            status, "other")
+        self._fail_all(batch_id, record, kind, why)
+
+    def _fail_all(self, batch_id: str, record: dict[str, Any], kind: str, why: str) -> None:
+        """Every request of this run in the job without a result fails with ``why``; the
+        job leaves the ledger, or keeps there the requests of other runs (their replies are
+        read when a run that holds them resumes it)."""
+        for key in record["keys"]:
+            if key in self.jobs and key not in self.results:
+                self._finish(key, CallFailure(key, kind, f"batch {batch_id}: {why}; send it "
+                                              "again with mode='online'", 1,
+                                              self.jobs[key].model))
+        rest = [key for key in record["keys"] if key not in self.jobs]
+        with _ledger() as ledger:
+            if rest:
+                ledger[batch_id] = {**record, "keys": rest}
+            else:
+                ledger.pop(batch_id, None)
+
+    def _finish(self, key: str, result: Result) -> None:
+        self.results[key] = result
+        self.done(key, result)
+
+    async def _read(self, batch_id: str, file_id: str, record: dict[str, Any],
+                    kwargs: dict[str, Any]) -> None:
+        content = await self.litellm.afile_content(file_id=file_id, **kwargs)
+        keys = set(record["keys"]) & self.jobs.keys()
+        for raw in content.content.decode("utf-8").splitlines():
+            if not raw.strip():
+                continue
+            try:
+                line = json.loads(raw)
+                key = line.get("custom_id")
+            except (ValueError, AttributeError):
+                continue  # not a result line: its request is reported as not answered
+            if key not in keys or key in self.results:
+                continue
+            self._finish(key, self._result(batch_id, key, self.jobs[key], line))
+
+    def _result(self, batch_id: str, key: str, request: Request, line: dict[str, Any]) -> Result:
+        response = line.get("response") or {}
+        status = response.get("status_code")
+        body = response.get("body")
+        if line.get("error") or status != 200 or not isinstance(body, dict):
+            error = line.get("error") or (body or {}).get("error") or {}
+            code = error.get("code") if isinstance(error, dict) else None
+            message = error.get("message") if isinstance(error, dict) else str(error)
+            kind = ("timeout" if code == "batch_expired" else
+                    _providers._STATUS_TYPES.get(status) if isinstance(status, int) else None)
+            kind = kind or ("server_error" if isinstance(status, int) and status >= 500
+                            else "other")
+            return CallFailure(key, kind, f"batch {batch_id}: HTTP {status}: {code or ''} "
+                               f"{message or ''}".strip() + "; send it again with "
+                               "mode='online'", 1, request.model)
+        route = self.routes[key]
+        try:
+            choice = body["choices"][0]
+            text = choice["message"]["content"]
+            if text is None:
+                return CallFailure(key, "empty_reply", f"batch {batch_id}: the reply has no "
+                                   "content (content: null)", 1, request.model)
+            if not isinstance(text, str):
+                raise TypeError(type(text).__name__)
+            logprobs = _providers.normalise_logprobs(choice.get("logprobs"))
+            raw_usage = body.get("usage") or {}
+            usage = Usage(int(raw_usage.get("prompt_tokens") or 0),
+                          int(raw_usage.get("completion_tokens") or 0))
+        except (KeyError, IndexError, TypeError, ValueError) as exc:
+            return CallFailure(key, "malformed", f"batch {batch_id}: malformed reply "
+                               f"({type(exc).__name__}: {exc})", 1, request.model)
+        cost = _providers.batch_cost_of(request, (usage.prompt_tokens, usage.completion_tokens),
+                                        route.backend)
+        entry = _cache.make_entry(key, request, text=text, logprobs=logprobs, usage=usage,
+                                  cost_usd=cost, latency_s=0.0, backend=route.backend,
+                                  finish_reason=choice.get("finish_reason"),
+                                  provider_model=body.get("model"))
+        entry["batch_id"] = batch_id
+        if self.cache is not None and _cache.store(self.cache, entry):
+            self.written += 1
+        return Completion(text=text, model=request.model, usage=usage, cost_usd=cost,
+                          latency_s=0.0, cached=False, key=key, logprobs=logprobs,
+                          backend=route.backend)
+
+
+def _errors_of(job: Any) -> str:
+    errors = getattr(job, "errors", None)
+    data = getattr(errors, "data", None) if errors is not None else None
+    if isinstance(errors, dict):
+        data = errors.get("data")
+    if not data:
+        return "no reason given"
+    parts = []
+    for item in data[:3]:
+        get = item.get if isinstance(item, dict) else lambda n, i=item: getattr(i, n, None)
+        parts.append(f"{get('code')}: {get('message')}" + (f" (line {get('line')})"
+                                                           if get("line") else ""))
+    return "; ".join(parts) + (f"; and {len(data) - 3} more" if len(data) > 3 else "")
