@@ -215,18 +215,28 @@ def sim_server(
     malformed_rate: Annotated[float, typer.Option(help="Share of truncated JSON bodies.")] = 0.0,
     seed: Annotated[int, typer.Option(help="Seed of the fault draws.")] = 0,
     empty_rate: Annotated[float, typer.Option(help="Share of replies with content: null.")] = 0.0,
+    batch_latency_ms: Annotated[float, typer.Option(
+        help="Time a batch job takes from submission to its final status.")] = 1000.0,
+    batch_error_rate: Annotated[float, typer.Option(
+        help="Share of a batch's requests that fail (in its error file).")] = 0.0,
+    batch_final: Annotated[str, typer.Option(
+        help="Final status of every batch job: completed | failed | expired.")] = "completed",
 ) -> None:
-    """Serve the simulated profiles as an OpenAI-compatible API (model sim-<profile>)."""
+    """Serve the simulated profiles as an OpenAI-compatible API (model sim-<profile>),
+    with the Files and Batch endpoints for ``complete_many(mode="batch")``."""
+    from workbench.sim._batches import BatchService
     from workbench.sim.server import FaultRates, serve
 
     try:
         faults = FaultRates(rate_limit_rate, server_error_rate, timeout_rate, malformed_rate,
                             empty_rate)
+        batches = BatchService(latency_ms=batch_latency_ms, error_rate=batch_error_rate,
+                               final=batch_final, seed=seed)
     except ValueError as exc:
         raise _fail(str(exc)) from None
     if latency_ms < 0:
         raise _fail("--latency-ms must be >= 0")
-    serve(port=port, latency_ms=latency_ms, faults=faults, seed=seed)
+    serve(port=port, latency_ms=latency_ms, faults=faults, seed=seed, batches=batches)
 
 
 def bench_llm(
