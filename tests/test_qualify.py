@@ -139,23 +139,27 @@ def test_ppi_mean_matches_the_formula_and_ppi_python():
     low, high = ppi_mean_ci(y, yhat, unl, alpha=0.05)  # PPI++ (tuned lambda)
     tuned = q.ppi_mean(y, yhat, unl, alpha=0.05).set_index("method")
     assert tuned.loc["ppi", ["ci_low", "ci_high"]].to_numpy() == pytest.approx([low[0], high[0]])
-    classical = sps.t.interval  # the classical row is the z interval of the labelled mean
+    # the classical row is the z interval of the labelled mean: ybar +- z * s / sqrt(n)
+    half = z * y.std(ddof=1) / np.sqrt(len(y))
     assert out.loc["classical", "estimate"] == pytest.approx(y.mean())
-    assert classical  # noqa: B018 - documented choice of z over t
+    assert out.loc["classical", ["ci_low", "ci_high"]].to_numpy() == pytest.approx(
+        [y.mean() - half, y.mean() + half])
     assert out.loc["ppi", "width"] < out.loc["classical", "width"]
 
 
 @pytest.mark.parametrize("lam", [1.0, None])
 def test_ppi_coverage_by_simulation(lam):
-    """1,000 simulated studies: the 95% interval covers the true mean 93-97% of the time."""
+    """1,000 simulated studies through workbench's ppi_mean: the 95% interval covers the
+    true mean 93-97% of the time."""
     rng = np.random.default_rng(6)
     hits = 0
     for _ in range(1000):
         y_all = rng.binomial(1, 0.6, 1100).astype(float)  # a win rate: 0/1 human labels
         judge = np.where(rng.random(1100) < 0.8, y_all, 1 - y_all)  # 80% agreement, biased
         judge = np.where((judge == 0) & (rng.random(1100) < 0.1), 1.0, judge)
-        low, high = ppi_mean_ci(y_all[:100], judge[:100], judge[100:], alpha=0.05, lam=lam)
-        hits += low[0] <= 0.6 <= high[0]
+        out = q.ppi_mean(y_all[:100], judge[:100], judge[100:], alpha=0.05, lam=lam)
+        low, high = out.loc[out["method"] == "ppi", ["ci_low", "ci_high"]].to_numpy()[0]
+        hits += low <= 0.6 <= high
     assert 0.93 <= hits / 1000 <= 0.97
 
 
@@ -173,6 +177,35 @@ def test_ppi_simulation_and_labels_needed():
     assert need.loc["ppi", "n_labeled"] == 80
     with pytest.raises(ValueError):
         q.ppi_simulation(y, yhat, [600])
+    with pytest.raises(ValueError, match="NaN"):
+        q.ppi_simulation(np.r_[y[:-1], np.nan], yhat, [20])
+
+
+def test_ppi_simulation_coverage_does_not_climb_with_the_pilot_share():
+    """Resampling with replacement: labelling most of the pilot does not make every
+    interval cover (without replacement the coverage tends to 1 as n/N grows)."""
+    rng = np.random.default_rng(11)
+    y = rng.normal(3, 1, 100)
+    yhat = y + rng.normal(0.3, 0.8, 100)
+    sim = q.ppi_simulation(y, yhat, [80], n_rep=400, rng=1, lam=1.0)
+    assert (sim["coverage"] < 0.99).all() and (sim["coverage"] > 0.88).all()
+
+
+def test_missing_labels_are_reported_and_count_against_the_judge():
+    rng = np.random.default_rng(12)
+    truth = rng.integers(0, 2, 100)
+    humans = pd.DataFrame({f"h{j}": np.where(rng.random(100) < 0.1, 1 - truth, truth)
+                           for j in range(3)})
+    judge = truth.astype(object)
+    assert q.alt_test(humans, judge, epsilon=0.2)[1]["passed"]
+    judge[:60] = None  # the same judge, silent on 60% of the items, must not pass
+    table, summary = q.alt_test(humans, judge, epsilon=0.2)
+    assert not summary["passed"]
+    assert (table["n_judge_missing"] == 60).all() and (table["n_items"] == 100).all()
+    scores = pd.DataFrame({"j": np.where(np.arange(100) < 60, np.nan, truth)})
+    out = q.leave_one_out_agreement(humans.astype(float), scores, n_boot=0).set_index("who")
+    assert out.loc["j", ["n_items", "n_used", "n_missing"]].tolist() == [100, 40, 60]
+    assert out.loc["h0", ["n_used", "n_missing"]].tolist() == [100, 0]
 
 
 # --- juries --------------------------------------------------------------------------------------
@@ -232,6 +265,26 @@ def test_bradley_terry_matches_statsmodels_logit_and_recovers_the_truth():
     assert out.loc[0, "a"] == "m0" and out.loc[0, "estimate"] == 0
 
 
+def test_bradley_terry_cluster_robust_by_pair_matches_statsmodels_logit():
+    data = _pairs().assign(pair=np.arange(4000) // 2)  # rows 2k, 2k+1: one pair, two orders
+    out = q.bradley_terry(data, covariates=["length_diff"], reference="m0", groups=["pair"])
+    plain = q.bradley_terry(data, covariates=["length_diff"], reference="m0")
+    x, _ = q.bt_design(data, covariates=["length_diff"], reference="m0")
+    logit = sm.Logit(data["first_wins"], x).fit(disp=0, cov_type="cluster",
+                                                cov_kwds={"groups": data["pair"].to_numpy()})
+    fitted = out.dropna(subset=["se"])
+    got = fitted.set_index(fitted["term"].where(fitted["a"].isna(), fitted["a"]))
+    for name in x.columns:
+        assert got.loc[name, "estimate"] == pytest.approx(logit.params[name], rel=1e-6)
+        assert got.loc[name, "se"] == pytest.approx(logit.bse[name], rel=1e-4)
+    assert out["estimate"].to_numpy() == pytest.approx(plain["estimate"].to_numpy())
+    assert not np.allclose(out["se"].dropna(), plain["se"].dropna())
+    one = q.bradley_terry(data.assign(pair=0), covariates=["length_diff"], reference="m0",
+                          groups=["pair"])  # one cluster: no cluster-robust SE
+    assert one["se"].isna().all() and one["estimate"].to_numpy() == pytest.approx(
+        plain["estimate"].to_numpy())
+
+
 def test_length_controlled_win_rate_matches_a_glm_fit():
     rng = np.random.default_rng(10)
     diff = rng.normal(50, 100, 800)
@@ -244,6 +297,13 @@ def test_length_controlled_win_rate_matches_a_glm_fit():
     assert out["length_coef"] == pytest.approx(fit.params[1])
     assert out["win_rate"] == pytest.approx(wins.mean())
     assert out["ci_low"] < out["estimate"] < out["ci_high"]
+    pair = np.arange(800) // 2
+    robust = q.length_controlled_win_rate(wins, diff, groups=pair)
+    ref = sm.GLM(wins, sm.add_constant(np.tanh(diff / np.std(diff))),
+                 family=sm.families.Binomial()).fit(cov_type="cluster", cov_kwds={"groups": pair})
+    assert robust["estimate"] == pytest.approx(out["estimate"])
+    low = ref.conf_int()[0][0]
+    assert robust["ci_low"] == pytest.approx(1 / (1 + np.exp(-low)))
 
 
 # --- selective judging ---------------------------------------------------------------------------

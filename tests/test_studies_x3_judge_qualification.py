@@ -48,6 +48,9 @@ def test_run_fills_every_table(tiny):
     bt = res["bradley_terry"]
     assert set(bt["term"]) == {"strength", "position", "length_diff"}  # no judge answered
     assert set(res["lc_win_rate"]["answer_model"]) == {"sim/answer-strong", "sim/answer-tiny"}
+    for name in x3.tables(res):
+        assert list(res[name].columns) == x3._study._TABLES[name], name
+    assert (res["agreement"]["rater_source"] == "sim_raters").all()
     sel = res["selective"].set_index("policy")
     assert sel.loc["all items", "coverage"] == 1.0
     head = x3.headline(res)
@@ -57,9 +60,13 @@ def test_run_fills_every_table(tiny):
     assert set(head["bt_position"]) == {"judge-a", "judge-d"}
 
 
-def test_run_without_the_bundled_set_is_empty():
+def test_run_without_the_bundled_set_is_empty(tiny):
     res = x3.run(x3.Config(bundled=False))
     assert not x3.tables(res) and x3.headline(res) == {}
+    # the empty frames keep the columns a run fills, so the notebook can select them
+    for name in ("agreement", "ppi", "jury", "bradley_terry", "selective"):
+        assert list(res[name].columns) == list(tiny[name].columns), name
+    assert all(list(res[n].columns) == c for n, c in x3._study._TABLES.items())
 
 
 def test_config_checks():
@@ -124,6 +131,8 @@ def test_release_branches_on_the_fixtures():
     bt = res["llmbar_bradley_terry"]
     assert set(bt["judge_model"]) == {"JudgeA/CoT", "JudgeA/Vanilla", "JudgeB/Vanilla"}
     assert set(bt["term"]) == {"strength", "position"}
+    for name, columns in x3._study._TABLES.items():  # filled or empty: the declared columns
+        assert list(res[name].columns) == columns, name
     head = x3.headline(res)
     json.dumps(head)
     assert set(head["llmbar_position"]) == set(bt["judge_model"])
@@ -143,3 +152,21 @@ def test_llmbar_verdicts_as_shown():
     assert out["first"].tolist() == ["better", "worse"]
     assert out["first_wins"].tolist() == [1.0, 0.0]
     assert out["judge_model"].iloc[0] == "J/V"
+
+
+def test_llmbar_selective_keeps_unparsed_verdicts_as_wrong():
+    from workbench.studies.x3_judge_qualification._releases import llmbar_analysis
+
+    n = 40  # the first 10 items: the judge's verdict is unparsed
+    frame = pd.DataFrame({"subset": "s", "item_id": [f"s/{i}" for i in range(n)] * 2,
+                          "judge": "J", "strategy": "V", "order": [0] * n + [1] * n,
+                          "verdict": ["?"] * 10 + [1] * (n - 10) + [1] * n, "label": 1})
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("workbench.datasets.llmbar.load_release", lambda path: frame)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = llmbar_analysis("x", judge="J/V", alpha=0.1, delta=0.1, share=0.5,
+                                  rng=np.random.default_rng(0))
+    every = out["llmbar_selective"].set_index("policy").loc["all items"]
+    # every parsed verdict is right: below 1 only because the unparsed ones count as wrong
+    assert every["agreement"] < 1.0

@@ -23,6 +23,8 @@ import pandas as pd
 from scipy import stats as sps
 from statsmodels.stats.multitest import multipletests
 
+from workbench.stats import bootstrap_ci, kappa_from_labels
+
 __all__ = ["MEASURES", "alt_test", "leave_one_out_agreement"]
 
 
@@ -37,10 +39,8 @@ def _spearman(x: np.ndarray, y: np.ndarray) -> float:
 
 
 def _kappa(x: np.ndarray, y: np.ndarray) -> float:
-    labels = np.union1d(x, y)
-    po = float(np.mean(x == y))
-    pe = float(sum(np.mean(x == c) * np.mean(y == c) for c in labels))
-    return np.nan if pe == 1 else (po - pe) / (1 - pe)
+    """Unweighted Cohen's kappa (``workbench.stats``' estimate)."""
+    return kappa_from_labels(x, y)["estimate"]
 
 
 def _accuracy(x: np.ndarray, y: np.ndarray) -> float:
@@ -80,7 +80,12 @@ def leave_one_out_agreement(humans: pd.DataFrame, judges: pd.DataFrame | None = 
     mean for a ``numeric`` measure; each of them, averaged, for a ``nominal`` one), and
     rater ``k``'s own agreement with them. A judge's ``estimate`` is its mean over ``k``;
     the ``human ceiling`` row is the raters' mean, so both rest on ``n_raters - 1``
-    people. Percentile bootstrap CIs resample items (rows).
+    people. Percentile bootstrap CIs (:func:`workbench.stats.bootstrap_ci`) resample
+    items (rows). Missing labels (NaN/None) are
+    left out pairwise, so each row reports how many items it rests on: ``n_used`` (items
+    the scorer labelled that have a label from another rater; the ceiling: items with
+    at least two labels) and ``n_missing`` (items without the scorer's label; the
+    ceiling: items with fewer than two) beside ``n_items``.
 
     Parameters
     ----------
@@ -98,7 +103,8 @@ def leave_one_out_agreement(humans: pd.DataFrame, judges: pd.DataFrame | None = 
     DataFrame
         One row per judge, then one per rater, then ``human ceiling``: ``who``, ``kind``
         (``judge`` | ``rater`` | ``ceiling``), ``measure``, ``estimate``, ``ci_low``,
-        ``ci_high``, ``ci_level``, ``n_items``, ``n_raters``, ``n_boot``.
+        ``ci_high``, ``ci_level``, ``n_items``, ``n_used``, ``n_missing``, ``n_raters``,
+        ``n_boot``.
 
     Examples
     --------
@@ -133,15 +139,23 @@ def leave_one_out_agreement(humans: pd.DataFrame, judges: pd.DataFrame | None = 
     point = estimates(np.arange(len(h)))
     low = high = np.full(len(point), np.nan)
     if n_boot:
-        gen = np.random.default_rng(rng)
-        boots = np.array([estimates(gen.integers(0, len(h), len(h))) for _ in range(n_boot)])
-        tail = (1 - ci_level) / 2 * 100
-        low, high = np.nanpercentile(boots, [tail, 100 - tail], axis=0)
+        boot = bootstrap_ci(pd.DataFrame({"row": np.arange(len(h))}), n_boot=n_boot,
+                            statistic=lambda d: dict(enumerate(estimates(d["row"].to_numpy()))),
+                            rng=np.random.default_rng(rng), ci_level=ci_level)
+        low, high = boot["ci_low"].to_numpy(), boot["ci_high"].to_numpy()
+    labelled = ~pd.isna(h)
+    n_labels = labelled.sum(axis=1)
+    used = [~pd.isna(j[:, c]) & (n_labels >= 1) for c in range(j.shape[1])]
+    used += [labelled[:, k] & (n_labels >= 2) for k in range(n_raters)] + [n_labels >= 2]
+    missing = [int(pd.isna(j[:, c]).sum()) for c in range(j.shape[1])]
+    missing += [int((~labelled[:, k]).sum()) for k in range(n_raters)]
+    missing += [int((n_labels < 2).sum())]
     who = [*map(str, judges.columns), *map(str, humans.columns), "human ceiling"]
     kind = ["judge"] * judges.shape[1] + ["rater"] * n_raters + ["ceiling"]
     return pd.DataFrame({"who": who, "kind": kind, "measure": measure, "estimate": point,
                          "ci_low": low, "ci_high": high, "ci_level": ci_level,
-                         "n_items": len(h), "n_raters": n_raters, "n_boot": n_boot})
+                         "n_items": len(h), "n_used": [int(u.sum()) for u in used],
+                         "n_missing": missing, "n_raters": n_raters, "n_boot": n_boot})
 
 
 def _alignment(value: np.ndarray, others: np.ndarray, metric: str) -> np.ndarray:
@@ -160,7 +174,7 @@ def alt_test(humans: pd.DataFrame, judge: pd.Series | np.ndarray, *, epsilon: fl
     """The alternative annotator test (Calderon et al. 2025, Algorithm 1).
 
     For each annotator ``j``, on the items ``j`` labelled that have at least one other
-    label: the judge's alignment with the other annotators, ``S(f, i, j)``, and ``j``'s,
+    label (``n_items``): the judge's alignment with the other annotators, ``S(f, i, j)``, and ``j``'s,
     ``S(h_j, i, j)`` (``accuracy``: share of the others with the same label;
     ``neg_rmse``: minus the root mean squared difference from them). ``W_f = 1`` where
     the judge aligns at least as well, ``W_h = 1`` where ``j`` does; ``rho_f`` and
@@ -172,7 +186,9 @@ def alt_test(humans: pd.DataFrame, judge: pd.Series | np.ndarray, *, epsilon: fl
     allowance (the authors suggest 0.2 with experts, 0.15 with skilled annotators, 0.1 with
     crowd workers). Where every difference ``W_h - W_f`` is the same the t statistic is
     undefined; the test then rejects exactly when that constant is below ``epsilon``
-    (the authors' code leaves such an annotator unrejected).
+    (the authors' code leaves such an annotator unrejected). A missing judge label
+    (NaN/None) on such an item counts as a loss for the judge (``W_f = 0``, ``W_h = 1``),
+    so a judge cannot pass by abstaining; ``n_judge_missing`` counts them.
 
     Parameters
     ----------
@@ -190,7 +206,7 @@ def alt_test(humans: pd.DataFrame, judge: pd.Series | np.ndarray, *, epsilon: fl
     Returns
     -------
     (per_annotator, summary)
-        ``per_annotator``: ``rater``, ``n_items``, ``rho_f``, ``rho_h``, ``test_statistic``,
+        ``per_annotator``: ``rater``, ``n_items``, ``n_judge_missing``, ``rho_f``, ``rho_h``, ``test_statistic``,
         ``p_value``, ``p_adjusted``, ``significant``; ``summary``: ``omega``, ``passed``,
         ``advantage`` (mean ``rho_f``, the average advantage probability),
         ``n_raters``, ``epsilon``, ``alpha``.
@@ -210,10 +226,11 @@ def alt_test(humans: pd.DataFrame, judge: pd.Series | np.ndarray, *, epsilon: fl
     rows = []
     for k, name in enumerate(humans.columns):
         others = np.delete(values, k, axis=1)
-        use = ~pd.isna(values[:, k]) & ~pd.isna(f) & (~pd.isna(others)).any(axis=1)
+        use = ~pd.isna(values[:, k]) & (~pd.isna(others)).any(axis=1)
         if use.sum() < min_items:
             continue
-        s_f = _alignment(f[use], others[use], metric)
+        absent = pd.isna(f[use])
+        s_f = np.where(absent, -np.inf, _alignment(f[use], others[use], metric))
         s_h = _alignment(values[use, k], others[use], metric)
         w_f, w_h = (s_f >= s_h).astype(float), (s_h >= s_f).astype(float)
         d = w_h - w_f - epsilon
@@ -221,10 +238,11 @@ def alt_test(humans: pd.DataFrame, judge: pd.Series | np.ndarray, *, epsilon: fl
             t, p = (-np.inf, 0.0) if d.mean() < 0 else (np.inf, 1.0)
         else:
             t, p = sps.ttest_1samp(d, 0.0, alternative="less")
-        rows.append({"rater": str(name), "n_items": int(use.sum()), "rho_f": w_f.mean(),
+        rows.append({"rater": str(name), "n_items": int(use.sum()),
+                     "n_judge_missing": int(absent.sum()), "rho_f": w_f.mean(),
                      "rho_h": w_h.mean(), "test_statistic": float(t), "p_value": float(p)})
-    table = pd.DataFrame(rows, columns=["rater", "n_items", "rho_f", "rho_h",
-                                        "test_statistic", "p_value"])
+    table = pd.DataFrame(rows, columns=["rater", "n_items", "n_judge_missing", "rho_f",
+                                        "rho_h", "test_statistic", "p_value"])
     if len(table):
         reject, adjusted, _, _ = multipletests(table["p_value"], alpha=alpha, method="fdr_by")
         table["p_adjusted"], table["significant"] = adjusted, reject

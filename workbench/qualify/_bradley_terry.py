@@ -4,9 +4,12 @@ One logistic GLM (statsmodels, Binomial family, logit link) over pairwise verdic
 log-odds that the answer shown first wins is the difference of the two systems'
 strengths, plus a position effect (the intercept: shown first), plus the covariates'
 effects (e.g. length difference, self-preference), fitted jointly. Ties are left out.
-The length-controlled win rate of Dubois et al. (2024) is the special case of one system
-against a baseline with only a (tanh-squashed) length difference: the win rate predicted
-at zero length difference.
+A pair judged in both orders gives two verdicts that are not independent (the same two
+answers): given ``groups``, standard errors are cluster-robust by pair (statsmodels'
+``cov_type="cluster"``); the point estimates are the same. The length-controlled win
+rate is a simplified form of Dubois et al. (2024): one system against a baseline with
+only a (tanh-squashed) length difference, the win rate predicted at zero length
+difference.
 
 References
 ----------
@@ -49,9 +52,32 @@ def bt_design(data: pd.DataFrame, *, first: str = "first", second: str = "second
     return x, [reference, *others]
 
 
+def _glm(y, x, groups, ci_level: float) -> pd.DataFrame:
+    """Binomial GLM: per term ``estimate``, ``se``, ``ci_low``, ``ci_high`` (Wald) and
+    ``p_value``; cluster-robust by ``groups`` (None: model-based). With fewer than two
+    clusters, or no more verdicts than terms, the cluster-robust covariance is undefined:
+    the inference columns are then NaN."""
+    model = sm.GLM(y, x, family=sm.families.Binomial())
+    if groups is None:
+        fit = model.fit()
+    else:
+        codes = pd.factorize(np.asarray(groups))[0]
+        if codes.max(initial=0) < 1 or len(codes) <= np.shape(x)[1]:
+            fit = model.fit()
+            return pd.DataFrame({"estimate": np.asarray(fit.params), "se": np.nan,
+                                 "ci_low": np.nan, "ci_high": np.nan, "p_value": np.nan},
+                                index=getattr(x, "columns", None))
+        fit = model.fit(cov_type="cluster", cov_kwds={"groups": codes})
+    ci = np.asarray(fit.conf_int(alpha=1 - ci_level))
+    return pd.DataFrame({"estimate": np.asarray(fit.params), "se": np.asarray(fit.bse),
+                         "ci_low": ci[:, 0], "ci_high": ci[:, 1],
+                         "p_value": np.asarray(fit.pvalues)}, index=getattr(x, "columns", None))
+
+
 def bradley_terry(data: pd.DataFrame, *, first: str = "first", second: str = "second",
                   outcome: str = "first_wins", covariates: Sequence[str] = (),
-                  reference: str | None = None, ci_level: float = 0.95) -> pd.DataFrame:
+                  reference: str | None = None, groups: Sequence[str] | None = None,
+                  ci_level: float = 0.95) -> pd.DataFrame:
     """Fit Bradley-Terry with a position effect and covariates jointly (logistic GLM).
 
     Parameters
@@ -64,6 +90,11 @@ def bradley_terry(data: pd.DataFrame, *, first: str = "first", second: str = "se
         second, 0 neither).
     reference : str, optional
         System whose strength is fixed at 0 (default: the first in sorted order).
+    groups : list of str, optional
+        Columns that identify a cluster of verdicts, e.g. the pair shown in both orders:
+        the standard errors (and CIs, p-values) are then cluster-robust by it (NaN with
+        fewer than two clusters or no more verdicts than terms); None: every verdict
+        independent (model-based).
 
     Returns
     -------
@@ -89,16 +120,14 @@ def bradley_terry(data: pd.DataFrame, *, first: str = "first", second: str = "se
     data = data.dropna(subset=[outcome, *covariates])
     x, systems = bt_design(data, first=first, second=second, covariates=covariates,
                            reference=reference)
-    fit = sm.GLM(data[outcome].astype(float), x, family=sm.families.Binomial()).fit()
-    ci = fit.conf_int(alpha=1 - ci_level)
+    clusters = None if groups is None else data[list(groups)].astype(str).agg("|".join, axis=1)
+    fit = _glm(data[outcome].astype(float), x, clusters, ci_level)
     rows = [{"term": "strength", "a": systems[0], "estimate": 0.0, "se": np.nan,
              "ci_low": np.nan, "ci_high": np.nan, "p_value": np.nan}]
     for name in x.columns:
         is_system = name in systems
         rows.append({"term": "strength" if is_system else name,
-                     "a": name if is_system else None, "estimate": float(fit.params[name]),
-                     "se": float(fit.bse[name]), "ci_low": float(ci.loc[name, 0]),
-                     "ci_high": float(ci.loc[name, 1]), "p_value": float(fit.pvalues[name])})
+                     "a": name if is_system else None, **fit.loc[name].astype(float)})
     out = pd.DataFrame(rows)
     order = out["term"].map(lambda t: 0 if t == "strength" else 1)
     out = out.loc[order.sort_values(kind="stable").index].reset_index(drop=True)
@@ -106,14 +135,22 @@ def bradley_terry(data: pd.DataFrame, *, first: str = "first", second: str = "se
 
 
 def length_controlled_win_rate(wins: np.ndarray, length_diff: np.ndarray, *,
+                               groups: np.ndarray | None = None,
                                ci_level: float = 0.95) -> dict[str, float]:
     """Raw and length-controlled win rate of a system against a baseline (Dubois et al. 2024).
 
     Fits ``logit P(win) = theta + phi * tanh(length_diff / sd(length_diff))``; the
     length-controlled win rate is ``sigmoid(theta)``, the win rate predicted when both
     answers are equally long (its CI: the Wald interval of ``theta`` through the
-    sigmoid). ``wins``: 1 the system won, 0 it lost (ties left out as NaN);
-    ``length_diff``: its answer's length minus the baseline's.
+    sigmoid). ``wins``: 1 the system won, 0 it lost; ``length_diff``: its answer's length
+    minus the baseline's; ``groups`` (optional): a cluster label per verdict (e.g. the
+    pair, judged in both orders) for cluster-robust standard errors.
+
+    Unlike Dubois et al., the model has no instruction-difficulty term (their per-
+    instruction effect, fitted across many systems on one instruction set) and no
+    system-specific length slope shared with a leaderboard: it is fitted per system and
+    judge on this run's pairs only. Ties are left out (NaN), where AlpacaEval counts a
+    tie as half a win; ``win_rate`` is over the decided comparisons.
 
     Returns
     -------
@@ -133,6 +170,7 @@ def length_controlled_win_rate(wins: np.ndarray, length_diff: np.ndarray, *,
     wins, diff = np.asarray(wins, dtype=float), np.asarray(length_diff, dtype=float)
     ok = ~np.isnan(wins) & ~np.isnan(diff)
     wins, diff = wins[ok], diff[ok]
+    clusters = None if groups is None else np.asarray(groups)[ok]
     sd = float(np.std(diff))
     x = np.column_stack([np.ones(len(diff)), np.tanh(diff / sd) if sd > 0 else np.zeros(len(diff))])
     out = {"win_rate": float(wins.mean()) if len(wins) else np.nan, "estimate": np.nan,
@@ -142,10 +180,10 @@ def length_controlled_win_rate(wins: np.ndarray, length_diff: np.ndarray, *,
     with warnings.catch_warnings():
         warnings.simplefilter("error", PerfectSeparationWarning)
         try:
-            fit = sm.GLM(wins, x if sd > 0 else x[:, :1], family=sm.families.Binomial()).fit()
+            fit = _glm(wins, x if sd > 0 else x[:, :1], clusters, ci_level)
         except PerfectSeparationWarning:
             return out
-    low, high = fit.conf_int(alpha=1 - ci_level)[0]
-    return {**out, "estimate": float(expit(fit.params[0])), "ci_low": float(expit(low)),
-            "ci_high": float(expit(high)),
-            "length_coef": float(fit.params[1]) if sd > 0 else np.nan}
+    theta = fit.iloc[0]
+    return {**out, "estimate": float(expit(theta["estimate"])),
+            "ci_low": float(expit(theta["ci_low"])), "ci_high": float(expit(theta["ci_high"])),
+            "length_coef": float(fit.iloc[1]["estimate"]) if sd > 0 else np.nan}

@@ -19,6 +19,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
+from workbench.stats import correlate
+
 __all__ = ["AGGREGATES", "jury_scores", "jury_vs_best"]
 
 #: Jury aggregates, in report order.
@@ -61,8 +63,9 @@ def jury_scores(scores: pd.DataFrame, weights: pd.Series | None = None) -> pd.Da
 
 
 def _pearson(x: np.ndarray, y: np.ndarray) -> float:
-    ok = ~np.isnan(x) & ~np.isnan(y)
-    return float(np.corrcoef(x[ok], y[ok])[0, 1]) if ok.sum() > 2 else np.nan
+    """Pearson r over the items where both are present (``workbench.stats.correlate``)."""
+    frame = pd.DataFrame({"x": x, "y": y})
+    return float(correlate(frame, x="x", y="y", method="pearson")["estimate"].iloc[0])
 
 
 def jury_vs_best(scores: pd.DataFrame, human: pd.Series, calibration: np.ndarray) -> pd.DataFrame:

@@ -2,8 +2,8 @@
 
 The interval comes from ``ppi-python`` (``ppi_py.ppi_mean_ci``), the package of the
 method's authors; this module adds the classical (human labels only) interval beside it,
-and answers "how many human labels for a CI of width w" by resampling the user's own
-pilot data, where every item has both labels.
+and answers "how many human labels for a CI of width w" by resampling (with replacement)
+the user's own pilot data, where every item has both labels.
 
 References
 ----------
@@ -81,10 +81,21 @@ def ppi_simulation(y: np.ndarray, yhat: np.ndarray, n_labeled: list[int], *, n_r
                    rng: np.random.Generator | int | None = None) -> pd.DataFrame:
     """Coverage and width of the PPI and classical intervals by resampling pilot data.
 
-    ``y`` and ``yhat`` label the same items (the pilot, every item labelled by both). For
-    each size ``n`` in ``n_labeled``, ``n_rep`` times: ``n`` items drawn without
-    replacement keep their human label, the rest only the judge's; the interval covers
-    when it holds the mean of all of ``y`` (the target of the pilot).
+    ``y`` and ``yhat`` label the same ``N`` items (the pilot, every item labelled by
+    both). The pilot is treated as a population to sample from (a bootstrap population,
+    whose mean human label is the pilot's): for each size ``n`` in ``n_labeled``, ``n_rep``
+    times, ``n`` items drawn with replacement keep both labels and ``N - n`` further items
+    drawn with replacement keep only the judge's; the interval covers when it holds the
+    mean of all of ``y``. Drawing with replacement keeps the samples independent of the
+    target, as the intervals assume; drawing without replacement from the pilot itself
+    would make the labelled and unlabelled sets partition it and the coverage climb to 1
+    as ``n / N`` grows (a finite population the intervals ignore).
+
+    Raises
+    ------
+    ValueError
+        On a NaN in ``y`` or ``yhat`` (drop the incomplete items first), and for a size
+        outside ``2 .. N - 1``.
 
     Returns
     -------
@@ -94,6 +105,8 @@ def ppi_simulation(y: np.ndarray, yhat: np.ndarray, n_labeled: list[int], *, n_r
         ``n_rep``, ``ci_level``.
     """
     y, yhat = np.asarray(y, dtype=float), np.asarray(yhat, dtype=float)
+    if np.isnan(y).any() or np.isnan(yhat).any():
+        raise ValueError("ppi_simulation: y and yhat must not hold NaN (drop incomplete items)")
     gen = np.random.default_rng(rng)
     truth = float(np.mean(y))
     rows = []
@@ -103,11 +116,11 @@ def ppi_simulation(y: np.ndarray, yhat: np.ndarray, n_labeled: list[int], *, n_r
         hits = {"ppi": [], "classical": []}
         widths = {"ppi": [], "classical": []}
         for _ in range(n_rep):
-            mask = np.zeros(len(y), dtype=bool)
-            mask[gen.choice(len(y), n, replace=False)] = True
+            lab = gen.integers(0, len(y), n)
+            unl = gen.integers(0, len(y), len(y) - n)
             for method, (_, low, high) in (
-                    ("ppi", _ppi(y[mask], yhat[mask], yhat[~mask], alpha, lam)),
-                    ("classical", _classical(y[mask], alpha))):
+                    ("ppi", _ppi(y[lab], yhat[lab], yhat[unl], alpha, lam)),
+                    ("classical", _classical(y[lab], alpha))):
                 hits[method].append(low <= truth <= high)
                 widths[method].append(high - low)
         rows += [{"n_labeled": n, "method": m, "coverage": float(np.mean(hits[m])),

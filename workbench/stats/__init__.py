@@ -19,7 +19,7 @@ planning                       :func:`variance_components`,
 =============================  ====================================================
 """
 
-from workbench.stats._agreement import cohen_kappa, fleiss_kappa
+from workbench.stats._agreement import cohen_kappa, fleiss_kappa, kappa_from_labels
 from workbench.stats._bias import length_bias, perturbation_effect
 from workbench.stats._bootstrap import bootstrap_ci
 from workbench.stats._columns import COLUMNS
@@ -42,6 +42,7 @@ __all__ = [
     "correlate",
     "fleiss_kappa",
     "icc",
+    "kappa_from_labels",
     "krippendorff_alpha",
     "length_bias",
     "p_adjust",

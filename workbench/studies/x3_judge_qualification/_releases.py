@@ -94,21 +94,25 @@ def llmbar_verdicts(path: str) -> pd.DataFrame:
 def llmbar_analysis(path: str, *, judge: str, alpha: float, delta: float, share: float,
                     rng: np.random.Generator) -> dict[str, pd.DataFrame]:
     """Per judge configuration, Bradley-Terry with the position term over both orders (the
-    ``better`` output's strength against the ``worse`` one, fixed at 0); and selective
+    ``better`` output's strength against the ``worse`` one, fixed at 0; standard errors
+    cluster-robust by item, judged in both orders); and selective
     judging of ``judge`` (empty: the first configuration) whose confidence is the share of
-    all configurations' verdicts on the item (both orders) equal to its first-order one."""
+    all configurations' verdicts on the item (both orders) equal to its first-order one.
+    An unparsed verdict of ``judge`` stays in, with confidence 0 and counted as wrong (as
+    in the bundled set's ``selective_frame``), so it cannot inflate coverage or agreement."""
     data = llmbar_verdicts(path)
-    fits = [bradley_terry(part, reference="worse").assign(judge_model=name)
+    fits = [bradley_terry(part, reference="worse", groups=["item_id"]).assign(judge_model=name)
             for name, part in data.groupby("judge_model", sort=True)
             if part["first_wins"].notna().sum() >= 2]
     judge = judge or sorted(data["judge_model"])[0]
     target = data[(data["judge_model"] == judge) & (data["order"] == 0)]
-    target = target.dropna(subset=["first_wins"])
     votes = data.dropna(subset=["verdict"]).groupby("item_id")["verdict"].agg(list)
-    confidence = [float(np.mean([v == verdict for v in votes.get(item, [])]))
-                  for item, verdict in zip(target["item_id"], target["verdict"], strict=True)]
+    confidence = [float(np.mean([v == verdict for v in votes.get(item, [])])) if parsed else 0.0
+                  for item, verdict, parsed in zip(target["item_id"], target["verdict"],
+                                                   target["first_wins"].notna(), strict=True)]
     items = target[["subset", "item_id", "verdict", "label"]].assign(
-        judge_model=judge, confidence=confidence, correct=target["verdict"] == target["label"])
+        judge_model=judge, confidence=confidence,
+        correct=target["first_wins"].notna() & (target["verdict"] == target["label"]))
     backend = "llmbar_release"
     out = {"llmbar_bradley_terry": pd.concat(fits, ignore_index=True).assign(backend=backend)
            if fits else pd.DataFrame(), "llmbar_selective": pd.DataFrame()}

@@ -144,17 +144,36 @@ def _label(judge: str) -> str:
     return judge.rsplit("/", 1)[-1]
 
 
+def _standardise(scores: pd.DataFrame) -> pd.DataFrame:
+    """Each column as z-scores over its non-missing items (a constant column: 0)."""
+    sd = scores.std(ddof=0).replace(0, 1)
+    return (scores - scores.mean()) / sd
+
+
+def _backend(values: pd.Series) -> str:
+    """The distinct values of a ``backend`` (or ``source``) column, sorted and joined by '+'."""
+    return "+".join(sorted(set(values.dropna().astype(str))))
+
+
 # --- the analyses of the bundled set -----------------------------------------------------------
 
 def qualification(humans: pd.DataFrame, judges: pd.DataFrame, *, epsilon: float, fdr: float,
                   n_boot: int, rng: np.random.Generator) -> dict[str, pd.DataFrame]:
     """Agreement beside the human ceiling (Pearson r with the other raters' mean, leave
-    one rater out) and the alternative annotator test (``neg_rmse``) per judge."""
+    one rater out) and the alternative annotator test (``neg_rmse``) per judge.
+
+    The G-Eval scores are continuous (probability-weighted) and the raters' integers, on
+    scales used differently: before ``neg_rmse`` every scorer — each rater and each
+    judge — is standardised (z-scores over the items it scored), as the Alt-Test
+    authors advise for scores on different scales: the test compares where each scorer
+    places an answer relative to its own mean and spread, not a judge's offset or
+    compression of the scale."""
     agreement = leave_one_out_agreement(humans, judges, measure="pearson", n_boot=n_boot,
                                         rng=rng)
+    z_humans, z_judges = _standardise(humans), _standardise(judges)
     per_rater, summary = [], []
     for judge in judges.columns:
-        table, result = alt_test(humans, judges[judge].to_numpy(), epsilon=epsilon,
+        table, result = alt_test(z_humans, z_judges[judge].to_numpy(), epsilon=epsilon,
                                  alpha=fdr, metric="neg_rmse")
         per_rater.append(table.assign(judge_model=judge))
         summary.append({"judge_model": judge, **result})
@@ -172,8 +191,8 @@ def ppi_analysis(human: np.ndarray, judge: np.ndarray, config: Config,
     """PPI intervals from ``config.ppi_labels`` random human labels: of the mean human
     score (``measure`` ``mean score``) and, given ``wins`` (human and judge win indicators
     of one model's pairs), of its win rate; the mean's coverage and width by simulation
-    on the same data, and the labels needed for the target width. ``truth``: the mean of
-    all human labels."""
+    on the same data, and the labels needed for the target width. Items missing either
+    label are left out of each. ``truth``: the mean of the remaining human labels."""
     intervals = []
     for measure, (y, yhat) in (("mean score", (human, judge)),
                                *((("win rate", wins),) if wins is not None else ())):
@@ -184,21 +203,23 @@ def ppi_analysis(human: np.ndarray, judge: np.ndarray, config: Config,
         intervals.append(ppi_mean(y[mask], yhat[mask], yhat[~mask]).assign(
             measure=measure, truth=float(np.mean(y))))
     interval = pd.concat(intervals, ignore_index=True)
-    sizes = [n for n in config.ppi_sizes if n < len(human)]
-    simulation = ppi_simulation(human, judge, sizes, n_rep=config.ppi_reps, rng=rng)
+    ok = ~np.isnan(human) & ~np.isnan(judge)
+    sizes = [n for n in config.ppi_sizes if n < ok.sum()]
+    simulation = ppi_simulation(human[ok], judge[ok], sizes, n_rep=config.ppi_reps, rng=rng)
     return {"ppi": interval, "ppi_simulation": simulation,
             "ppi_needed": labels_needed(simulation, config.target_width)}
 
 
 def bt_analysis(shown: pd.DataFrame, lc_baseline: str) -> dict[str, pd.DataFrame]:
     """Bradley-Terry with position and length difference (and self-preference when a
-    judge also answered) per pairwise judge; length-controlled win rates vs the baseline."""
+    judge also answered) per pairwise judge; length-controlled win rates vs the baseline.
+    Standard errors are cluster-robust by pair (each pair is judged in both orders)."""
     fits, lc = [], []
     for judge, part in shown.groupby("judge_model", sort=False):
         covariates = ["length_diff"] + (["self_preference"]
                                         if part["self_preference"].abs().sum() else [])
-        fits.append(bradley_terry(part, covariates=covariates, reference=lc_baseline)
-                    .assign(judge_model=judge))
+        fits.append(bradley_terry(part, covariates=covariates, reference=lc_baseline,
+                                  groups=PAIR_KEYS).assign(judge_model=judge))
         for model in sorted(set(part["first"]) | set(part["second"])):
             if model == lc_baseline:
                 continue
@@ -206,8 +227,10 @@ def bt_analysis(shown: pd.DataFrame, lc_baseline: str) -> dict[str, pd.DataFrame
                       | ((part["first"] == lc_baseline) & (part["second"] == model))]
             sign = np.where(vs["first"] == model, 1.0, -1.0)
             wins = np.where(sign > 0, vs["first_wins"], 1 - vs["first_wins"])
+            pair = vs[PAIR_KEYS].astype(str).agg("|".join, axis=1).to_numpy()
             lc.append({"judge_model": judge, "answer_model": model, "baseline": lc_baseline,
-                       **length_controlled_win_rate(wins, sign * vs["length_diff"])})
+                       **length_controlled_win_rate(wins, sign * vs["length_diff"],
+                                                    groups=pair)})
     backend = shown["backend"].iloc[0]
     return {"bradley_terry": pd.concat(fits, ignore_index=True).assign(backend=backend),
             "lc_win_rate": pd.DataFrame(lc).assign(backend=backend)}
@@ -215,23 +238,59 @@ def bt_analysis(shown: pd.DataFrame, lc_baseline: str) -> dict[str, pd.DataFrame
 
 # --- the study ---------------------------------------------------------------------------------
 
-#: The frames :func:`tables` writes (those that are not empty).
-_TABLES = ("ratings", "scores", "agreement", "alt_test", "alt_test_summary", "ppi",
-           "ppi_simulation", "ppi_needed", "jury", "bradley_terry", "lc_win_rate",
-           "selective", "selective_items", "pandalm_agreement", "pandalm_alt_test",
-           "pandalm_alt_test_summary", "unieval_ppi", "unieval_ppi_simulation",
-           "llmbar_bradley_terry", "llmbar_selective")
+_AGREEMENT = ["who", "kind", "measure", "estimate", "ci_low", "ci_high", "ci_level", "n_items",
+              "n_used", "n_missing", "n_raters", "n_boot", "omega", "passed", "backend"]
+_ALT_TEST = ["rater", "n_items", "n_judge_missing", "rho_f", "rho_h", "test_statistic",
+             "p_value", "p_adjusted", "significant", "judge_model"]
+_ALT_SUMMARY = ["judge_model", "omega", "passed", "advantage", "n_raters", "epsilon", "fdr"]
+_PPI = ["method", "estimate", "ci_low", "ci_high", "width", "ci_level", "n_labeled",
+        "n_unlabeled"]
+_PPI_SIM = ["n_labeled", "method", "coverage", "width", "n_rep", "ci_level"]
+_BT = ["term", "a", "estimate", "se", "ci_low", "ci_high", "p_value", "n", "ci_level",
+       "judge_model", "backend"]
+_SELECTIVE = ["policy", "threshold", "coverage", "agreement", "n_items", "n", "alpha", "delta",
+              "guarantee_met", "judge_model", "backend"]
+
+#: The frames :func:`tables` writes (those that are not empty), with their columns (an
+#: analysis that does not run leaves an empty frame with these columns).
+_TABLES: dict[str, list[str]] = {
+    "ratings": ["item_id", "answer_model", "answer_sample", "rater", "score", "source"],
+    "scores": ["item_id", "answer_model", "answer_sample", "metric", "family", "judge_model",
+               "score", "parse_ok", "error", "backend"],
+    "agreement": [*_AGREEMENT, "rater_source"],
+    "alt_test": _ALT_TEST,
+    "alt_test_summary": _ALT_SUMMARY,
+    "ppi": [*_PPI, "measure", "truth", "backend", "rater_source"],
+    "ppi_simulation": [*_PPI_SIM, "backend", "rater_source"],
+    "ppi_needed": ["method", "width", "n_labeled"],
+    "jury": ["who", "kind", "weight", "estimate", "mae", "b", "mean_diff", "test_statistic",
+             "p_value", "p_value_wilcoxon", "n_items", "backend", "rater_source"],
+    "bradley_terry": _BT,
+    "lc_win_rate": ["judge_model", "answer_model", "baseline", "win_rate", "estimate",
+                    "ci_low", "ci_high", "length_coef", "n", "backend"],
+    "selective": [*_SELECTIVE, "rater_source"],
+    "selective_items": ["item_id", "model_a", "model_b", "verdict", "backend", "majority",
+                        "confidence", "correct", "calibration"],
+    "pandalm_agreement": _AGREEMENT,
+    "pandalm_alt_test": [*_ALT_TEST, "backend"],
+    "pandalm_alt_test_summary": [*_ALT_SUMMARY, "backend"],
+    "unieval_ppi": [*_PPI, "dimension", "truth", "backend"],
+    "unieval_ppi_simulation": [*_PPI_SIM, "dimension", "backend"],
+    "llmbar_bradley_terry": _BT,
+    "llmbar_selective": _SELECTIVE,
+}
 
 
 def run(config: Config) -> StudyResults:
-    """Run study X3 and return its tables (no plotting); absent analyses are empty frames.
+    """Run study X3 and return its tables (no plotting); absent analyses are empty frames
+    with their columns.
 
     ``numpy.random.default_rng(config.seed)`` draws, in this order: the agreement
     bootstrap, the PPI labelled subset and simulations, the jury calibration split, the
     selective-judging calibration split; then PandaLM, UniEval and LLMBar.
     """
     rng = np.random.default_rng(config.seed)
-    out: dict[str, pd.DataFrame] = {name: pd.DataFrame() for name in _TABLES}
+    out = {name: pd.DataFrame() for name in _TABLES}
     if config.bundled:
         items = load_items(config.dataset, config.n_items)
         answers = load_answers(items, answer_models=config.answer_models,
@@ -270,8 +329,14 @@ def run(config: Config) -> StudyResults:
                                             alpha=config.risk_alpha, delta=config.risk_delta
                                             ).assign(judge_model=config.selective_judge)
         out["selective_items"] = sel.assign(calibration=split)
-        for name in ("agreement", "ppi", "ppi_simulation", "jury", "selective"):
-            out[name] = out[name].assign(backend="sim")
+        # the judges' numbers come from their calls (``backend`` of the scores and
+        # verdicts); the human labels they are compared with from the simulated raters
+        backend = _backend(scores["backend"])
+        raters = _backend(ratings["source"])
+        for name in ("agreement", "ppi", "ppi_simulation", "jury"):
+            out[name] = out[name].assign(backend=backend, rater_source=raters)
+        out["selective"] = out["selective"].assign(backend=_backend(pairwise["backend"]),
+                                                   rater_source=raters)
     if config.pandalm_dir:
         out.update(pandalm_qualification(config.pandalm_dir, epsilon=config.epsilon,
                                          fdr=config.fdr, n_boot=config.n_boot, rng=rng))
@@ -282,7 +347,9 @@ def run(config: Config) -> StudyResults:
         out.update(llmbar_analysis(config.llmbar_dir, judge=config.llmbar_judge,
                                    alpha=config.risk_alpha, delta=config.risk_delta,
                                    share=config.calibration_share, rng=rng))
-    return StudyResults(out, config=config)
+    empty = {name: pd.DataFrame(columns=columns) for name, columns in _TABLES.items()
+             if not len(out[name])}
+    return StudyResults({**out, **empty}, config=config)
 
 
 def tables(results: StudyResults) -> dict[str, pd.DataFrame]:
@@ -310,7 +377,8 @@ def headline(results: StudyResults) -> dict[str, Any]:
         length = bt[bt["term"] == "length_diff"].set_index("judge_model")
         sel = results["selective"].set_index("policy")
         out.update(
-            backend="sim",
+            backend=str(results["agreement"]["backend"].iloc[0]),
+            rater_source=str(results["agreement"]["rater_source"].iloc[0]),
             n_answers=len(results["ratings"].drop_duplicates(["item_id", "answer_model"])),
             human_ceiling=_round(agree.loc["human ceiling", "estimate"]),
             judge_r={_label(j): _round(agree.loc[j, "estimate"]) for j in summary.index},
