@@ -266,3 +266,17 @@ def test_question_probes_on_a_set_without_cues_are_reported_as_skipped():
     assert tables["effects"].empty and list(tables["effects"].columns) == _analysis.EFFECT_COLUMNS
     assert len(tables["scores"]) == n  # the baseline is still judged
     assert x1.headline(tables)["effect"] == {}
+
+
+def test_score_effects_of_a_judge_whose_scores_never_parse_is_empty_not_a_crash():
+    """A real judge that never answers in the format (seen with a 135M local model): the
+    effects table is empty with its columns; the unparsed rows stay in the results."""
+    from workbench.studies.x1_bias_probes._analysis import EFFECT_COLUMNS, score_effects
+
+    results = pd.DataFrame({
+        "source_item": ["a", "a", "b", "b"], "answer_model": ["m"] * 4,
+        "perturbation": ["none", "verbosity_padding"] * 2, "judge_model": ["openai/x"] * 4,
+        "score": [float("nan")] * 4,
+    })
+    out = score_effects(results)
+    assert out.empty and list(out.columns) == list(EFFECT_COLUMNS)

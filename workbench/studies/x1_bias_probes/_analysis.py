@@ -75,6 +75,8 @@ def score_effects(results: pd.DataFrame) -> pd.DataFrame:
         baseline="none",
         by="judge_model",
     )
+    if eff.empty:  # no score parsed at all (a judge that never answers in the format)
+        return pd.DataFrame(columns=EFFECT_COLUMNS)
     eff = eff.rename(columns={"condition": "operator"})
     eff["probe_kind"] = eff["operator"].map(probe_kind)
     eff["backend"] = eff["judge_model"].map(model_backend)
