@@ -94,3 +94,15 @@ def sim_stats():
     from workbench.sim.server import fetch_stats
 
     return fetch_stats
+
+
+@pytest.fixture
+def app():
+    """A ``typer`` app with the ``workbench cache``, ``sim-server`` and ``bench`` commands."""
+    import typer
+
+    from workbench import llm_cli
+
+    app = typer.Typer()
+    llm_cli.register(app)
+    return app

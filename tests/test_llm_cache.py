@@ -7,10 +7,8 @@ import json
 
 import diskcache
 import pytest
-import typer
 from typer.testing import CliRunner
 
-from workbench import llm_cli
 from workbench.errors import CacheMiss
 from workbench.llm import (
     Request,
@@ -34,13 +32,6 @@ SIM = "sim/judge-a"
 def msgs(text: str, system: str | None = None) -> list[dict]:
     out = [{"role": "system", "content": system}] if system else []
     return out + [{"role": "user", "content": text}]
-
-
-@pytest.fixture
-def app() -> typer.Typer:
-    app = typer.Typer()
-    llm_cli.register(app)
-    return app
 
 
 @pytest.fixture

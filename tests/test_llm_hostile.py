@@ -25,10 +25,8 @@ from pathlib import Path
 
 import diskcache
 import pytest
-import typer
 from typer.testing import CliRunner
 
-from workbench import llm_cli
 from workbench.errors import CacheError, ProviderError
 from workbench.llm import (
     CallFailure,
@@ -55,13 +53,6 @@ SERVER_MODEL = "openai/sim-judge-a"
 
 def msgs(text: str) -> list[dict]:
     return [{"role": "user", "content": text}]
-
-
-@pytest.fixture
-def app() -> typer.Typer:
-    app = typer.Typer()
-    llm_cli.register(app)
-    return app
 
 
 @pytest.fixture
