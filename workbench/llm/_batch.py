@@ -108,14 +108,7 @@ def body_of(request: Request, route: _providers.Route) -> dict[str, Any]:
     model = request.model
     if model.startswith(route.provider + "/"):
         model = model[len(route.provider) + 1:]
-    body: dict[str, Any] = {"model": model, "messages": request.messages,
-                            "temperature": request.temperature}
-    for name in ("max_tokens", "response_format", "top_logprobs", "top_p", "stop", "seed"):
-        value = getattr(request, name)
-        if value is not None:
-            body[name] = dict(value) if name == "response_format" else value
-    if request.logprobs:
-        body["logprobs"] = True
+    body: dict[str, Any] = {"model": model, **_providers.sampling_args(request)}
     body.update((k, v) for k, v in request.params.items() if k not in _PLUMBING)
     body.update(request.params.get("extra_body") or {})
     if route.sim_server:

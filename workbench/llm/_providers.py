@@ -168,16 +168,22 @@ def _quiet(exc: BaseException) -> ProviderError:
     return ProviderError(scrub(str(exc))[:500])
 
 
-def call_kwargs(request: Request, route_: Route, *, timeout: float) -> dict[str, Any]:
-    """Keyword arguments for ``litellm.acompletion`` (litellm's own retries off)."""
-    kwargs: dict[str, Any] = {"model": request.model, "messages": request.messages,
-                              "temperature": request.temperature}
+def sampling_args(request: Request) -> dict[str, Any]:
+    """The request's messages and sampling fields as chat-completions arguments (the ones
+    set): what an online call and a batch line both send."""
+    args: dict[str, Any] = {"messages": request.messages, "temperature": request.temperature}
     for name in ("max_tokens", "response_format", "top_logprobs", "top_p", "stop", "seed"):
         value = getattr(request, name)
         if value is not None:
-            kwargs[name] = dict(value) if name == "response_format" else value
+            args[name] = dict(value) if name == "response_format" else value
     if request.logprobs:
-        kwargs["logprobs"] = True
+        args["logprobs"] = True
+    return args
+
+
+def call_kwargs(request: Request, route_: Route, *, timeout: float) -> dict[str, Any]:
+    """Keyword arguments for ``litellm.acompletion`` (litellm's own retries off)."""
+    kwargs: dict[str, Any] = {"model": request.model, **sampling_args(request)}
     for name, value in request.params.items():
         if name not in _PRICING:
             kwargs[name] = value
