@@ -400,12 +400,14 @@ def test_pandalm_items_and_predictions():
     assert list(items["annotator3"]) == [1, 0, 0, 1]
     assert set(preds["judge"]) == {"gpt-3.5-turbo", "pandalm-7b"}
     gpt = preds[preds["judge"] == "gpt-3.5-turbo"].sort_values("idx")
-    assert list(gpt["verdict"]) == [1, 0, None, 2]  # "Response 1 is better" is not guessed
+    assert list(gpt["verdict"]) == [1, 0, None, 2]  # the release's "garbage" is not guessed
     assert list(gpt["parse_ok"]) == [True, True, False, True]
     local = preds[preds["judge"] == "pandalm-7b"].sort_values("idx")
     assert list(local["verdict"]) == [1, 2, 0, None]  # read from ``pandalm_result`` (ints)
     assert list(local["reason"])[0].startswith("Response 1")
     assert preds["verdict"].dtype == object
+    # defects of the real testset-v1.json: a bare NaN literal and JSON booleans as texts
+    assert math.isnan(items.loc[2, "input"]) and items.loc[3, "response1"] is True
 
 
 def test_pandalm_judge_without_a_readable_verdict_is_an_error(tmp_path):
