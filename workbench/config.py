@@ -31,6 +31,9 @@ them in this process's :func:`overrides`, winning over the environment.
                                   job (doubling per poll, capped at 300)
 ``WORKBENCH_LITELLM_TRIM``        ``0`` keeps litellm's per-call success logging
                                   and sim price search (default on: skipped)
+``WORKBENCH_HTTP_PATH``           ``direct`` (default): ``openai/<model>`` calls
+                                  to an ``api_base`` skip litellm (one aiohttp
+                                  POST, same body and entry) | ``litellm``
 ``WORKBENCH_GC_FREEZE``           ``0`` leaves litellm's import-time heap in the
                                   cyclic collector's view (default: frozen)
 ``WORKBENCH_LOCAL_API_BASE``      the local model server ``make real-local`` and the

@@ -221,12 +221,17 @@ def sim_server(
         help="Share of a batch's requests that fail (in its error file).")] = 0.0,
     batch_final: Annotated[str, typer.Option(
         help="Final status of every batch job: completed | failed | expired.")] = "completed",
+    mimic: Annotated[str, typer.Option(
+        help="Behave like: openai | llamacpp (json_object+schema only, 500 on json_schema).")
+    ] = "openai",
 ) -> None:
     """Serve the simulated profiles as an OpenAI-compatible API (model sim-<profile>),
     with the Files and Batch endpoints for ``complete_many(mode="batch")``."""
     from workbench.sim._batches import BatchService
-    from workbench.sim.server import FaultRates, serve
+    from workbench.sim.server import MIMICS, FaultRates, serve
 
+    if mimic not in MIMICS:
+        raise _fail(f"--mimic {mimic!r}: expected one of {', '.join(MIMICS)}")
     try:
         faults = FaultRates(rate_limit_rate, server_error_rate, timeout_rate, malformed_rate,
                             empty_rate)
@@ -236,13 +241,17 @@ def sim_server(
         raise _fail(str(exc)) from None
     if latency_ms < 0:
         raise _fail("--latency-ms must be >= 0")
-    serve(port=port, latency_ms=latency_ms, faults=faults, seed=seed, batches=batches)
+    serve(port=port, latency_ms=latency_ms, faults=faults, seed=seed, batches=batches,
+          mimic=mimic)
 
 
 def bench_llm(
-    n_replay: Annotated[int, typer.Option(help="Cached requests replayed.")] = 10_000,
-    n_server: Annotated[int, typer.Option(help="Requests sent to the sim-server.")] = 512,
-    concurrency: Annotated[int, typer.Option(help="Calls in flight.")] = 64,
+    n_replay: Annotated[list[int], typer.Option(
+        help="Cached requests replayed (repeat the option for several sizes).")
+    ] = [10_000, 100_000],  # noqa: B006
+    n_server: Annotated[int, typer.Option(help="Requests sent to the sim-server.")] = 2048,
+    concurrency: Annotated[list[int], typer.Option(
+        help="Calls in flight (repeat the option for several runs).")] = [64, 256],  # noqa: B006
     latency_ms: Annotated[float, typer.Option(help="sim-server latency.")] = 500.0,
     n_sequential: Annotated[int, typer.Option(help="Requests of the sequential baseline.")] = 32,
     batch: Annotated[bool, typer.Option("--batch/--no-batch",
@@ -256,8 +265,35 @@ def bench_llm(
                   echo=typer.echo)
 
 
+def bench_run_all(
+    only: Annotated[list[str] | None, typer.Option(
+        "--only", help="Run only these notebooks (repeatable; default all).")] = None,
+    kernel: Annotated[str, typer.Option("--kernel", help="Jupyter kernel name.")] = "python3",
+    keep: Annotated[Path | None, typer.Option(
+        "--keep", help="Keep the cache, executed copies and outputs in this new folder.")] = None,
+    shared_kernel: Annotated[bool, typer.Option(
+        "--shared-kernel/--kernel-per-notebook",
+        help="As for run-all: one kernel for all notebooks (default) or a new one each.")] = True,
+) -> None:
+    """`workbench run-all` with a cold, then a warm LLM cache (target: warm >= 10x faster).
+
+    Default designs, temporary cache and output folders: figures/ and data/results/ are
+    not written. Prints per-notebook seconds and where the warm time goes.
+    """
+    from workbench.bench import bench_run_all as run_bench
+
+    try:
+        result = run_bench(only=only, kernel=kernel, keep=keep, echo=typer.echo,
+                           shared_kernel=shared_kernel)
+    except ValueError as exc:
+        raise _fail(str(exc)) from None
+    if (result["table"]["status"] != "ok").any():
+        raise typer.Exit(1)
+
+
 def register(app: typer.Typer) -> None:
-    """Add ``cache``, ``sim-server`` and ``bench`` to the ``workbench`` command."""
+    """Add ``cache``, ``sim-server`` and ``bench`` (``llm``, ``run-all``) to the ``workbench``
+    command."""
     cache = typer.Typer(no_args_is_help=True, help=(
         "The LLM reply cache: JSON entries in a diskcache store, never unpickled, each "
         "checked against its key on replay. `check` and `repair` diagnose and salvage a "
@@ -271,4 +307,5 @@ def register(app: typer.Typer) -> None:
     app.command("sim-server")(sim_server)
     bench = typer.Typer(no_args_is_help=True, help="Timing benchmarks (ratios from one run).")
     bench.command("llm")(bench_llm)
+    bench.command("run-all")(bench_run_all)
     app.add_typer(bench, name="bench")

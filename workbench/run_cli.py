@@ -83,12 +83,20 @@ def run_all(
     output_dir: Annotated[Path | None, _OUT] = None,
     kernel: Annotated[str, _KERNEL] = "python3",
     progress: Annotated[bool, _PROGRESS] = False,
+    shared_kernel: Annotated[bool, typer.Option(
+        "--shared-kernel/--kernel-per-notebook",
+        help="One kernel for all, reset before each notebook (default), or a new one each.",
+    )] = True,
 ) -> None:
     """Run every notebook in notebooks/ in name order; exit 1 if any failed.
 
     Prints a line as each notebook starts and ends, with a bar over them.
 
     A parameter given with -y/-f goes to every notebook that declares it.
+
+    The notebooks share one kernel, reset before each (a new namespace, environment
+    and settings; imported modules stay): the executed copies are those of a new
+    kernel per notebook, which --kernel-per-notebook uses.
     """
     from workbench import notebook as nb
 
@@ -101,6 +109,7 @@ def run_all(
             kernel=kernel,
             progress=progress,
             report=True,
+            shared_kernel=shared_kernel,
         )
     except (ValueError, OSError) as exc:
         raise _fail(str(exc), 2) from None

@@ -300,16 +300,17 @@ class BatchRun:
                                f"({type(exc).__name__}: {exc})", 1, request.model)
         cost = _providers.batch_cost_of(request, (usage.prompt_tokens, usage.completion_tokens),
                                         route.backend)
+        known = _providers.cost_known(request, route.backend)
         entry = _cache.make_entry(key, request, text=text, logprobs=logprobs, usage=usage,
                                   cost_usd=cost, latency_s=0.0, backend=route.backend,
                                   finish_reason=choice.get("finish_reason"),
-                                  provider_model=body.get("model"))
+                                  provider_model=body.get("model"), cost_known=known)
         entry["batch_id"] = batch_id
         if self.cache is not None and _cache.store(self.cache, entry):
             self.written += 1
         return Completion(text=text, model=request.model, usage=usage, cost_usd=cost,
                           latency_s=0.0, cached=False, key=key, logprobs=logprobs,
-                          backend=route.backend)
+                          backend=route.backend, cost_known=known)
 
 
 def _errors_of(job: Any) -> str:

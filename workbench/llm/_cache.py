@@ -25,11 +25,12 @@ cache keeps no secret."""
 from __future__ import annotations
 
 import datetime as _dt
+import gc
 import hashlib
 import json
 import logging
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -38,7 +39,7 @@ from workbench import config
 from workbench.llm import _store
 from workbench.llm._keys import cache_key
 from workbench.llm._store import MISS, close_caches  # noqa: F401  (close_caches: re-exported)
-from workbench.llm._types import Completion, Request, Usage
+from workbench.llm._types import Completion, Request, Usage, build_completion
 
 log = logging.getLogger("workbench.llm")
 
@@ -186,16 +187,18 @@ _REPLY_FIELDS = ("key", "model", "backend", "cost_usd", "latency_s", "usage", "r
 _NEEDED = frozenset(_REPLY_FIELDS)
 _decoder = json.JSONDecoder()
 _scan = _decoder.scan_once
-_loads = _decoder.decode
 _AFTER_REPLY = ',"attempts":'
 
 
 def make_entry(key: str, request: Request, *, text: str, logprobs: list | None,
                usage: Usage, cost_usd: float, latency_s: float, backend: str,
                finish_reason: str | None = None, provider_model: str | None = None,
-               attempts: int = 1) -> dict[str, Any]:
-    """A cache entry: the reply and its bookkeeping, then the request without secrets."""
-    return {
+               attempts: int = 1, cost_known: bool = True) -> dict[str, Any]:
+    """A cache entry: the reply and its bookkeeping, then the request without secrets.
+
+    A reply whose model has no price is flagged ``response.cost_known: false`` (the key
+    is absent otherwise, so entries of priced and simulated models are unchanged)."""
+    entry = {
         "key": key,
         "model": request.model,
         "backend": backend,
@@ -215,6 +218,9 @@ def make_entry(key: str, request: Request, *, text: str, logprobs: list | None,
         "schema": ENTRY_SCHEMA,
         "request": request.to_dict(),
     }
+    if not cost_known:
+        entry["response"]["cost_known"] = False
+    return entry
 
 
 def replay_entry(request: Request, text: str, *, backend: str, source: str) -> dict[str, Any]:
@@ -272,12 +278,14 @@ def read_reply(raw: str) -> dict[str, Any]:
     # Our own writer puts "attempts" right after the reply fields: decode just that prefix.
     end = raw.find(_AFTER_REPLY)
     if end > 0:
-        try:
-            out = _loads(raw[:end] + "}")
-            if _NEEDED <= out.keys():
-                return out
-        except ValueError:
+        prefix = raw[:end] + "}"
+        try:  # the scanner alone: json.loads of the prefix, without its Python wrapper
+            out, stop = _scan(prefix, 0)
+        except (ValueError, StopIteration):
             pass
+        else:
+            if stop == len(prefix) and type(out) is dict and _NEEDED <= out.keys():
+                return out
     try:
         out = {}
         if raw[0] != "{":
@@ -312,16 +320,18 @@ def completion_from_entry(entry: Mapping[str, Any], *, cached: bool = True) -> C
         raise TypeError("entry text is not a string")
     usage = entry["usage"]
     model = entry.get("model") or entry["request"]["model"]
-    return Completion(
+    return build_completion(
         text=text,
         model=model,
-        usage=Usage(int(usage["prompt_tokens"]), int(usage["completion_tokens"])),
+        prompt_tokens=int(usage["prompt_tokens"]),
+        completion_tokens=int(usage["completion_tokens"]),
         cost_usd=float(entry["cost_usd"]),
         latency_s=float(entry["latency_s"]),
         cached=cached,
         key=entry["key"],
         logprobs=response.get("logprobs"),
         backend=entry["backend"],
+        cost_known=response.get("cost_known", True) is not False,
     )
 
 
@@ -396,17 +406,50 @@ def replay(key: str, stored: tuple[Any, Any] | Any) -> Completion | None:
     when nothing is stored; :class:`CorruptEntry` when the entry fails its check."""
     if stored is MISS:
         return None
-    raw, tag = stored
-    check_entry(key, raw, tag)
+    hits, corrupt = replay_many([(key, *stored)])
+    if corrupt:
+        raise CorruptEntry(corrupt[key])
+    return hits[key]
+
+
+def replay_many(rows: Iterable[tuple[str, Any, Any]]
+                ) -> tuple[dict[str, Completion], dict[str, str]]:
+    """:func:`replay` of many stored rows ``(key, value, tag)`` (as
+    :func:`~workbench.llm._store.iter_stored` gives them): the completions by key, and
+    the corrupt entries met (key -> why). Every row is checked as :func:`replay` checks.
+
+    Python's cyclic garbage collector is switched off meanwhile (process-wide; back on
+    after, also on an error, unless it was off): the objects made here hold no
+    reference cycle, so it has nothing to collect, yet tens of thousands of new
+    completions set off its passes over older and older generations (an eighth of the
+    time of a 100,000-entry replay, measured; see :func:`gc.disable`). The new objects
+    are then looked at once, by the next young-generation pass.
+    """
+    hits: dict[str, Completion] = {}
+    corrupt: dict[str, str] = {}
+    passed = _checked.get
+    collecting = gc.isenabled()
+    gc.disable()
     try:
-        reply = read_reply(raw)
-        if reply["key"] != key:
-            raise CorruptEntry("it is the entry of another key")
-        return completion_from_entry(reply)
-    except CorruptEntry:
-        raise
-    except Exception as exc:
-        raise CorruptEntry(f"malformed reply fields ({type(exc).__name__})") from None
+        for key, raw, tag in rows:
+            if type(raw) is not str or passed(key) != hash(raw):  # else: check_entry's
+                try:                                              # own first test passes
+                    check_entry(key, raw, tag)
+                except CorruptEntry as exc:
+                    corrupt[key] = str(exc)
+                    continue
+            try:
+                reply = read_reply(raw)
+                if reply["key"] != key:
+                    corrupt[key] = "it is the entry of another key"
+                else:
+                    hits[key] = completion_from_entry(reply)
+            except Exception as exc:
+                corrupt[key] = f"malformed reply fields ({type(exc).__name__})"
+    finally:
+        if collecting:
+            gc.enable()
+    return hits, corrupt
 
 
 def peek(request: Request) -> Completion | None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import sys
 import time
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -22,7 +23,7 @@ from typing import Any
 
 from workbench import config
 from workbench.errors import BudgetExceeded, CacheMiss, ProviderError
-from workbench.llm import _cache, _providers, _store
+from workbench.llm import _cache, _http, _providers, _store
 from workbench.llm._keys import cache_key
 from workbench.llm._loop import run_sync
 from workbench.llm._throttle import Budget, Pacer
@@ -131,7 +132,9 @@ def complete_many(
     concurrency
         Calls in flight per model (default: the ``concurrency`` setting).
     progress
-        Show a tqdm bar (``tqdm.auto``: a widget in JupyterLab).
+        Show a tqdm bar (``tqdm.auto``: a widget in JupyterLab) of the calls made, from
+        the count replayed from the cache; a run that sends nothing prints one line
+        instead (``LLM calls: N replayed from cache``).
     budget_usd
         Stop before the next call would cross this spend (cached replays are free).
         The first call of each model is its price probe; after it, a call is only
@@ -200,19 +203,18 @@ def _run(requests: Iterable[Request], *, concurrency: int | None = None, progres
     if concurrency is not None and (not isinstance(concurrency, int) or concurrency < 1):
         raise ValueError(f"concurrency={concurrency!r}: expected an integer >= 1")
     mode = config.cache_mode()
-    results: list[Result | None] = [None] * len(requests)
     cache = (None if mode == "off" else
              _cache.open_reader() if mode == "readonly" else _cache.open_cache())
-    keys = []
     for i, request in enumerate(requests):
         if type(request) is not Request and not isinstance(request, Request):
             raise ValueError(f"requests[{i}]: expected a workbench.llm.Request, "
                              f"got {type(request).__name__}")
-        keys.append(cache_key(request))
+    keys = [cache_key(request) for request in requests]
+    distinct = list(dict.fromkeys(keys))
     hits: dict[str, Completion] = {}
     corrupt: dict[str, str] = {}
     if mode in ("readwrite", "readonly"):
-        hits, corrupt = _replay(cache, list(dict.fromkeys(keys)))
+        hits, corrupt = _replay(cache, distinct)
         if corrupt:
             _cache.log.warning(
                 "cache %s: %d entr%s failed the replay check (e.g. %s): %s; `workbench cache "
@@ -220,16 +222,23 @@ def _run(requests: Iterable[Request], *, concurrency: int | None = None, progres
                 "y" if len(corrupt) == 1 else "ies", next(iter(corrupt.values())),
                 "treated as misses" if mode == "readonly" else "sent again and overwritten")
     todo: dict[str, list[int]] = {}
-    for i, key in enumerate(keys):
-        hit = hits.get(key)
-        if hit is None:
-            todo.setdefault(key, []).append(i)
-        else:
-            results[i] = hit
+    if len(hits) == len(distinct):  # all cached: every slot is a hit
+        results: list[Result | None] = [hits[key] for key in keys]
+    else:
+        results = [None] * len(requests)
+        for i, key in enumerate(keys):
+            hit = hits.get(key)
+            if hit is None:
+                todo.setdefault(key, []).append(i)
+            else:
+                results[i] = hit
 
-    bar = _progress_bar(len(requests), progress)
+    replayed = len(requests) - sum(len(s) for s in todo.values())
+    if progress and requests and (not todo or mode == "readonly"):  # nothing to wait for
+        _progress_line(replayed, len(requests) - replayed)
+    bar = _progress_bar(len(requests), progress and bool(todo) and mode != "readonly",
+                        replayed)
     try:
-        bar.update(len(requests) - sum(len(s) for s in todo.values()))
         if todo and mode == "readonly":
             for key, slots in todo.items():
                 request = requests[slots[0]]
@@ -314,17 +323,7 @@ def _run_batches(jobs: dict[str, Request], routes: dict[tuple, _providers.Route]
 
 def _replay(cache: _store.Store, keys: list[str]) -> tuple[dict[str, Completion], dict[str, str]]:
     """The cached completions of ``keys``, and the corrupt entries met (key -> why)."""
-    hits: dict[str, Completion] = {}
-    corrupt: dict[str, str] = {}
-    for key, stored in _store.read_values(cache, keys).items():
-        try:
-            hit = _cache.replay(key, stored)
-        except _cache.CorruptEntry as exc:
-            corrupt[key] = str(exc)
-            continue
-        if hit is not None:
-            hits[key] = hit
-    return hits, corrupt
+    return _cache.replay_many(_store.iter_stored(cache, keys))
 
 
 def _route_id(request: Request) -> tuple:
@@ -342,13 +341,25 @@ class _NoBar:
         pass
 
 
-def _progress_bar(total: int, progress: bool) -> Any:
+def _progress_bar(total: int, progress: bool, replayed: int = 0) -> Any:
+    """The tqdm bar of a run that sends requests; the ``replayed`` ones (cached) are its
+    starting count, so that its rate counts only the calls made (tqdm's ``initial``)."""
     if not progress or total == 0:
         return _NoBar()
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, desc="LLM calls", unit="call", mininterval=0.2,
-                dynamic_ncols=True)
+    return tqdm(total=total, initial=replayed, unit="call", mininterval=0.2,
+                dynamic_ncols=True,
+                desc=f"LLM calls ({replayed} cached)" if replayed else "LLM calls")
+
+
+def _progress_line(replayed: int, missing: int) -> None:
+    """The one line that stands for the progress bar of a run that sends nothing: a bar
+    filled at once would show an absurd rate (millions of calls per second)."""
+    line = f"LLM calls: {replayed} replayed from cache"
+    if missing:
+        line += f", {missing} not in the cache (readonly mode)"
+    print(line, file=sys.stderr)
 
 
 #: The request keys being sent by a run of this process, each with the future of its
@@ -394,6 +405,7 @@ class _Runner:
         self.skipped: Counter[str] = Counter()  # requests not run per model
         self.failed = 0
         self.written = 0
+        self.priced: dict[str, bool] = {}  # model -> has a price (see _cost_known)
 
     async def run(self) -> dict[str, Result]:
         self.budget = Budget(self.budget_usd) if self.budget_usd is not None else None
@@ -512,6 +524,10 @@ class _Runner:
         retries = request.params.get("num_retries")
         retries = self.max_retries if retries is None else int(retries)
         kwargs = _providers.call_kwargs(request, route, timeout=timeout)
+        direct = _http.eligible(model, request.params, route.provider)
+        if kwargs.get("api_base") and (kwargs.get("response_format") or {}).get("type") \
+                == "json_schema" and await _http.schema_form(kwargs) == "json_object":
+            kwargs["response_format"] = _http.as_json_object(kwargs["response_format"])
         pacer = self.pacers[model]
         attempts = 0
         while True:
@@ -523,7 +539,8 @@ class _Runner:
             started = time.perf_counter()
             try:
                 async with asyncio.timeout(timeout):  # wait_for without its extra task
-                    response = await self.litellm.acompletion(**kwargs)
+                    response = await (_http.send(kwargs) if direct
+                                      else self.litellm.acompletion(**kwargs))
                 latency = time.perf_counter() - started
                 completion, entry = self._reply(key, request, route, response, latency, attempts)
             except asyncio.CancelledError:
@@ -569,28 +586,44 @@ class _Runner:
 
     def _reply(self, key: str, request: Request, route: _providers.Route, response: Any,
                latency: float, attempts: int) -> tuple[Completion, dict]:
-        choices = getattr(response, "choices", None)
-        if not choices:
+        """The completion and cache entry of a reply: a litellm ``ModelResponse`` or, from
+        the direct path, the reply's JSON as a dict (the same fields either way)."""
+        get = _providers.get_field
+        choices = get(response, "choices")
+        if not choices or not isinstance(choices, list | tuple):
             raise ValueError("malformed reply: no choices")
         choice = choices[0]
-        message = getattr(choice, "message", None)
-        text = getattr(message, "content", None)
+        text = get(get(choice, "message"), "content")
         if text is None:
             raise _providers.EmptyReply("the reply has no content (content: null)")
         if not isinstance(text, str):
             raise ValueError(f"malformed reply: content is {type(text).__name__}")
-        logprobs = _providers.normalise_logprobs(getattr(choice, "logprobs", None))
-        raw_usage = getattr(response, "usage", None)
-        usage = Usage(int(getattr(raw_usage, "prompt_tokens", 0) or 0),
-                      int(getattr(raw_usage, "completion_tokens", 0) or 0))
+        logprobs = _providers.normalise_logprobs(get(choice, "logprobs"))
+        raw_usage = get(response, "usage")
+        usage = Usage(int(get(raw_usage, "prompt_tokens", 0) or 0),
+                      int(get(raw_usage, "completion_tokens", 0) or 0))
         cost = _providers.cost_of(request, response, (usage.prompt_tokens,
                                                        usage.completion_tokens), route.backend)
+        known = self._cost_known(request, route)
         entry = _cache.make_entry(
             key, request, text=text, logprobs=logprobs, usage=usage, cost_usd=cost,
             latency_s=round(latency, 6), backend=route.backend,
-            finish_reason=getattr(choice, "finish_reason", None),
-            provider_model=getattr(response, "model", None), attempts=attempts)
+            finish_reason=get(choice, "finish_reason"),
+            provider_model=get(response, "model"), attempts=attempts, cost_known=known)
         completion = Completion(text=text, model=request.model, usage=usage, cost_usd=cost,
                                 latency_s=round(latency, 6), cached=False, key=key,
-                                logprobs=logprobs, backend=route.backend)
+                                logprobs=logprobs, backend=route.backend, cost_known=known)
         return completion, entry
+
+    def _cost_known(self, request: Request, route: _providers.Route) -> bool:
+        """:func:`~workbench.llm._providers.cost_known`, once per model and run; the first
+        unpriced reply of a model logs one warning."""
+        model = request.model
+        if model not in self.priced:
+            self.priced[model] = _providers.cost_known(request, route.backend)
+            if not self.priced[model]:
+                _cache.log.warning("%s has no price in litellm's cost map: its calls are "
+                                   "recorded at $0 and flagged cost_known=false (pass "
+                                   "input_cost_per_token/output_cost_per_token to price "
+                                   "them)", model)
+        return self.priced[model]

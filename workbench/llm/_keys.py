@@ -6,14 +6,27 @@ import hashlib
 import json
 import math
 from collections.abc import Mapping
+from json.encoder import c_make_encoder, encode_basestring
 from typing import Any, Protocol
 
 from workbench.llm._secrets import key_params
 
 KEY_VERSION = 1
-_dumps = json.JSONEncoder(
-    sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False
-).encode
+_ENCODER = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"),
+                            allow_nan=False)
+_dumps = _ENCODER.encode
+_sha256 = hashlib.sha256
+
+if c_make_encoder is not None:
+    # The C encoder that ``_dumps`` builds anew at every call, built once: the same
+    # settings give the same text (no circular check: key fields are trees).
+    _encode_c = c_make_encoder(None, _ENCODER.default, encode_basestring, None, ":", ",",
+                               True, False, False)
+
+    def _json(value: Any) -> str:
+        return "".join(_encode_c(value, 0))
+else:  # pragma: no cover - CPython always has the C encoder
+    _json = _dumps
 
 
 class Keyed(Protocol):
@@ -93,14 +106,21 @@ def key_fields(request: Keyed) -> dict[str, Any]:
         "stop": canonical(request.stop),
         "seed": request.seed,
     }
-    if request.params:
-        params = key_params(request.params)
-        base = params.get("api_base")
-        if isinstance(base, str):
-            params["api_base"] = base.rstrip("/")
-        if params:
-            fields["params"] = canonical(params)
+    params = _params(request)
+    if params is not None:
+        fields["params"] = params
     return fields
+
+
+def _params(request: Keyed) -> dict[str, Any] | None:
+    """The ``params`` key field of ``request`` (``None``: the key has no such field)."""
+    if not request.params:
+        return None
+    params = key_params(request.params)
+    base = params.get("api_base")
+    if isinstance(base, str):
+        params["api_base"] = base.rstrip("/")
+    return canonical(params) if params else None
 
 
 def cache_key(request: Keyed) -> str:
@@ -125,7 +145,94 @@ def cache_key(request: Keyed) -> str:
     >>> k == cache_key(Request("sim/judge-a", msgs, temperature=1, params={"api_key": "sk-x"}))
     True
     """
-    return hash_fields(key_fields(request))
+    try:
+        text = _key_text(request)
+    except Exception:  # a malformed field: the general path raises its own error
+        text = None
+    if text is None:
+        return hash_fields(key_fields(request))
+    return _sha256(text.encode("utf-8")).hexdigest()
+
+
+def _value(value: Any) -> str:
+    """The canonical JSON text of one value, as ``_dumps`` writes it inside an object."""
+    kind = type(value)
+    if kind is str:
+        return encode_basestring(value)
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if kind is int:
+        return int.__repr__(value)
+    if kind is float and math.isfinite(value):
+        return float.__repr__(value)
+    return _json(value)
+
+
+def _number(value: Any) -> str:
+    """``_value(canonical(value))``, quicker for the plain numbers of ``temperature``/``top_p``."""
+    kind = type(value)
+    if kind is float:
+        if value.is_integer():  # False for inf and nan
+            return int.__repr__(int(value))
+        if math.isfinite(value):
+            return float.__repr__(value)
+    elif kind is int:
+        return int.__repr__(value)
+    elif value is None:
+        return "null"
+    return _value(canonical(value))
+
+
+#: :func:`_key_text`'s template: the key fields' names in sorted order (``params``, when
+#: present, comes with its name and comma, after ``model``).
+_KEY_TEXT = ('{"logprobs":%s,"max_tokens":%s,"messages":%s,"model":%s%s,"response_format":%s,'
+             '"sample":%s,"seed":%s,"stop":%s,"temperature":%s,"top_logprobs":%s,"top_p":%s,'
+             '"v":' + str(KEY_VERSION) + '}')
+_MESSAGE = '{"content":%s,"role":%s}'
+
+
+def _key_text(request: Keyed) -> str:
+    """The text :func:`hash_fields` hashes for ``key_fields(request)``, written directly.
+
+    The same bytes as ``_dumps(key_fields(request))`` (the JSON text of an object is
+    ``{``, its members in sorted key order, ``}``, and of a list ``[``, its items,
+    ``]``; ``tests/test_llm_replay.py`` compares the two on many requests) without
+    building the fields dict and a new encoder per request, which was the largest
+    cost of a warm replay's key computation. It may raise where ``key_fields`` would
+    not (e.g. ``TypeError`` for a content that is not a string): :func:`cache_key`
+    then takes the general path.
+    """
+    messages = request.messages
+    texts = []
+    for message in messages:  # the usual messages: {"role": str, "content": str}
+        if len(message) != 2:
+            texts = None
+            break
+        texts.append(_MESSAGE % (encode_basestring(message["content"]),
+                                 encode_basestring(message["role"])))
+    params = _params(request) if request.params else None
+    model, sample = request.model, request.sample
+    response_format, stop, logprobs = request.response_format, request.stop, request.logprobs
+    max_tokens, seed, top_logprobs = request.max_tokens, request.seed, request.top_logprobs
+    top_p = request.top_p
+    return _KEY_TEXT % (
+        "false" if logprobs is False else _value(logprobs),
+        "null" if max_tokens is None else _value(max_tokens),
+        _json(_messages(messages)) if texts is None else "[" + ",".join(texts) + "]",
+        encode_basestring(model) if type(model) is str else _value(model),
+        "" if params is None else ',"params":' + _json(params),
+        "null" if response_format is None else _json(canonical(response_format)),
+        int.__repr__(sample) if type(sample) is int else _value(sample),
+        "null" if seed is None else _value(seed),
+        "null" if stop is None else _value(canonical(stop)),
+        _number(request.temperature),
+        "null" if top_logprobs is None else _value(top_logprobs),
+        "null" if top_p is None else _number(top_p),
+    )
 
 
 def hash_fields(fields: Mapping[str, Any]) -> str:

@@ -73,6 +73,12 @@ def _shutdown() -> None:
 
     async def close_clients() -> None:
         try:
+            from workbench.llm import _http
+
+            await _http.close()
+        except Exception:  # shutting down: never raise
+            pass
+        try:
             import sys
 
             if "litellm" in sys.modules:

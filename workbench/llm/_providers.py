@@ -341,7 +341,8 @@ def error_message(exc: BaseException, request: Request, kind: str | None = None)
 
 # --- replies ----------------------------------------------------------------------------
 
-def _get(obj: Any, name: str, default: Any = None) -> Any:
+def get_field(obj: Any, name: str, default: Any = None) -> Any:
+    """``obj[name]`` for a dict (a direct-path reply), else ``obj.name`` (litellm's objects)."""
     if isinstance(obj, dict):
         return obj.get(name, default)
     return getattr(obj, name, default)
@@ -358,16 +359,16 @@ def normalise_logprobs(raw: Any) -> list[dict] | None:
     """
     if raw is None:
         return None
-    content = _get(raw, "content") if not isinstance(raw, list) else raw
+    content = get_field(raw, "content") if not isinstance(raw, list) else raw
     if content is None:
         return None
     out = []
     for item in content:
-        tops = _get(item, "top_logprobs") or []
+        tops = get_field(item, "top_logprobs") or []
         out.append({
-            "token": str(_get(item, "token")),
-            "logprob": float(_get(item, "logprob")),
-            "top_logprobs": [{"token": str(_get(t, "token")), "logprob": float(_get(t, "logprob"))}
+            "token": str(get_field(item, "token")),
+            "logprob": float(get_field(item, "logprob")),
+            "top_logprobs": [{"token": str(get_field(t, "token")), "logprob": float(get_field(t, "logprob"))}
                              for t in tops],
         })
     return out
@@ -386,6 +387,9 @@ def cost_of(request: Request, response: Any, usage: tuple[int, int], backend: st
                 + usage[1] * float(params.get("output_cost_per_token", 0.0)))
     if backend == "sim":
         return 0.0
+    if isinstance(response, dict):  # a direct-path reply: litellm's cost map by model name
+        cost = price(request.model, *usage)
+        return 0.0 if math.isnan(cost) else cost
     hidden = getattr(response, "_hidden_params", None) or {}
     cost = hidden.get("response_cost") if isinstance(hidden, dict) else None
     if cost is None:
@@ -397,6 +401,15 @@ def cost_of(request: Request, response: Any, usage: tuple[int, int], backend: st
         return float(cost or 0.0)
     except (TypeError, ValueError):
         return 0.0
+
+
+def cost_known(request: Request, backend: str) -> bool:
+    """Whether a reply's cost is a real price: custom pricing in ``params``, a simulated
+    backend, or a model in litellm's cost map. Otherwise the cost is recorded as 0 and
+    flagged (``Completion.cost_known``), never a crash and never a silent 0."""
+    if backend == "sim" or any(name in request.params for name in _PRICING):
+        return True
+    return not math.isnan(price(request.model, 1000, 1000))
 
 
 def price(model: str, prompt_tokens: int, completion_tokens: int) -> float:

@@ -21,6 +21,7 @@ hands back text, read-only when asked, with failures that name the folder.
 from __future__ import annotations
 
 import errno
+import functools
 import logging
 import os
 import re
@@ -30,6 +31,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterator
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -375,57 +377,112 @@ def require_writable(store: Store) -> None:
 # --- reading and writing ---------------------------------------------------------------------
 
 _BULK_CHUNK = 500
-_BULK_SQL = ("SELECT key, mode, filename, value, tag FROM Cache WHERE raw = 1 "
-             "AND (expire_time IS NULL OR expire_time > ?) AND key IN ({})")
+_LIVE = "raw = 1 AND (expire_time IS NULL OR expire_time > ?)"
+#: The chunk's keys as a table ``wanted(i, k)`` (``i``: the key's place in the chunk), and
+#: the rows whose value is text kept inline (diskcache's raw mode, no file), as ``get``
+#: reads them. Each row names its key by place: the caller's own string comes back, not a
+#: copy (its hash is known, and dict lookups compare it by identity).
+_INLINE_SQL = ("WITH wanted(i, k) AS (VALUES {}) SELECT wanted.i, value, tag FROM wanted "
+               "JOIN Cache ON key = wanted.k WHERE " + _LIVE + " AND mode = " + str(MODE_RAW)
+               + " AND filename IS NULL AND typeof(value) = 'text'")
+_PRESENT_SQL = "SELECT key FROM Cache WHERE " + _LIVE + " AND key IN ({})"
+
+
+@functools.lru_cache(maxsize=8)
+def _wanted(size: int) -> str:
+    return ",".join(f"({i},?)" for i in range(size))
 
 
 def read_values(store: Store, keys: list[str]) -> dict[str, tuple[Any, Any] | _Missing]:
     """``(value, tag)`` stored under each of ``keys`` (distinct), :data:`MISS` where none.
 
     A value is text or :class:`Refused`. A damaged store raises
-    :class:`~workbench.errors.CacheError`; any other failed read is a miss. For many
-    keys this is the replay fast path: diskcache's ``get`` costs one SQL query and its
-    Python bookkeeping per key, which dominates a warm run of tens of thousands of
-    requests, so the values kept inline in diskcache's documented SQLite table
-    ``Cache`` are selected ``_BULK_CHUNK`` keys per query. Anything that query does not
-    answer (values diskcache keeps in files, another layout, an error) is read with
-    the public ``get``; the tests check that both paths agree.
+    :class:`~workbench.errors.CacheError`; any other failed read is a miss. The keys
+    whose values diskcache keeps in files come last (see :func:`iter_stored`).
     """
-    found: dict[str, tuple[Any, Any] | _Missing] = {}
-    pending = list(keys)
-    if len(keys) > 1:
-        try:
-            execute = store._sql  # this thread's connection (diskcache's, or ours)
-            inline: dict[str, tuple[str, Any]] = {}
-            in_files: set[str] = set()
-            now = time.time()
-            for start in range(0, len(keys), _BULK_CHUNK):
-                chunk = keys[start: start + _BULK_CHUNK]
-                query = _BULK_SQL.format(",".join("?" * len(chunk)))
-                for key, mode, filename, value, tag in execute(query, (now, *chunk)).fetchall():
-                    if mode == MODE_RAW and filename is None and type(value) is str:
-                        inline[key] = (value, tag)
-                    else:
-                        in_files.add(key)
-            found = {key: inline.get(key, MISS) for key in keys if key not in in_files}
-            pending = list(in_files)
-        except CacheError:
-            raise
-        except Exception as exc:  # another layout: every key through get
-            if is_damage(exc):
-                raise damaged(store.directory, exc) from None
-            found = {}
+    rows: list[tuple[str, str, Any]] = []
+    pending: list[str] = []
+    for inline, later in _bulk(store, keys):
+        rows += inline
+        pending += later
+    last = set(pending)
+    found: dict[str, tuple[Any, Any] | _Missing] = dict.fromkeys(
+        [key for key in keys if key not in last] if last else keys, MISS)
+    for key, value, tag in rows:
+        found[key] = (value, tag)
     for key in pending:
+        found[key] = _get(store, key)
+    return found
+
+
+def iter_stored(store: Store, keys: list[str]) -> Iterator[tuple[str, Any, Any]]:
+    """``(key, value, tag)`` for each of ``keys`` (distinct) that has a stored value.
+
+    The replay fast path (:func:`read_values` without a slot per miss), read lazily,
+    ``_BULK_CHUNK`` keys at a time: a replay checks and decodes each chunk's values
+    while they are fresh in the CPU's cache, and never holds all of them at once. A
+    value is text or :class:`Refused`; a damaged store raises
+    :class:`~workbench.errors.CacheError`; any other failed read is a miss.
+    """
+    return chain.from_iterable(_stored_chunks(store, keys))
+
+
+def _stored_chunks(store: Store, keys: list[str]) -> Iterator[list[tuple[str, Any, Any]]]:
+    for inline, later in _bulk(store, keys):
+        yield inline
+        if later:
+            yield [(key, *stored) for key in later
+                   if (stored := _get(store, key)) is not MISS]
+
+
+def _bulk(store: Store, keys: list[str]) -> Iterator[tuple[list[tuple[str, str, Any]],
+                                                           list[str]]]:
+    """Per chunk of ``keys``: the rows ``(key, text, tag)`` whose text is inline in the
+    table, and the keys left to read with ``get``.
+
+    diskcache's ``get`` costs one SQL query and its Python bookkeeping per key, which
+    dominates a warm run of tens of thousands of requests, so the values kept inline
+    in diskcache's documented SQLite table ``Cache`` are selected ``_BULK_CHUNK`` keys
+    per query. Anything that query does not answer (values diskcache keeps in files;
+    every key from the chunk on when the query cannot be made: another layout) is left
+    to the public ``get``; the tests check that both paths agree.
+    """
+    if len(keys) < 2:
+        yield [], list(keys)
+        return
+    for start in range(0, len(keys), _BULK_CHUNK):
+        chunk = keys[start: start + _BULK_CHUNK]
         try:
-            value, tag = store.get(key, default=MISS, tag=True)
-            found[key] = MISS if value is MISS else (value, tag)
+            now = time.time()
+            rows = [(chunk[i], value, tag) for i, value, tag in store._sql(
+                _INLINE_SQL.format(_wanted(len(chunk))), (*chunk, now)).fetchall()]
+            later: list[str] = []
+            if len(rows) < len(chunk):  # misses, or values kept otherwise: which are there?
+                inline = {row[0] for row in rows}
+                rest = [key for key in chunk if key not in inline]
+                later = [key for key, in store._sql(
+                    _PRESENT_SQL.format(",".join("?" * len(rest))), (now, *rest)).fetchall()]
         except CacheError:
             raise
-        except Exception as exc:  # a failed read is a miss
+        except Exception as exc:  # another layout: every key left through get
             if is_damage(exc):
                 raise damaged(store.directory, exc) from None
-            found[key] = MISS
-    return found
+            yield [], keys[start:]
+            return
+        yield rows, later
+
+
+def _get(store: Store, key: str) -> tuple[Any, Any] | _Missing:
+    """``(value, tag)`` of ``key`` through the store's public ``get``, :data:`MISS` if none."""
+    try:
+        value, tag = store.get(key, default=MISS, tag=True)
+        return MISS if value is MISS else (value, tag)
+    except CacheError:
+        raise
+    except Exception as exc:  # a failed read is a miss
+        if is_damage(exc):
+            raise damaged(store.directory, exc) from None
+        return MISS
 
 
 def write(store: Store, key: str, value: str, *, tag: str | None = None) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -227,7 +228,7 @@ class Request:
         return cls(**kwargs)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Usage:
     """Token counts of one call."""
 
@@ -239,7 +240,7 @@ class Usage:
         return self.prompt_tokens + self.completion_tokens
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Completion:
     """A successful reply (fresh or replayed from the cache).
 
@@ -248,6 +249,8 @@ class Completion:
     ``backend`` is ``"sim"`` for simulated models (``sim/...`` or a sim-server),
     otherwise litellm's provider name. ``logprobs`` is ``None`` or a list, one per
     output token, of ``{"token", "logprob", "top_logprobs": [{"token", "logprob"}]}``.
+    ``cost_known`` is ``False`` when the model has no price (not in litellm's cost map
+    and no custom pricing in its params): ``cost_usd`` is then 0, not a real cost.
     """
 
     text: str
@@ -259,8 +262,51 @@ class Completion:
     key: str
     logprobs: list[dict] | None = None
     backend: str = ""
+    cost_known: bool = True
 
     ok = True
+
+
+_new = object.__new__
+_intern = sys.intern
+# The slots' own setters (member descriptors), which a frozen class's __setattr__ refuses.
+_prompt, _completion_tokens = Usage.prompt_tokens.__set__, Usage.completion_tokens.__set__
+_text, _model, _usage = Completion.text.__set__, Completion.model.__set__, Completion.usage.__set__
+_cost, _latency = Completion.cost_usd.__set__, Completion.latency_s.__set__
+_cached, _key, _logprobs = (Completion.cached.__set__, Completion.key.__set__,
+                            Completion.logprobs.__set__)
+_backend, _cost_known = Completion.backend.__set__, Completion.cost_known.__set__
+
+
+def build_completion(text: str, model: str, prompt_tokens: int, completion_tokens: int,
+                     cost_usd: float, latency_s: float, cached: bool, key: str,
+                     logprobs: list[dict] | None, backend: str, cost_known: bool) -> Completion:
+    """A :class:`Completion` with its :class:`Usage`, for the many replies of a replay.
+
+    Equal to what the dataclass constructors build (neither class has a
+    ``__post_init__``), without their keyword handling and one ``object.__setattr__``
+    call per field of a frozen dataclass (see :mod:`dataclasses`, "Frozen
+    instances"): each slot is set through its descriptor. The few distinct model and
+    backend names are shared (:func:`sys.intern`), not one copy per reply: less memory,
+    and fewer objects for the garbage collector to visit. Every field is passed: a
+    field added to either class must be added here (``tests/test_llm_replay.py``
+    compares with the constructors, field by field).
+    """
+    usage = _new(Usage)
+    _prompt(usage, prompt_tokens)
+    _completion_tokens(usage, completion_tokens)
+    completion = _new(Completion)
+    _text(completion, text)
+    _model(completion, _intern(model) if type(model) is str else model)
+    _usage(completion, usage)
+    _cost(completion, cost_usd)
+    _latency(completion, latency_s)
+    _cached(completion, cached)
+    _key(completion, key)
+    _logprobs(completion, logprobs)
+    _backend(completion, _intern(backend) if type(backend) is str else backend)
+    _cost_known(completion, cost_known)
+    return completion
 
 
 @dataclass(frozen=True)

@@ -81,13 +81,22 @@ def _error(status: int, message: str, kind: str, code: str | None = None) -> web
     return web.json_response(body, status=status)
 
 
+#: Servers the sim-server can behave like: ``openai`` (the API as documented) or
+#: ``llamacpp`` (llama.cpp's server: ``/models`` says ``owned_by: llamacpp``, and a
+#: ``json_schema`` response format is an HTTP 500; it takes ``json_object`` with a schema).
+MIMICS = ("openai", "llamacpp")
+
+
 class SimServer:
     """The request handlers and counters of one server."""
 
     def __init__(self, *, latency_ms: float = 0.0, faults: FaultRates | None = None,
-                 seed: int = 0, batches: BatchService | None = None):
+                 seed: int = 0, batches: BatchService | None = None, mimic: str = "openai"):
         if latency_ms < 0:
             raise ValueError(f"--latency-ms={latency_ms!r}: expected >= 0")
+        if mimic not in MIMICS:
+            raise ValueError(f"--mimic={mimic!r}: expected one of {', '.join(MIMICS)}")
+        self.mimic = mimic
         self.latency_s = latency_ms / 1000.0
         self.faults = faults or FaultRates()
         self.rng = random.Random(seed)
@@ -120,8 +129,9 @@ class SimServer:
     async def models(self, request: web.Request) -> web.Response:
         from workbench.sim import engine
 
+        owner = "llamacpp" if self.mimic == "llamacpp" else "workbench-sim"
         data = [{"id": MODEL_PREFIX + p, "object": "model", "created": 0,
-                 "owned_by": "workbench-sim"} for p in engine.profiles()]
+                 "owned_by": owner} for p in engine.profiles()]
         return web.json_response({"object": "list", "data": data})
 
     def _count(self, response: web.StreamResponse) -> web.StreamResponse:
@@ -157,6 +167,11 @@ class SimServer:
         if problem is not None:
             status, message, code = problem
             return _error(status, message, "invalid_request_error", code)
+        form = body.get("response_format")
+        if self.mimic == "llamacpp" and isinstance(form, dict) and form.get("type") == "json_schema":
+            # what llama.cpp's server answers to the standard form (it wants json_object + schema)
+            return _error(500, "response_format type json_schema is not supported: use "
+                          "{\"type\": \"json_object\", \"schema\": ...}", "server_error")
         if fault == "rate_limit":
             self.fault_counts[fault] += 1
             return _error(429, "simulated rate limit: slow down", "rate_limit_error",
@@ -273,9 +288,10 @@ async def start(server: SimServer, *, host: str = "127.0.0.1",
 
 def serve(*, port: int = 8765, host: str = "127.0.0.1", latency_ms: float = 0.0,
           faults: FaultRates | None = None, seed: int = 0,
-          batches: BatchService | None = None) -> None:
+          batches: BatchService | None = None, mimic: str = "openai") -> None:
     """Serve until SIGINT/SIGTERM; prints ``sim-server listening on <base url>`` once bound."""
-    server = SimServer(latency_ms=latency_ms, faults=faults, seed=seed, batches=batches)
+    server = SimServer(latency_ms=latency_ms, faults=faults, seed=seed, batches=batches,
+                       mimic=mimic)
 
     async def main() -> None:
         runner, bound = await start(server, host=host, port=port)
@@ -298,13 +314,13 @@ def serve(*, port: int = 8765, host: str = "127.0.0.1", latency_ms: float = 0.0,
 
 @contextmanager
 def running_server(*, latency_ms: float = 0.0, faults: FaultRates | None = None,
-                   seed: int = 0) -> Iterator[tuple[str, SimServer]]:
+                   seed: int = 0, mimic: str = "openai") -> Iterator[tuple[str, SimServer]]:
     """A sim-server in a background thread of this process: ``(base_url, server)``.
 
     For tests that need the server in-process (e.g. to watch what reaches the
     engine); benchmarks should run ``workbench sim-server`` as its own process.
     """
-    server = SimServer(latency_ms=latency_ms, faults=faults, seed=seed)
+    server = SimServer(latency_ms=latency_ms, faults=faults, seed=seed, mimic=mimic)
     loop = asyncio.new_event_loop()
     ready: dict[str, Any] = {}
     started = threading.Event()
@@ -424,6 +440,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="share of batch requests answered with a 500 (error file)")
     parser.add_argument("--batch-final", choices=FINALS, default="completed",
                         help="final status of every batch job (failed/expired: injected)")
+    parser.add_argument("--mimic", choices=MIMICS, default="openai",
+                        help="behave like this server (llamacpp: json_object+schema only)")
     args = parser.parse_args(argv)
     try:
         faults = FaultRates(args.rate_limit_rate, args.server_error_rate, args.timeout_rate,
@@ -434,7 +452,7 @@ def main(argv: list[str] | None = None) -> None:
     except ValueError as exc:
         parser.error(str(exc))
     serve(port=args.port, latency_ms=args.latency_ms, faults=faults, seed=args.seed,
-          batches=batches)
+          batches=batches, mimic=args.mimic)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,191 @@
+"""A direct sender for OpenAI-compatible endpoints: one ``POST {api_base}/chat/completions``.
+
+Why: on a 2-core machine the client's CPU, not the server, limits a run against a local
+OpenAI-compatible server (a sim-server, llama.cpp, vLLM): ``litellm.acompletion`` spends
+about 3 ms of CPU per call on parameter mapping, pydantic response objects and logging,
+which caps a run at roughly 300 calls/s whatever the concurrency. This path sends the
+same JSON body litellm's OpenAI provider sends (model name without the ``openai/``
+prefix, the sampling fields, ``extra_body`` merged in) over one pooled aiohttp session,
+and gives back the reply as a plain dict.
+
+It is used only where it is equivalent (:func:`eligible`): an ``openai/<model>`` request
+with an ``api_base`` whose other params are all ones this path understands
+(:data:`DIRECT_PARAMS`); hosted providers, and any request with another litellm
+parameter, go through litellm as before. ``WORKBENCH_HTTP_PATH=litellm`` sends everything
+through litellm. The cache key, the entry and the reply are the same on both paths
+(a test compares them field by field against a sim-server).
+
+Structured output: a request asking for ``response_format={"type": "json_schema", ...}``
+sent to a llama.cpp server (its ``/models`` says ``owned_by: llamacpp``, or ``me`` for
+llama-cpp-python's server) is sent as
+``{"type": "json_object", "schema": ...}``, the only form that server accepts (it
+answers the ``json_schema`` form with HTTP 500); see :func:`schema_form`.
+
+References
+----------
+OpenAI chat completions API, https://platform.openai.com/docs/api-reference/chat/create ;
+llama.cpp server README, "POST /v1/chat/completions" (``response_format`` with a schema).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from typing import Any
+
+from workbench.llm._secrets import strip_url_credentials, url_credentials
+
+#: Request params the direct path understands; a request with any other goes via litellm.
+DIRECT_PARAMS = frozenset({"api_base", "api_key", "extra_body", "extra_headers", "timeout",
+                           "num_retries", "input_cost_per_token", "output_cost_per_token"})
+_sessions: dict[int, Any] = {}  # id(event loop) -> aiohttp.ClientSession
+_forms: dict[str, str] = {}  # api_base -> "json_schema" | "json_object"
+#: ``owned_by`` of the models listed by llama.cpp's server (``llamacpp``) and by
+#: llama-cpp-python's (``me``, its placeholder owner; checked against version 0.3).
+_LLAMA_OWNERS = frozenset({"llamacpp", "me"})
+
+
+class HTTPStatusError(Exception):
+    """A non-2xx reply; ``status_code`` is what :func:`~workbench.llm._providers.classify`
+    reads, the message is the server's error message (never the request)."""
+
+    def __init__(self, status_code: int, message: str):
+        super().__init__(f"HTTP {status_code}: {message}")
+        self.status_code = status_code
+
+
+def enabled() -> bool:
+    """``WORKBENCH_HTTP_PATH`` is ``direct`` (the default) rather than ``litellm``."""
+    value = os.environ.get("WORKBENCH_HTTP_PATH", "direct").strip().lower()
+    if value not in ("direct", "litellm"):
+        raise ValueError(f"WORKBENCH_HTTP_PATH={value!r}: expected 'direct' or 'litellm'")
+    return value == "direct"
+
+
+def eligible(model: str, params: dict, provider: str) -> bool:
+    """Whether a request can take the direct path (see the module docstring)."""
+    return (provider == "openai" and model.startswith("openai/")
+            and isinstance(params.get("api_base"), str) and bool(params["api_base"])
+            and all(name in DIRECT_PARAMS for name in params) and enabled())
+
+
+def _url(api_base: str, path: str) -> str:
+    return strip_url_credentials(api_base).rstrip("/") + path
+
+
+def _headers(kwargs: dict) -> dict[str, str]:
+    headers = {"Content-Type": "application/json"}
+    if kwargs.get("api_key"):
+        headers["Authorization"] = f"Bearer {kwargs['api_key']}"
+    elif url_credentials(kwargs["api_base"]):
+        import base64
+        from urllib.parse import unquote, urlsplit
+
+        parts = urlsplit(kwargs["api_base"])
+        pair = f"{unquote(parts.username or '')}:{unquote(parts.password or '')}"
+        headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
+    for name, value in (kwargs.get("extra_headers") or {}).items():
+        headers[str(name)] = str(value)
+    return headers
+
+
+def body_of(kwargs: dict) -> dict[str, Any]:
+    """The JSON body litellm's OpenAI provider sends for these ``acompletion`` kwargs."""
+    body = {"model": kwargs["model"].split("/", 1)[1]}
+    for name, value in kwargs.items():
+        if name not in DIRECT_PARAMS and name not in ("model", "max_retries") and value is not None:
+            body[name] = value
+    body.update(kwargs.get("extra_body") or {})
+    return body
+
+
+def _session() -> Any:
+    """The pooled aiohttp session of the running event loop (one per loop)."""
+    import aiohttp
+
+    loop = asyncio.get_running_loop()
+    session = _sessions.get(id(loop))
+    if session is None or session.closed:
+        connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300)
+        session = aiohttp.ClientSession(connector=connector, json_serialize=json.dumps)
+        _sessions[id(loop)] = session
+    return session
+
+
+async def close() -> None:
+    """Close the running loop's session (at exit)."""
+    session = _sessions.pop(id(asyncio.get_running_loop()), None)
+    if session is not None:
+        await session.close()
+
+
+def _error_message(text: str) -> str:
+    try:
+        error = json.loads(text).get("error")
+        message = error.get("message") if isinstance(error, dict) else error
+        if message:
+            return str(message)
+    except (ValueError, AttributeError):
+        pass
+    return text.strip()[:300] or "(empty body)"
+
+
+async def send(kwargs: dict) -> dict[str, Any]:
+    """POST the chat request; the reply's JSON as a dict.
+
+    Raises :class:`HTTPStatusError` for a non-2xx status, ``ValueError`` ("malformed
+    reply ...") for a body that is not a JSON object, and aiohttp's connection errors
+    (``OSError`` subclasses) as they come; the caller's ``asyncio.timeout`` bounds it.
+    """
+    session = _session()
+    async with session.post(_url(kwargs["api_base"], "/chat/completions"),
+                            data=json.dumps(body_of(kwargs)), headers=_headers(kwargs)) as reply:
+        text = await reply.text()
+        if reply.status >= 300:
+            raise HTTPStatusError(reply.status, _error_message(text))
+    try:
+        payload = json.loads(text)
+    except ValueError:
+        raise ValueError(f"malformed reply: not JSON ({text[:80]!r})") from None
+    if not isinstance(payload, dict):
+        raise ValueError("malformed reply: not a JSON object")
+    return payload
+
+
+async def schema_form(kwargs: dict) -> str:
+    """``"json_object"`` when ``api_base`` is a llama.cpp or llama-cpp-python server, else
+    ``"json_schema"``.
+
+    Asked once per ``api_base`` (``GET /models``, 5 s at most); an endpoint that does not
+    answer is taken to accept the standard ``json_schema`` form.
+    """
+    base = kwargs["api_base"]
+    if base not in _forms:
+        form = "json_schema"
+        try:
+            async with asyncio.timeout(5):
+                async with _session().get(_url(base, "/models"), headers=_headers(kwargs)) as reply:
+                    payload = await reply.json(content_type=None) if reply.status == 200 else {}
+            owners = {str(m.get("owned_by", "")).lower() for m in payload.get("data") or []
+                      if isinstance(m, dict)}
+            if owners & _LLAMA_OWNERS:
+                form = "json_object"
+        except Exception:  # noqa: BLE001 (an unreachable /models says nothing about the form)
+            pass
+        _forms[base] = form
+    return _forms[base]
+
+
+def as_json_object(response_format: dict) -> dict:
+    """``{"type": "json_schema", "json_schema": {"schema": S, ...}}`` as
+    ``{"type": "json_object", "schema": S}`` (llama.cpp's form).
+
+    Examples
+    --------
+    >>> as_json_object({"type": "json_schema", "json_schema": {"name": "v",
+    ...                 "schema": {"type": "object"}}})
+    {'type': 'json_object', 'schema': {'type': 'object'}}
+    """
+    schema = (response_format.get("json_schema") or {}).get("schema")
+    return {"type": "json_object", **({"schema": schema} if schema is not None else {})}
