@@ -161,19 +161,14 @@ def bench_server(n: int = 2048, *, concurrency: int = 64, latency_ms: float = 50
         out["efficiency"] = out["ideal_s"] / out["ours_s"]
 
         if litellm_path:
-            os.environ["WORKBENCH_HTTP_PATH"], before = "litellm", os.environ.get(
-                "WORKBENCH_HTTP_PATH")
-            try:
+            from unittest import mock
+
+            with mock.patch.dict(os.environ, {"WORKBENCH_HTTP_PATH": "litellm"}):
                 started, cpu = time.perf_counter(), time.process_time()
                 complete_many(requests, concurrency=concurrency, progress=False)
                 out["litellm_path_s"] = time.perf_counter() - started
                 out["litellm_path_cpu_ms_per_call"] = (time.process_time() - cpu) * 1000 / n
                 out["litellm_path_efficiency"] = out["ideal_s"] / out["litellm_path_s"]
-            finally:
-                if before is None:
-                    os.environ.pop("WORKBENCH_HTTP_PATH")
-                else:
-                    os.environ["WORKBENCH_HTTP_PATH"] = before
 
         if n_sequential:
             started = time.perf_counter()
