@@ -17,8 +17,9 @@ path before :mod:`workbench.llm._http`), the speed-up over a sequential loop of
 Everything runs in a temporary cache folder; (b) uses cache mode ``off`` so every
 request is a real HTTP call. No test asserts these times.
 
-``workbench bench run-all`` (:func:`bench_run_all`): the notebooks' ``run-all`` with a cold,
-then a warm LLM cache, in temporary folders; per-notebook seconds and the warm/cold ratio.
+``workbench bench run-all`` (:func:`bench_run_all`): the notebooks' ``run-all`` cold, warm,
+and warm with the memo of derived results off, in temporary folders; per-notebook seconds
+and the warm/cold ratios.
 """
 
 from __future__ import annotations
@@ -300,15 +301,25 @@ def _same_files(made: Path, committed: Path) -> tuple[int, list[str]]:
     return same, differ
 
 
+#: The runs of :func:`bench_run_all`, in order: name, ``WORKBENCH_MEMO``, what it is.
+RUN_ALL_RUNS = (("cold", "1", "cold: empty LLM cache and memo"),
+                ("warm", "1", "warm: every reply cached, the memo filled by the cold run"),
+                ("recompute", "0", "warm, memo off: statistics and figures computed again"))
+
+
 def bench_run_all(*, only: Sequence[str] | None = None, kernel: str = "python3",
                   keep: str | os.PathLike | None = None, echo: Callable[[str], Any] = print,
                   **run_options: Any) -> dict[str, Any]:
-    """``workbench run-all`` twice on the default designs: a cold LLM cache, then warm.
+    """``workbench run-all`` on the default designs, three times (:data:`RUN_ALL_RUNS`):
+    cold (empty LLM cache and memo of derived results), warm (both filled by the cold
+    run), and warm with the memo off (what a rerun costs when it computes every
+    statistic and figure again from the cached replies).
 
-    Both runs use one new temporary cache folder (``WORKBENCH_CACHE_DIR``, mode
-    ``readwrite``) and write figures and tables below a temporary
-    ``WORKBENCH_OUTPUT_DIR``, never over ``figures/`` or ``data/results/``; the executed
-    copies go to ``cold/`` and ``warm/`` beside them. ``keep`` keeps that folder (it must
+    The runs share one new temporary cache folder (``WORKBENCH_CACHE_DIR``, mode
+    ``readwrite``) and memo folder (``WORKBENCH_MEMO_DIR``), and write figures and tables
+    below a temporary ``WORKBENCH_OUTPUT_DIR``, never over ``figures/`` or
+    ``data/results/``; the executed copies go to ``cold/``, ``warm/`` and ``recompute/``
+    beside them. ``keep`` keeps that folder (it must
     not exist yet). Prints per-notebook seconds, the warm run's time by cell kind
     (:func:`_cell_phases`; ``overhead`` is the rest: kernel, Papermill, cache count), the
     warm/cold ratio of the two runs' wall times (target :data:`RUN_ALL_TARGET`) and
@@ -335,22 +346,27 @@ def bench_run_all(*, only: Sequence[str] | None = None, kernel: str = "python3",
         tables: dict[str, pd.DataFrame] = {}
         try:
             with _environment(WORKBENCH_CACHE_DIR=str(base / "cache"), WORKBENCH_CACHE_MODE="readwrite",
+                              WORKBENCH_MEMO_DIR=str(base / "derived"),
                               **{config.OUTPUT_ENV: str(outputs)}):
-                for run in ("cold", "warm"):
-                    echo(f"run-all, {run} cache ...")
-                    started = time.perf_counter()
-                    tables[run] = run_all(only=only, output_dir=base / run, kernel=kernel,
-                                          **run_options)
-                    walls[run] = time.perf_counter() - started
+                for run, memo_on, what in RUN_ALL_RUNS:
+                    echo(f"run-all, {what} ...")
+                    with _environment(WORKBENCH_MEMO=memo_on):
+                        started = time.perf_counter()
+                        tables[run] = run_all(only=only, output_dir=base / run, kernel=kernel,
+                                              **run_options)
+                        walls[run] = time.perf_counter() - started
         finally:
             config.set_overrides(saved, replace=True)
         load_after = os.getloadavg()
         cold, warm = tables["cold"], tables["warm"]
         rows = []
-        for c, w in zip(cold.itertuples(index=False), warm.itertuples(index=False), strict=True):
+        recompute = tables["recompute"]
+        for c, w, r in zip(cold.itertuples(index=False), warm.itertuples(index=False),
+                           recompute.itertuples(index=False), strict=True):
             phases = _cell_phases(Path(w.output))
             rows.append({"notebook": c.notebook, "cold_s": c.seconds, "warm_s": w.seconds,
                          "ratio": c.seconds / w.seconds if w.seconds else float("nan"),
+                         "no_memo_s": r.seconds,
                          **{f"warm_{k}_s": round(v, 1) for k, v in phases.items()},
                          "warm_overhead_s": round(w.seconds - sum(phases.values()), 1),
                          "status": c.status if c.status != "ok" else w.status,
@@ -362,6 +378,9 @@ def bench_run_all(*, only: Sequence[str] | None = None, kernel: str = "python3",
     echo(table.to_string(index=False, float_format=lambda x: f"{x:.1f}"))
     echo(f"wall time: cold {walls['cold']:.1f} s, warm {walls['warm']:.1f} s; "
          f"warm is {ratio:.1f}x faster (target >= {RUN_ALL_TARGET:g}x)")
+    echo(f"warm without the memo (WORKBENCH_MEMO=0: every statistic and figure computed "
+         f"again from the cached replies): {walls['recompute']:.1f} s, "
+         f"{walls['cold'] / walls['recompute']:.1f}x faster than cold")
     for name, (same, differ) in (("figures/", figures), ("data/results/ (not committed; "
                                                          "timings in it vary)", results)):
         echo(f"warm outputs byte-identical to {name}: {same}/{same + len(differ)}"

@@ -36,6 +36,10 @@ them in this process's :func:`overrides`, winning over the environment.
                                   POST, same body and entry) | ``litellm``
 ``WORKBENCH_GC_FREEZE``           ``0`` leaves litellm's import-time heap in the
                                   cyclic collector's view (default: frozen)
+``WORKBENCH_MEMO``                ``0`` turns off the memo of derived results (a
+                                  study's results, a figure's files; on by default:
+                                  :mod:`workbench.memo`)
+``WORKBENCH_MEMO_DIR``            its folder (default ``data/cache/derived``)
 ``WORKBENCH_LOCAL_API_BASE``      the local model server ``make real-local`` and the
                                   ``local`` tests use (default
                                   ``http://127.0.0.1:8000/v1``)

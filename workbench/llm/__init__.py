@@ -8,7 +8,8 @@ keyed by :func:`cache_key`.
 Settings (cache folder and mode, concurrency, timeout, retries, backoff) come from
 :func:`configure` in code, else the ``WORKBENCH_*`` environment variables read at each
 call, else the defaults: the table is in :mod:`workbench.config`. :func:`peek` reads a
-cached reply without calling, :func:`price` prices tokens from litellm's cost map (:func:`batch_price` for
+cached reply without calling, :func:`recording` and :func:`seals` tell which entries a
+result was computed from, :func:`price` prices tokens from litellm's cost map (:func:`batch_price` for
 provider batch jobs: ``complete_many(..., mode="batch")``), and
 :func:`write_replay_file` turns replies found elsewhere (e.g. a paper's release) into a
 file for ``workbench cache import``.
@@ -29,10 +30,11 @@ from workbench.llm._cache import (
     open_cache,
     peek,
     replay_entry,
+    seals,
     settings,
     temporary_settings,
 )
-from workbench.llm._client import complete, complete_many
+from workbench.llm._client import Recording, complete, complete_many, recording
 from workbench.llm._keys import cache_key, canonical, key_fields
 from workbench.llm._maintenance import (
     cache_stats,
@@ -60,6 +62,7 @@ __all__ = [
     "Completion",
     "ERROR_TYPES",
     "RETRYABLE",
+    "Recording",
     "Request",
     "Usage",
     "batch_price",
@@ -80,9 +83,11 @@ __all__ = [
     "open_cache",
     "peek",
     "price",
+    "recording",
     "repair_cache",
     "replay_entry",
     "scrub",
+    "seals",
     "settings",
     "temporary_settings",
     "validate_entry",

@@ -452,6 +452,26 @@ def replay_many(rows: Iterable[tuple[str, Any, Any]]
     return hits, corrupt
 
 
+def seals(keys: Iterable[str]) -> dict[str, str]:
+    """The seal of the entry stored under each of ``keys`` that has one in the configured
+    cache (``sha256:<hex>`` of its text, :func:`seal`): what a derived result computed
+    from these replies is checked against (``workbench.studies``' memo), without
+    decoding a single entry. An entry written without a seal gets one from its text; a
+    key with nothing stored (or a non-text value) is left out.
+
+    The ``off`` and ``refresh`` modes replay nothing: an empty dict.
+    """
+    keys = list(dict.fromkeys(keys))
+    if config.cache_mode() in ("off", "refresh") or not keys:
+        return {}
+    store = open_reader()
+    found, rest = _store.stored_tags(store, keys)
+    for key, raw, _tag in _store.iter_stored(store, rest):
+        if type(raw) is str:
+            found[key] = seal(raw)
+    return found
+
+
 def peek(request: Request) -> Completion | None:
     """The cached reply to ``request``, or ``None``; never calls a provider, never writes.
 

@@ -5,12 +5,22 @@
 side effects). The ``plot_*`` functions record on their figure which ``backend`` values
 they drew and mark figures of simulated results. ``save_figure`` writes deterministic
 PNG/SVG files to ``figures/<study>/`` (``workbench.config.figures_dir``).
+
+Rendering is most of the time a warm rerun spends on figures, so ``save_figure`` keeps
+the rendered bytes in the store of derived results (``workbench.memo``, kind
+``figures``) under a digest of the figure's pickled state (:func:`figure_fingerprint`),
+the save options, rcParams, fonts and the code environment: an unchanged figure is read
+back, not drawn again. In a Jupyter kernel with the inline backend it also shows the
+saved PNG itself and closes the figure, so the figure is not rendered a second time at
+the end of the cell.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import io
+import logging
+import pickle
 import re
 from collections.abc import Sequence
 from functools import cache
@@ -23,8 +33,12 @@ import pandas as pd
 from matplotlib import font_manager
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.transforms import TransformNode
 
+from workbench import memo
 from workbench.config import check_name, figures_dir
+
+log = logging.getLogger("workbench.plots")
 
 #: Text written on every figure made from simulated results (DESIGN §3).
 SIM_LABEL = "simulated judges"
@@ -207,6 +221,111 @@ def _write_if_changed(path: Path, content: bytes) -> None:
     tmp.replace(path)
 
 
+# --- the figure memo ----------------------------------------------------------
+
+#: What a stored file must start and end with to be used (else it is drawn again).
+_SIGNATURES: dict[str, tuple[bytes, bytes]] = {
+    "png": (b"\x89PNG\r\n\x1a\n", b"IEND\xaeB`\x82"),
+    "svg": (b"<?xml", b"</svg>\n"),
+}
+
+
+class _FingerprintPickler(pickle.Pickler):
+    """A pickler that leaves out what differs between processes but not in the drawing.
+
+    Every ``TransformNode`` holds ``_parents``, a dict keyed by ``id()`` of the nodes
+    that depend on it: the reverse of links their own state holds, used only to
+    invalidate cached matrices. A Figure holds its pyplot number and whether pyplot
+    manages it. The backends recorded by the ``plot_*`` functions are
+    a set of strings, written sorted (set order depends on ``PYTHONHASHSEED``).
+    """
+
+    def reducer_override(self, obj: Any) -> Any:
+        if not isinstance(obj, TransformNode | Figure):
+            return NotImplemented
+        reduced = obj.__reduce_ex__(pickle.HIGHEST_PROTOCOL)
+        if not (isinstance(reduced, tuple) and len(reduced) > 2 and isinstance(reduced[2], dict)):
+            return NotImplemented
+        state = dict(reduced[2])
+        state.pop("_parents", None)
+        if isinstance(obj, Figure):
+            state.pop("_number", None)
+            state.pop("_restore_to_pylab", None)
+            if _BACKENDS_ATTR in state:
+                state[_BACKENDS_ATTR] = sorted(state[_BACKENDS_ATTR])
+        return (*reduced[:2], state, *reduced[3:])
+
+
+def figure_fingerprint(fig_or_ax: Any) -> bytes:
+    """The figure's pickled state, the same in every process for the same figure.
+
+    Matplotlib promises that a pickled figure draws again as the original (its pickle
+    support exists for that), so equal fingerprints mean equal drawings, given the same
+    rcParams, fonts and library versions (which :func:`save_figure` adds to its key).
+    Raises whatever pickling raises for an unpicklable figure (e.g. a lambda formatter).
+    """
+    buffer = io.BytesIO()
+    _FingerprintPickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(figure_of(fig_or_ax))
+    return buffer.getvalue()
+
+
+def _memo_keys(fig: Figure, formats: tuple[str, ...], options: dict[str, dict]) -> list[str] | None:
+    """One memo key per format, or ``None`` (memo off, figure not picklable).
+
+    The formats are drawn in order, each on the figure the previous ones drew, so every
+    key covers the whole list (a miss draws them all again, as without the memo).
+    """
+    if not memo.enabled():
+        return None
+    try:
+        fingerprint = figure_fingerprint(fig)
+    except Exception as exc:  # noqa: BLE001 - any pickling failure: just draw
+        log.debug("figure not memoised, cannot pickle it: %r", exc)
+        return None
+    import PIL
+
+    rc = {k: v for k, v in mpl.rcParams.items() if k != "backend"}  # not used by savefig
+    fonts = [(entry.name, entry.fname) for entry in font_manager.fontManager.ttflist]
+    common = memo.digest(
+        fingerprint,
+        {"options": [options[f] for f in formats],  # in drawing order
+         "matplotlib": mpl.__version__, "pillow": PIL.__version__,
+         "rc": repr(sorted(rc.items())), "fonts": fonts,
+         "environment": memo.environment_digest()},
+    )
+    return [memo.digest(common, fmt) for fmt in formats]
+
+
+def _memo_load(keys: list[str] | None, formats: tuple[str, ...]) -> list[bytes] | None:
+    """The stored bytes of every format, or ``None`` when any is missing or damaged."""
+    if keys is None:
+        return None
+    found = []
+    for key, fmt in zip(keys, formats, strict=True):
+        content = memo.load("figures", key, f".{fmt}")
+        head, tail = _SIGNATURES[fmt]
+        if content is None or not (content.startswith(head) and content.endswith(tail)):
+            return None
+        found.append(content)
+    return found
+
+
+def _show_inline(fig: Figure, png: bytes, dpi: int) -> None:
+    """Under the inline backend, show the saved PNG and close the figure.
+
+    The inline backend would otherwise draw the figure again at the end of the cell; the
+    image keeps the size on screen it would have had (width at ``figure.dpi``).
+    """
+    if "inline" not in mpl.get_backend():
+        return
+    from IPython.display import Image, display
+    from matplotlib import pyplot as plt
+
+    width = int.from_bytes(png[16:20], "big")  # the IHDR chunk: width, height
+    display(Image(data=png, width=round(width * fig.dpi / dpi)))
+    plt.close(fig)
+
+
 def _decide_simulated(fig: Any, simulated: bool | pd.DataFrame | None, name: str) -> bool:
     drawn = figure_backends(fig)
     if isinstance(simulated, pd.DataFrame):
@@ -249,6 +368,20 @@ def save_figure(
     simulated results get the "simulated judges" text before saving, and the same words
     as the file's ``Description`` metadata (a PNG text chunk, the SVG ``dc:description``).
 
+    Drawing is slow (up to a second for a large heatmap), so the bytes are kept in the
+    store of derived results (``workbench.memo``) under a digest of the figure's pickled
+    state (:func:`figure_fingerprint`) and of everything else the drawing depends on
+    (save options, rcParams, fonts, library versions, the workbench code): a rerun that
+    draws the same figure reads the bytes back. A figure that cannot be pickled (a
+    lambda formatter), ``WORKBENCH_MEMO=0`` or a stored file that is not a whole PNG/SVG
+    means drawing, exactly as without the store; the files are the same either way.
+
+    Under the inline backend of a Jupyter kernel, the saved PNG (when ``"png"`` is among
+    ``formats``) is shown at the size the inline backend would use and the figure is
+    closed: otherwise the backend draws it once more at the end of the cell. Under any
+    other backend (Agg in the tests and for the stored notebook outputs) nothing is
+    shown and the figure stays open.
+
     Parameters
     ----------
     fig_or_ax : Figure, Axes or array of Axes
@@ -285,25 +418,36 @@ def save_figure(
         add_sim_label(fig)
     folder = Path(directory) if directory is not None else figures_dir(study)
     folder.mkdir(parents=True, exist_ok=True)
-    paths = []
+    options = {}
+    for fmt in formats:
+        metadata = dict(_METADATA[fmt])
+        if is_sim:  # also in the file's metadata, so tests can check any format
+            metadata["Description"] = SIM_LABEL
+        options[fmt] = {"format": fmt, "dpi": dpi, "bbox_inches": "tight",
+                        "facecolor": "white", "metadata": metadata}
     with mpl.rc_context({"svg.hashsalt": SVG_HASHSALT, "svg.fonttype": "path"}):
-        for fmt in formats:
-            buffer = io.BytesIO()
-            metadata = dict(_METADATA[fmt])
-            if is_sim:  # also in the file's metadata, so tests can check any format
-                metadata["Description"] = SIM_LABEL
-            fig.savefig(
-                buffer,
-                format=fmt,
-                dpi=dpi,
-                bbox_inches="tight",
-                facecolor="white",
-                metadata=metadata,
-            )
-            content = buffer.getvalue()
-            if fmt == "svg":
-                content = _stable_svg_ids(content)
-            path = folder / f"{name}.{fmt}"
-            _write_if_changed(path, content)
-            paths.append(path)
+        try:
+            keys = _memo_keys(fig, formats, options)
+        except Exception as exc:  # noqa: BLE001 - the memo never stops a save
+            log.warning("save_figure(%r): no figure memo (%r), drawing it", name, exc)
+            keys = None
+        contents = _memo_load(keys, formats)
+        if contents is None:
+            contents = []
+            for fmt in formats:
+                buffer = io.BytesIO()
+                fig.savefig(buffer, **options[fmt])
+                content = buffer.getvalue()
+                if fmt == "svg":
+                    content = _stable_svg_ids(content)
+                contents.append(content)
+            for key, fmt, content in zip(keys or [], formats, contents, strict=False):
+                memo.save("figures", key, f".{fmt}", content)  # no keys: memo off
+    paths = []
+    for fmt, content in zip(formats, contents, strict=True):
+        path = folder / f"{name}.{fmt}"
+        _write_if_changed(path, content)
+        paths.append(path)
+    if "png" in formats:
+        _show_inline(fig, contents[formats.index("png")], dpi)
     return paths
