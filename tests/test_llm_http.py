@@ -164,3 +164,30 @@ def test_an_unpriced_model_costs_zero_with_a_flag(sim_server, monkeypatch, caplo
     assert paid.cost_known is True and paid.cost_usd == pytest.approx(
         paid.usage.prompt_tokens * 1e-6)
     assert "cost_known" not in _stored(paid.key)["response"]  # priced entries unchanged
+
+
+def test_prices_are_looked_up_once_per_model_and_run(monkeypatch, caplog):
+    """The online runner and the batch path share ``Prices``: one cost-map lookup per model
+    (and custom pricing or not) per run, and one warning for an unpriced model."""
+    import math
+
+    from workbench.llm import _providers
+
+    looked = []
+
+    def fake_price(model, p, c):
+        looked.append(model)
+        return math.nan
+
+    monkeypatch.setattr(_providers, "price", fake_price)
+    prices = _providers.Prices()
+    plain = [Request("openai/local", msgs(f"q{i}"), params={"api_base": "http://x/v1"})
+             for i in range(3)]
+    custom = Request("openai/local", msgs("c"), params={"api_base": "http://x/v1",
+                                                         "input_cost_per_token": 1e-6})
+    with caplog.at_level(logging.WARNING, logger="workbench.llm"):
+        assert [prices.known(r, "openai") for r in plain] == [False] * 3
+        assert prices.known(custom, "openai") is True
+    assert looked == ["openai/local"]
+    assert caplog.text.count("no price") == 1
+    assert _providers.Prices().known(plain[0], "openai") is False and len(looked) == 2

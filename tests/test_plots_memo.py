@@ -92,7 +92,7 @@ def test_same_figure_twice_is_read_from_the_memo(_memo, draws):
     first = save_figure(simple_figure(), "memo", "fig", formats=("png", "svg"), simulated=True)
     before = [p.read_bytes() for p in first]
     assert draws.n == 2
-    assert [p.suffix for p in memo_files(_memo)] == sorted([".png", ".svg"])
+    assert sorted(p.suffix for p in memo_files(_memo)) == [".png", ".svg"]
     for path in first:
         path.unlink()  # the second save must write them again, from the memo
     draws.forbid = True
@@ -141,7 +141,7 @@ def test_unpicklable_figure_is_saved_without_memo(_memo, draws):
         fig.axes[0].xaxis.set_major_formatter(FuncFormatter(lambda x, pos: f"<{x:g}>"))
         return fig
 
-    with pytest.raises((pickle.PicklingError, AttributeError)):  # (a local lambda)
+    with pytest.raises((pickle.PicklingError, AttributeError, TypeError)):  # (a local lambda)
         figure_fingerprint(unpicklable())
     paths = save_figure(unpicklable(), "memo", "fig", formats=("png", "svg"), simulated=False)
     save_figure(unpicklable(), "memo", "fig", formats=("png", "svg"), simulated=False)
@@ -191,3 +191,28 @@ def test_other_backends_show_nothing_and_keep_the_figure(monkeypatch):
     assert "inline" not in matplotlib.get_backend()
     assert shown == []
     assert plt.fignum_exists(fig.number)
+
+
+def _notebook_formatter(x, pos):  # defined outside the code the memo key covers
+    return f"{x:.1f}!"
+
+
+def test_a_function_from_outside_the_covered_code_is_never_memoised(_memo, draws):
+    """A formatter pickles by name only: if its body changed, the old drawing would come
+    back. So a figure using one (here: from this test module, as from a notebook) is
+    drawn every time and nothing is kept."""
+    for _ in range(2):
+        fig = simple_figure()
+        fig.axes[0].yaxis.set_major_formatter(FuncFormatter(_notebook_formatter))
+        save_figure(fig, "memo", "formatted", simulated=False)
+    assert draws.n == 2 and memo_files(_memo) == []
+    with pytest.raises(TypeError, match="_notebook_formatter"):
+        figure_fingerprint(fig)
+
+
+def test_a_draw_event_callback_is_never_memoised(_memo, draws):
+    for _ in range(2):
+        fig = simple_figure()
+        fig.canvas.mpl_connect("draw_event", lambda event: None)
+        save_figure(fig, "memo", "callback", simulated=False)
+    assert draws.n == 2 and memo_files(_memo) == []

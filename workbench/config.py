@@ -57,6 +57,7 @@ import logging
 import os
 import re
 import sys
+import time
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
@@ -64,6 +65,9 @@ from typing import Any
 
 #: The package version (``workbench.__version__``), recorded in every cache entry.
 __version__ = "0.1.0"
+#: When this process imported the package (``time.time_ns()``): a package file modified
+#: later may differ from the code in memory (``workbench.memo`` turns itself off then).
+IMPORTED_NS = time.time_ns()
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

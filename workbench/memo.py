@@ -6,15 +6,16 @@ keeps such derived results (a study's frames, a figure's files) under a key that
 SHA-256 digest of *everything they are computed from*, so that a rerun whose inputs are
 unchanged reads them instead of computing them, and any change of input is a miss:
 
-* :func:`environment_digest`: the Python version, every installed distribution and its
-  version, and the bytes of every file of the ``workbench`` package (code, templates,
+* :func:`environment_digest`: the Python version and hash seed, every installed
+  distribution and its version, and the bytes of every file of the ``workbench`` package (code, templates,
   published numbers) — any code or dependency change invalidates everything;
 * :func:`data_digest`: the bytes of the bundled data folders under ``data/``;
 * :func:`path_digest`: the bytes of a file or folder a parameter names;
 * what the caller adds (a study's config and the seals of the cache entries it replayed,
   a figure's pickled state; see ``workbench.studies`` and ``workbench.plots``).
 
-Only digests of content decide; no time stamp does. Entries are files
+Only digests of content decide (within a process a file is read again only when its size
+or modification time changed). Entries are files
 ``<memo dir>/<kind>/<key[:2]>/<key><suffix>`` written atomically; a damaged or missing
 file is a miss. The folder is ``data/cache/derived`` (``WORKBENCH_MEMO_DIR``); it is
 safe to delete at any time (``make clean-cache`` does), and ``WORKBENCH_MEMO=0`` turns
@@ -22,9 +23,11 @@ the store off. The same idea as make's or DVC's up-to-date checks, at the level 
 function's inputs (Mokhov, Mitchell & Peyton Jones, "Build systems à la carte", ICFP 2018:
 a "constructive trace" store keyed by the hashes of a task's inputs).
 
-If the ``workbench`` source changes while a process runs (an edit in JupyterLab), the
-code in memory may no longer be the code on disk: the store is then off for the rest of
-the process, with one warning.
+If a file of the ``workbench`` package was modified after this process imported the
+package (an edit in JupyterLab), the code in memory may not be the code on disk: the
+store is then off for the rest of the process, with one warning. Process state outside
+these inputs is not seen (e.g. a jieba user dictionary loaded by hand): use
+``WORKBENCH_MEMO=0`` when you change such state.
 """
 
 from __future__ import annotations
@@ -91,9 +94,16 @@ def file_digest(path: str | os.PathLike) -> str:
     return digest
 
 
-def _files(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.rglob("*")
-                  if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc")
+def _files(folder: Path, skip: Iterable[Path] = ()) -> list[Path]:
+    """Every file below ``folder`` (sorted), without ``__pycache__``, ``.pyc`` files and
+    the folders in ``skip`` (pruned, never listed)."""
+    skipped = {os.path.normcase(os.path.abspath(p)) for p in skip}
+    out = []
+    for top, dirs, names in os.walk(folder):
+        dirs[:] = [d for d in dirs if d != "__pycache__"
+                   and os.path.normcase(os.path.abspath(os.path.join(top, d))) not in skipped]
+        out += [Path(top, n) for n in names if not n.endswith(".pyc")]
+    return sorted(out)
 
 
 def tree_digest(folder: str | os.PathLike, files: Iterable[Path] | None = None) -> str:
@@ -107,15 +117,20 @@ def tree_digest(folder: str | os.PathLike, files: Iterable[Path] | None = None) 
 
 
 def path_digest(value: str | os.PathLike) -> str | None:
-    """Digest of the file or folder ``value`` names (``None`` when it names neither)."""
+    """Digest of the file or folder ``value`` names; ``None`` when it names neither.
+
+    A file or folder that is there but cannot be read raises ``OSError``: an input left
+    out of a key would make a stale result look current.
+    """
     try:
         path = Path(value).expanduser()
-        if path.is_file():
-            return "file:" + file_digest(path)
-        if path.is_dir():
-            return "tree:" + tree_digest(path)
-    except (OSError, ValueError):
+        is_file, is_dir = path.is_file(), path.is_dir()
+    except (OSError, ValueError):  # not a possible path (a NUL, too long): not a file
         return None
+    if is_file:
+        return "file:" + file_digest(path)
+    if is_dir:
+        return "tree:" + tree_digest(path)
     return None
 
 
@@ -131,8 +146,9 @@ def _stats(paths: list[Path]) -> list[tuple[int, int]] | None:
 
 
 def _code_unchanged() -> bool:
-    """Whether the package's files are those of the first look in this process: the same
-    folders (a file added or removed changes its folder's mtime) and the same files."""
+    """Whether the package's files are the code this process runs: none modified since
+    the package was imported (``config.IMPORTED_NS``), and none since (the same folders —
+    a file added or removed changes its folder's mtime — and the same files)."""
     with _lock:
         if "stats" not in _code:
             files = _files(_PACKAGE)
@@ -140,8 +156,9 @@ def _code_unchanged() -> bool:
             _code["paths"] = folders + files
             _code["stats"] = _stats(_code["paths"])
             _code["digest"] = tree_digest(_PACKAGE, files)
-            return True
-        if _stats(_code["paths"]) == _code["stats"]:
+            # a file changed after the import may not be the code that runs
+            _code["fresh"] = all(m <= config.IMPORTED_NS for _, m in _code["stats"] or [(0, 0)])
+        if _code["fresh"] and _stats(_code["paths"]) == _code["stats"]:
             return True
     if "code" not in _warned:
         _warned.add("code")
@@ -161,22 +178,25 @@ def _distributions() -> str:
 
 
 def environment_digest() -> str:
-    """Digest of the code that computes: Python's version, the installed distributions
-    (names and versions) and the bytes of every file of the ``workbench`` package."""
+    """Digest of the code that computes: Python's version and hash seed, the installed
+    distributions (names and versions) and the bytes of every file of the ``workbench``
+    package."""
     _code_unchanged()
     return digest({"python": sys.version, "distributions": _distributions(),
-                   "workbench": _code["digest"]})
+                   "workbench": _code["digest"],
+                   # set order (and so any result that leaks it) follows the hash seed
+                   "hash_seed": os.environ.get("PYTHONHASHSEED")})
 
 
 def data_digest() -> str:
     """Digest of the bundled data: every file in ``data/`` except the working folders
-    (:data:`WORKING_FOLDERS`) and hidden entries."""
+    (:data:`WORKING_FOLDERS`, the memo's and the LLM cache's folders) and hidden entries."""
     folder = config.data_dir()
     if not folder.is_dir():
         return "no-data"
-    files = [p for p in _files(folder)
-             if p.relative_to(folder).parts[0] not in WORKING_FOLDERS
-             and not any(part.startswith(".") for part in p.relative_to(folder).parts)]
+    skip = [folder / name for name in WORKING_FOLDERS] + [memo_dir(), config.cache_dir()]
+    files = [p for p in _files(folder, skip)
+             if not any(part.startswith(".") for part in p.relative_to(folder).parts)]
     return tree_digest(folder, files)
 
 

@@ -30,11 +30,19 @@ from workbench.llm._cache import (
     open_cache,
     peek,
     replay_entry,
+    same_reply,
+    sealed_replies,
     seals,
     settings,
     temporary_settings,
 )
-from workbench.llm._client import Recording, complete, complete_many, recording
+from workbench.llm._client import (
+    Recording,
+    complete,
+    complete_many,
+    recording,
+    recording_active,
+)
 from workbench.llm._keys import cache_key, canonical, key_fields
 from workbench.llm._maintenance import (
     cache_stats,
@@ -84,9 +92,12 @@ __all__ = [
     "peek",
     "price",
     "recording",
+    "recording_active",
     "repair_cache",
     "replay_entry",
+    "same_reply",
     "scrub",
+    "sealed_replies",
     "seals",
     "settings",
     "temporary_settings",

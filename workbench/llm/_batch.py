@@ -138,6 +138,7 @@ class BatchRun:
         self.poll_interval = poll_interval
         self.done = done
         self.litellm = _providers.get_litellm()
+        self.prices = _providers.Prices()
         self.results: dict[str, Result] = {}
         self.written = 0
 
@@ -300,7 +301,7 @@ class BatchRun:
                                f"({type(exc).__name__}: {exc})", 1, request.model)
         cost = _providers.batch_cost_of(request, (usage.prompt_tokens, usage.completion_tokens),
                                         route.backend)
-        known = _providers.cost_known(request, route.backend)
+        known = self.prices.known(request, route.backend)
         entry = _cache.make_entry(key, request, text=text, logprobs=logprobs, usage=usage,
                                   cost_usd=cost, latency_s=0.0, backend=route.backend,
                                   finish_reason=choice.get("finish_reason"),

@@ -472,6 +472,34 @@ def seals(keys: Iterable[str]) -> dict[str, str]:
     return found
 
 
+def sealed_replies(keys: Iterable[str]) -> dict[str, tuple[str, Completion]]:
+    """The seal and the replayed completion of each of ``keys`` with a sound entry in the
+    configured cache, both from one read of its row: what a result kept from a run is
+    checked against before it is kept (``workbench.studies``' memo)."""
+    keys = list(dict.fromkeys(keys))
+    if config.cache_mode() in ("off", "refresh") or not keys:
+        return {}
+    sealed: dict[str, str] = {}
+
+    def rows() -> Iterator[tuple[str, Any, Any]]:
+        for key, raw, tag in _store.iter_stored(open_reader(), keys):
+            if type(raw) is str:
+                sealed[key] = tag if tag is not None else seal(raw)
+            yield key, raw, tag
+
+    hits, _corrupt = replay_many(rows())
+    return {key: (sealed[key], completion) for key, completion in hits.items()}
+
+
+def same_reply(a: Completion, b: Completion) -> bool:
+    """Whether two completions carry the same reply: every field but ``cached``."""
+    return all(getattr(a, name) == getattr(b, name) for name in _REPLY_FIELDS)
+
+
+_REPLY_FIELDS = ("text", "model", "usage", "cost_usd", "latency_s", "key", "logprobs",
+                 "backend", "cost_known")
+
+
 def peek(request: Request) -> Completion | None:
     """The cached reply to ``request``, or ``None``; never calls a provider, never writes.
 

@@ -36,16 +36,18 @@ _MAX_BACKOFF_S = 60.0
 
 
 class Recording:
-    """What the calls made while :func:`recording` is active asked for: the distinct cache
-    ``keys``, how many requests ended in a :class:`CallFailure` (``failures``: failures
-    are never cached, so a rerun sends them again), and whether a call raised
+    """What the calls made in this process while :func:`recording` is active asked for
+    and got: the distinct cache ``keys``, the completion each key's requests got
+    (``replies``), how many requests ended in a :class:`CallFailure` (``failures``:
+    failures are never cached, so a rerun sends them again), and whether a call raised
     (``raised``). A result derived from these calls is a function of their cache
-    entries only when ``failures == 0`` and not ``raised``."""
+    entries only when ``failures == 0`` and not ``raised`` (:attr:`complete`)."""
 
-    __slots__ = ("keys", "failures", "raised")
+    __slots__ = ("keys", "replies", "failures", "raised")
 
     def __init__(self) -> None:
         self.keys: set[str] = set()
+        self.replies: dict[str, Completion] = {}
         self.failures = 0
         self.raised = False
 
@@ -79,14 +81,23 @@ def _note_keys(keys: list[str]) -> None:
             rec.keys.update(keys)
 
 
-def _note_outcome(results: list | None) -> None:
-    """One ``_run`` ended: with ``results``, or raised (``None``)."""
+def _note_outcome(keys: list[str], results: list | None) -> None:
+    """One ``_run`` ended: with ``results`` (one per key), or raised (``None``)."""
     with _recordings_lock:
         for rec in _recordings:
             if results is None:
                 rec.raised = True
-            else:
-                rec.failures += sum(1 for r in results if isinstance(r, CallFailure))
+                continue
+            for key, result in zip(keys, results, strict=True):
+                if isinstance(result, CallFailure):
+                    rec.failures += 1
+                else:
+                    rec.replies[key] = result
+
+
+def recording_active() -> bool:
+    """Whether a :func:`recording` is active in this process."""
+    return bool(_recordings)
 
 
 def complete(
@@ -277,10 +288,10 @@ def _run(requests: Iterable[Request], *, concurrency: int | None = None, progres
                              warn_misses=warn_misses, batch_poll=batch_poll)
     except BaseException:
         if noted:
-            _note_outcome(None)
+            _note_outcome(keys, None)
         raise
     if noted:
-        _note_outcome(results)
+        _note_outcome(keys, results)
     return results
 
 
@@ -483,7 +494,7 @@ class _Runner:
         self.skipped: Counter[str] = Counter()  # requests not run per model
         self.failed = 0
         self.written = 0
-        self.priced: dict[str, bool] = {}  # model -> has a price (see _cost_known)
+        self.prices = _providers.Prices()
 
     async def run(self) -> dict[str, Result]:
         self.budget = Budget(self.budget_usd) if self.budget_usd is not None else None
@@ -682,7 +693,7 @@ class _Runner:
                       int(get(raw_usage, "completion_tokens", 0) or 0))
         cost = _providers.cost_of(request, response, (usage.prompt_tokens,
                                                        usage.completion_tokens), route.backend)
-        known = self._cost_known(request, route)
+        known = self.prices.known(request, route.backend)
         entry = _cache.make_entry(
             key, request, text=text, logprobs=logprobs, usage=usage, cost_usd=cost,
             latency_s=round(latency, 6), backend=route.backend,
@@ -692,16 +703,3 @@ class _Runner:
                                 latency_s=round(latency, 6), cached=False, key=key,
                                 logprobs=logprobs, backend=route.backend, cost_known=known)
         return completion, entry
-
-    def _cost_known(self, request: Request, route: _providers.Route) -> bool:
-        """:func:`~workbench.llm._providers.cost_known`, once per model and run; the first
-        unpriced reply of a model logs one warning."""
-        model = request.model
-        if model not in self.priced:
-            self.priced[model] = _providers.cost_known(request, route.backend)
-            if not self.priced[model]:
-                _cache.log.warning("%s has no price in litellm's cost map: its calls are "
-                                   "recorded at $0 and flagged cost_known=false (pass "
-                                   "input_cost_per_token/output_cost_per_token to price "
-                                   "them)", model)
-        return self.priced[model]

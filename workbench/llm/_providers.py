@@ -28,6 +28,9 @@ from workbench.llm._secrets import (
 )
 from workbench.llm._types import Request
 
+log = logging.getLogger("workbench.llm")
+
+
 SIM_PREFIX = "sim/"
 SIM_SERVER_PREFIX = "sim-"
 #: Placeholder key for local OpenAI-compatible servers that need none (not a secret).
@@ -410,6 +413,25 @@ def cost_known(request: Request, backend: str) -> bool:
     if backend == "sim" or any(name in request.params for name in _PRICING):
         return True
     return not math.isnan(price(request.model, 1000, 1000))
+
+
+class Prices:
+    """Whether each model's replies have a real price (:func:`cost_known`), looked up once
+    per run and model — one cost-map lookup, not one per reply — for the online runner and
+    the batch path alike; the first unpriced model of a run logs one warning."""
+
+    def __init__(self) -> None:
+        self._known: dict[tuple[str, bool], bool] = {}
+
+    def known(self, request: Request, backend: str) -> bool:
+        slot = (request.model, any(name in request.params for name in _PRICING))
+        if slot not in self._known:
+            self._known[slot] = cost_known(request, backend)
+            if not self._known[slot]:
+                log.warning("%s has no price in litellm's cost map: its calls are recorded at "
+                            "$0 and flagged cost_known=false (pass input_cost_per_token/"
+                            "output_cost_per_token to price them)", request.model)
+        return self._known[slot]
 
 
 def price(model: str, prompt_tokens: int, completion_tokens: int) -> float:

@@ -20,8 +20,12 @@ from __future__ import annotations
 import importlib.util
 import io
 import logging
+import os
 import pickle
 import re
+import sys
+import sysconfig
+import types
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
@@ -230,19 +234,63 @@ _SIGNATURES: dict[str, tuple[bytes, bytes]] = {
 }
 
 
+class Unfingerprintable(TypeError):
+    """The figure's drawing depends on something its pickle does not hold."""
+
+
+@cache
+def _trusted_roots() -> tuple[str, ...]:
+    """Folders whose modules are digested by the memo key: the workbench package (its
+    bytes) and the interpreter's and environment's libraries (their versions)."""
+    paths = sysconfig.get_paths()
+    roots = {str(Path(__file__).resolve().parents[1])}
+    roots |= {str(Path(paths[k]).resolve()) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    return tuple(sorted(roots))
+
+
+def _trusted(obj: Any) -> bool:
+    """Whether a function or class pickled by name is code the memo key covers (not one
+    defined in a notebook, ``__main__`` or a module outside the installed packages: its
+    pickle is a name, and a changed body would keep the old drawing)."""
+    name = getattr(obj, "__module__", None)
+    module = sys.modules.get(name) if isinstance(name, str) else None
+    if module is None or name == "__main__":
+        return False
+    file = getattr(module, "__file__", None)
+    if file is None:  # built into the interpreter
+        return name in sys.builtin_module_names or name == "builtins"
+    path = str(Path(file).resolve())
+    return any(path.startswith(root + os.sep) for root in _trusted_roots())
+
+
 class _FingerprintPickler(pickle.Pickler):
-    """A pickler that leaves out what differs between processes but not in the drawing.
+    """A pickler that leaves out what differs between processes but not in the drawing,
+    and refuses what the pickle cannot vouch for.
 
     Every ``TransformNode`` holds ``_parents``, a dict keyed by ``id()`` of the nodes
     that depend on it: the reverse of links their own state holds, used only to
     invalidate cached matrices. A Figure holds its pyplot number and whether pyplot
     manages it. The backends recorded by the ``plot_*`` functions are
     a set of strings, written sorted (set order depends on ``PYTHONHASHSEED``).
+    Functions and classes are pickled by name: one from outside the code the memo key
+    covers raises :class:`Unfingerprintable`, and so does a ``draw_event`` callback
+    (matplotlib does not pickle canvas callbacks, yet one may change the drawing).
     """
 
     def reducer_override(self, obj: Any) -> Any:
+        if isinstance(obj, types.BuiltinFunctionType) and not isinstance(obj.__self__,
+                                                                         types.ModuleType | None):
+            return NotImplemented  # a bound built-in method: pickled as its owner and name
+        if isinstance(obj, type | types.FunctionType | types.BuiltinFunctionType):
+            if not _trusted(obj):
+                raise Unfingerprintable(f"{getattr(obj, '__qualname__', obj)!r} from module "
+                                        f"{getattr(obj, '__module__', None)!r}")
+            return NotImplemented
         if not isinstance(obj, TransformNode | Figure):
             return NotImplemented
+        registry = getattr(obj, "_canvas_callbacks", None)  # private: looked at gently
+        if isinstance(obj, Figure) and getattr(registry, "callbacks", {}).get("draw_event"):
+            raise Unfingerprintable("a draw_event callback")
         reduced = obj.__reduce_ex__(pickle.HIGHEST_PROTOCOL)
         if not (isinstance(reduced, tuple) and len(reduced) > 2 and isinstance(reduced[2], dict)):
             return NotImplemented
@@ -259,10 +307,13 @@ class _FingerprintPickler(pickle.Pickler):
 def figure_fingerprint(fig_or_ax: Any) -> bytes:
     """The figure's pickled state, the same in every process for the same figure.
 
-    Matplotlib promises that a pickled figure draws again as the original (its pickle
-    support exists for that), so equal fingerprints mean equal drawings, given the same
-    rcParams, fonts and library versions (which :func:`save_figure` adds to its key).
-    Raises whatever pickling raises for an unpicklable figure (e.g. a lambda formatter).
+    Matplotlib's pickle support exists to draw a figure again as it was, so equal
+    fingerprints mean equal drawings given the same rcParams, fonts, library versions and
+    code (which :func:`save_figure` adds to its key) — for the state a pickle holds.
+    Functions and classes are pickled by name only, so a figure that uses one from outside
+    the covered code (a formatter defined in a notebook) raises
+    :class:`Unfingerprintable`, as does one with a ``draw_event`` callback; an
+    unpicklable figure (a lambda formatter) raises what pickling raises.
     """
     buffer = io.BytesIO()
     _FingerprintPickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(figure_of(fig_or_ax))

@@ -1,17 +1,22 @@
 """A study's results, kept for a rerun whose inputs are all unchanged (``@memoized``).
 
 Every study's ``run`` is decorated. A run's results are a function of (a) its config,
-(b) the code and installed packages, (c) the bundled data and any file or folder a
-parameter names, and (d) the cache entries of the LLM calls it made — its random
-generator is seeded by the config. The memo (:mod:`workbench.memo`) keeps the results
-under a digest of (a)–(c), together with the list of cache keys the run requested and a
-digest of their entries' seals (d). A later run with the same (a)–(c) reads the seals of
-those keys again (one SQL query per 500 keys; no entry is decoded), and only if every
-entry is still there with the same seal does it return the kept results instead of
-running. Since the requests of a run follow from (a)–(c) and the replies to the earlier
-ones, equal seals mean the run would make the same requests, get the same replies and
-compute the same frames (the "verifying trace" of Mokhov, Mitchell & Peyton Jones,
-"Build systems à la carte", ICFP 2018).
+(b) the code and installed packages, (c) the bundled data, the simulator's known items
+and any file or folder a parameter names, and (d) the cache entries of the LLM calls it
+made — its random generator is seeded by the config. The memo (:mod:`workbench.memo`)
+keeps the results under a digest of (a)–(c), together with the cache keys of the calls
+made in this process during the run and a digest of their entries' seals (d), read in
+the same read as a replay of those entries that must give back exactly the replies the
+run got (else an entry changed during the run, and nothing is kept). A later run with
+the same (a)–(c) reads the seals of those keys again (one SQL query per 500 keys; no
+entry is decoded), and only if every entry is still there with the same seal does it
+return the kept results instead of running. Since the requests of a run follow from
+(a)–(c) and the replies to the earlier ones, equal seals mean the run would make the
+same requests, get the same replies and compute the same frames (the "verifying trace"
+of Mokhov, Mitchell & Peyton Jones, "Build systems à la carte", ICFP 2018). Kept frames
+are exactly those of the run that kept them, bookkeeping included: their ``cached``
+column says whether *that* run replayed the call (the one column in which a rerun that
+recomputes differs; the tests compare both).
 
 Results are kept only from a run in which no call failed (a failure is never cached, so a
 rerun must send it again) and none raised, and only in the ``readwrite`` and
@@ -29,14 +34,14 @@ import functools
 import hashlib
 import json
 import logging
+import os
 import pickle
 from collections.abc import Callable
 from typing import Any
 
-import pandas as pd
-
 from workbench import config as settings
 from workbench import llm, memo
+from workbench.sim import registry
 from workbench.studies._contract import StudyResults
 
 log = logging.getLogger("workbench.studies")
@@ -44,12 +49,11 @@ log = logging.getLogger("workbench.studies")
 KIND = "results"
 #: Config fields that change how a run shows itself, not what it computes.
 SESSION_FIELDS = ("progress", "cache_mode")
-CACHED = "cached"
 
 
 def _strings(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
+    if isinstance(value, str | os.PathLike):
+        return [os.fspath(value)]
     if isinstance(value, list | tuple):
         return [s for v in value for s in _strings(v)]
     if isinstance(value, dict):
@@ -59,9 +63,10 @@ def _strings(value: Any) -> list[str]:
 
 def inputs_key(study: str, config: Any) -> str:
     """Digest of what a run computes from besides its LLM replies: the study, its config
-    (less :data:`SESSION_FIELDS`), the code and packages, the bundled data, and the bytes
-    of every file or folder a string parameter names (relative to the current folder
-    or to the project root)."""
+    (less :data:`SESSION_FIELDS`), the code and packages, the bundled data, the items the
+    simulator knows, and the bytes of every file or folder a text or path parameter names
+    (relative to the current folder or to the project root). ``OSError`` when a named
+    file is there but cannot be read; ``TypeError`` for a value that has no digest."""
     fields = {k: v for k, v in dataclasses.asdict(config).items() if k not in SESSION_FIELDS}
     files = {}
     for text in sorted(set(_strings(fields))):
@@ -70,7 +75,8 @@ def inputs_key(study: str, config: Any) -> str:
         found = {"cwd": memo.path_digest(text), "root": memo.path_digest(settings.root() / text)}
         if any(found.values()):
             files[text] = found
-    return memo.digest(KIND, study, fields, files, memo.environment_digest(), memo.data_digest())
+    return memo.digest(KIND, study, fields, files, memo.environment_digest(), memo.data_digest(),
+                       registry.fingerprint())
 
 
 def _witness(keys: list[str]) -> str | None:
@@ -102,25 +108,17 @@ def _load(study: str, base: str) -> dict[str, Any] | None:
     return {"frames": frames, "n_keys": len(keys)}
 
 
-def as_replayed(frames: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
-    """The frames as a rerun computes them: every reply then comes from the cache, so a
-    ``cached`` column is True wherever it has a value (the one column in which a run
-    that made calls and a rerun that replays them differ; the tests compare the two)."""
-    out = {}
-    for name, frame in frames.items():
-        if CACHED in frame.columns and not frame[CACHED].isna().all():
-            frame = frame.copy()
-            column = frame[CACHED]
-            frame[CACHED] = column.mask(column.notna(), True).astype(column.dtype)
-        out[name] = frame
-    return out
-
-
-def _save(study: str, base: str, results: StudyResults, keys: list[str]) -> None:
-    witness = _witness(keys)
-    if witness is None:  # an entry vanished meanwhile (cleared, pruned): keep nothing
+def _save(study: str, base: str, results: StudyResults, calls: llm.Recording) -> None:
+    """Keep ``results`` if every reply the run got is still what its key's entry holds."""
+    keys = sorted(calls.keys)
+    if set(calls.replies) != calls.keys:
         return
-    data = pickle.dumps(as_replayed(dict(results)), protocol=pickle.HIGHEST_PROTOCOL)
+    found = llm.sealed_replies(keys)
+    if len(found) != len(keys) or not all(
+            llm.same_reply(found[k][1], calls.replies[k]) for k in keys):
+        return  # an entry changed or vanished during the run: this run's replies are gone
+    witness = memo.digest([found[k][0] for k in keys])
+    data = pickle.dumps(dict(results), protocol=pickle.HIGHEST_PROTOCOL)
     if memo.save(KIND, memo.digest(base, witness), ".pickle", data):
         record = {"study": study, "witness": witness, "sha256": hashlib.sha256(data).hexdigest(),
                   "keys": keys}
@@ -129,19 +127,23 @@ def _save(study: str, base: str, results: StudyResults, keys: list[str]) -> None
 
 def memoized(study: str) -> Callable[[Callable[[Any], StudyResults]], Callable[[Any], StudyResults]]:
     """Decorate a study's ``run(config)``: return the kept results when every input is
-    unchanged (module docstring), else run and keep them."""
+    unchanged (module docstring), else run and keep them. A problem of the memo itself
+    (an unreadable input, a full disk, a frame that cannot be pickled) is logged and the
+    study runs as without it."""
 
     def decorate(run: Callable[[Any], StudyResults]) -> Callable[[Any], StudyResults]:
         @functools.wraps(run)
         def wrapper(config: Any) -> StudyResults:
-            if not memo.enabled() or settings.cache_mode() not in ("readwrite", "readonly"):
+            if (not memo.enabled() or settings.cache_mode() not in ("readwrite", "readonly")
+                    or llm.recording_active()):  # inside another kept computation: just run
                 return run(config)
             try:
                 base = inputs_key(study, config)
-            except TypeError as exc:  # a parameter value that has no digest: just run
-                log.debug("%s: no memo (%s)", study, exc)
+                kept = _load(study, base)
+            except Exception as exc:
+                log.warning("%s: memo of derived results not used (%s: %s)", study,
+                            type(exc).__name__, exc)
                 return run(config)
-            kept = _load(study, base)
             if kept is not None:
                 if getattr(config, "progress", False):
                     print(f"{study}: results kept from an earlier run with the same config, "
@@ -151,7 +153,10 @@ def memoized(study: str) -> Callable[[Callable[[Any], StudyResults]], Callable[[
             with llm.recording() as calls:
                 results = run(config)
             if calls.complete:
-                _save(study, base, results, sorted(calls.keys))
+                try:
+                    _save(study, base, results, calls)
+                except Exception as exc:
+                    log.warning("%s: results not kept (%s: %s)", study, type(exc).__name__, exc)
             return results
 
         wrapper.uncached = run  # type: ignore[attr-defined]
