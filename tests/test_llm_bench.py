@@ -22,3 +22,5 @@ def test_bench_llm_runs_and_prints_its_ratios():
         assert label in result.output
     assert result.output.count("efficiency") >= 3  # one per concurrency, one of litellm's path
     assert "(0 failed" in result.output
+    assert result.output.count("batch_completion / ours") == 2  # beside each concurrency
+    assert "batch_completion / ideal" in result.output

@@ -196,6 +196,29 @@ def test_read_reply_falls_back_for_values_not_in_our_layout():
             _cache.completion_from_entry(reply)
 
 
+def test_our_writer_puts_the_reply_fields_first_for_the_fast_path(monkeypatch):
+    """``encode_entry`` writes the reply fields, then ``"attempts"``: ``read_reply`` decodes
+    that prefix alone, in one scan. (A second constant of the same name once reordered the
+    written fields and sent every replay down the slow path, 1.7x the cost, with every
+    other test green: this guards the layout itself.)"""
+    entry = _cache.make_entry("k" * 64, Request(SIM, msgs("x")), text="7", logprobs=None,
+                              usage=Usage(1, 2), cost_usd=0.0, latency_s=0.5, backend="sim")
+    raw = _cache.encode_entry(entry)
+    names = list(json.loads(raw))
+    reply_fields = ["key", "model", "backend", "cost_usd", "latency_s", "usage", "response"]
+    assert names[:len(reply_fields)] == reply_fields and names[len(reply_fields)] == "attempts"
+    scans = []
+    original = _cache._scan
+
+    def scan(text, index):
+        scans.append((len(text), index))
+        return original(text, index)
+
+    monkeypatch.setattr(_cache, "_scan", scan)
+    assert _cache.read_reply(raw)["response"]["text"] == "7"
+    assert scans == [(raw.find(',"attempts":') + 1, 0)]  # one scan, of the prefix alone
+
+
 # --- progress: a cached run does not show a bar filled at once -----------------------------
 
 def test_a_fully_cached_run_prints_one_line_and_no_bar(capsys):

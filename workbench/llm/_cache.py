@@ -493,11 +493,11 @@ def sealed_replies(keys: Iterable[str]) -> dict[str, tuple[str, Completion]]:
 
 def same_reply(a: Completion, b: Completion) -> bool:
     """Whether two completions carry the same reply: every field but ``cached``."""
-    return all(getattr(a, name) == getattr(b, name) for name in _REPLY_FIELDS)
+    return all(getattr(a, name) == getattr(b, name) for name in _COMPLETION_FIELDS)
 
 
-_REPLY_FIELDS = ("text", "model", "usage", "cost_usd", "latency_s", "key", "logprobs",
-                 "backend", "cost_known")
+_COMPLETION_FIELDS = ("text", "model", "usage", "cost_usd", "latency_s", "key", "logprobs",
+                      "backend", "cost_known")
 
 
 def peek(request: Request) -> Completion | None:
