@@ -306,7 +306,7 @@ def test_a_source_change_during_the_process_turns_the_memo_off(memo_on, monkeypa
     with caplog.at_level(logging.WARNING, logger="workbench.memo"):
         assert not memo.enabled()
         assert not memo.enabled()
-    assert sum("source changed" in r.message for r in caplog.records) == 1
+    assert sum("modified after this process imported" in r.message for r in caplog.records) == 1
 
 
 def test_a_source_change_after_the_import_but_before_the_first_use_turns_it_off(

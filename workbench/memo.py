@@ -155,15 +155,20 @@ def _code_unchanged() -> bool:
             folders = sorted({p.parent for p in files} | {_PACKAGE})
             _code["paths"] = folders + files
             _code["stats"] = _stats(_code["paths"])
-            _code["digest"] = tree_digest(_PACKAGE, files)
+            try:
+                _code["digest"] = tree_digest(_PACKAGE, files)
+            except OSError:  # a file went away meanwhile: the code on disk is in flux
+                _code["stats"] = None
             # a file changed after the import may not be the code that runs
-            _code["fresh"] = all(m <= config.IMPORTED_NS for _, m in _code["stats"] or [(0, 0)])
+            _code["fresh"] = _code["stats"] is not None and all(
+                m <= config.IMPORTED_NS for _, m in _code["stats"])
         if _code["fresh"] and _stats(_code["paths"]) == _code["stats"]:
             return True
     if "code" not in _warned:
         _warned.add("code")
-        log.warning("the workbench source changed while this process ran: the memo of derived "
-                    "results is off until the kernel restarts (the code in memory may differ)")
+        log.warning("a workbench source file was modified after this process imported the "
+                    "package (or carries a future time stamp): the memo of derived results is "
+                    "off until the kernel restarts (the code in memory may differ)")
     return False
 
 
@@ -183,7 +188,7 @@ def environment_digest() -> str:
     package."""
     _code_unchanged()
     return digest({"python": sys.version, "distributions": _distributions(),
-                   "workbench": _code["digest"],
+                   "workbench": _code.get("digest"),
                    # set order (and so any result that leaks it) follows the hash seed
                    "hash_seed": os.environ.get("PYTHONHASHSEED")})
 
