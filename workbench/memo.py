@@ -55,17 +55,22 @@ _PACKAGE = Path(__file__).resolve().parent
 _lock = threading.Lock()
 #: (path) -> ((size, mtime_ns), sha256 hex) of files already read in this process.
 _file_digests: dict[str, tuple[tuple[int, int], str]] = {}
-_code: dict[str, Any] = {}  # "stats": first seen (path, size, mtime_ns) of the package, "digest"
+#: The package as first seen in this process: "paths" (folders, files), their "stats"
+#: ((size, mtime_ns) each), "digest", "fresh" (none newer than the import), and "dists".
+_code: dict[str, Any] = {}
 _warned: set[str] = set()
 
 
+def _switched_on() -> bool:
+    """``WORKBENCH_MEMO`` is not ``0``/``off``/``false``/``no``."""
+    return os.environ.get(MEMO_ENV, "1").strip().lower() not in ("0", "off", "false", "no")
+
+
 def enabled() -> bool:
-    """Whether the store is on: ``WORKBENCH_MEMO`` is not ``0``/``off``/``false``/``no``,
-    and the package source has not changed under this process."""
-    value = os.environ.get(MEMO_ENV, "1").strip().lower()
-    if value in ("0", "off", "false", "no"):
-        return False
-    return _code_unchanged()
+    """Whether the store is on: switched on (``WORKBENCH_MEMO``), and the package source
+    has not changed under this process. Ask before making a key; :func:`load` and
+    :func:`save` then only look at the switch."""
+    return _switched_on() and _code_unchanged()
 
 
 def memo_dir() -> Path:
@@ -145,23 +150,30 @@ def _stats(paths: list[Path]) -> list[tuple[int, int]] | None:
     return out
 
 
+def _first_look() -> None:
+    """Snapshot the package once per process (under ``_lock``): its files' sizes and
+    times, its digest, and whether every file predates the import (``config.IMPORTED_NS``:
+    a file changed after it may not be the code that runs)."""
+    if "stats" in _code:
+        return
+    files = _files(_PACKAGE)
+    folders = sorted({p.parent for p in files} | {_PACKAGE})
+    _code["paths"] = folders + files
+    _code["stats"] = _stats(_code["paths"])
+    try:
+        _code["digest"] = tree_digest(_PACKAGE, files)
+    except OSError:  # a file went away meanwhile: the code on disk is in flux
+        _code["stats"] = None
+    _code["fresh"] = _code["stats"] is not None and all(
+        m <= config.IMPORTED_NS for _, m in _code["stats"])
+
+
 def _code_unchanged() -> bool:
     """Whether the package's files are the code this process runs: none modified since
     the package was imported (``config.IMPORTED_NS``), and none since (the same folders —
     a file added or removed changes its folder's mtime — and the same files)."""
     with _lock:
-        if "stats" not in _code:
-            files = _files(_PACKAGE)
-            folders = sorted({p.parent for p in files} | {_PACKAGE})
-            _code["paths"] = folders + files
-            _code["stats"] = _stats(_code["paths"])
-            try:
-                _code["digest"] = tree_digest(_PACKAGE, files)
-            except OSError:  # a file went away meanwhile: the code on disk is in flux
-                _code["stats"] = None
-            # a file changed after the import may not be the code that runs
-            _code["fresh"] = _code["stats"] is not None and all(
-                m <= config.IMPORTED_NS for _, m in _code["stats"])
+        _first_look()
         if _code["fresh"] and _stats(_code["paths"]) == _code["stats"]:
             return True
     if "code" not in _warned:
@@ -185,8 +197,9 @@ def _distributions() -> str:
 def environment_digest() -> str:
     """Digest of the code that computes: Python's version and hash seed, the installed
     distributions (names and versions) and the bytes of every file of the ``workbench``
-    package."""
-    _code_unchanged()
+    package (as first seen in this process; :func:`enabled` says whether it still is)."""
+    with _lock:
+        _first_look()
     return digest({"python": sys.version, "distributions": _distributions(),
                    "workbench": _code.get("digest"),
                    # set order (and so any result that leaks it) follows the hash seed
@@ -250,7 +263,7 @@ def _path(kind: str, key: str, suffix: str) -> Path:
 
 def load(kind: str, key: str, suffix: str) -> bytes | None:
     """The bytes stored under ``key``, or ``None`` (off, never stored, unreadable)."""
-    if not enabled():
+    if not _switched_on():
         return None
     try:
         return _path(kind, key, suffix).read_bytes()
@@ -261,7 +274,7 @@ def load(kind: str, key: str, suffix: str) -> bytes | None:
 def save(kind: str, key: str, suffix: str, data: bytes) -> bool:
     """Store ``data`` under ``key`` (atomically); False when off or not writable (warned
     once: a memo that cannot be written never stops a run)."""
-    if not enabled():
+    if not _switched_on():
         return False
     path = _path(kind, key, suffix)
     tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")

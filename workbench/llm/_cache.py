@@ -466,10 +466,16 @@ def seals(keys: Iterable[str]) -> dict[str, str]:
         return {}
     store = open_reader()
     found, rest = _store.stored_tags(store, keys)
-    for key, raw, _tag in _store.iter_stored(store, rest):
+    for key, raw, tag in _store.iter_stored(store, rest):
         if type(raw) is str:
-            found[key] = seal(raw)
+            found[key] = seal_of(raw, tag)
     return found
+
+
+def seal_of(raw: str, tag: Any) -> str:
+    """An entry's seal: the one stored beside it, else one made from its text (an entry
+    written before seals)."""
+    return tag if tag is not None else seal(raw)
 
 
 def sealed_replies(keys: Iterable[str]) -> dict[str, tuple[str, Completion]]:
@@ -484,7 +490,7 @@ def sealed_replies(keys: Iterable[str]) -> dict[str, tuple[str, Completion]]:
     def rows() -> Iterator[tuple[str, Any, Any]]:
         for key, raw, tag in _store.iter_stored(open_reader(), keys):
             if type(raw) is str:
-                sealed[key] = tag if tag is not None else seal(raw)
+                sealed[key] = seal_of(raw, tag)
             yield key, raw, tag
 
     hits, _corrupt = replay_many(rows())

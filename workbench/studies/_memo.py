@@ -79,12 +79,11 @@ def inputs_key(study: str, config: Any) -> str:
                        registry.fingerprint())
 
 
-def _witness(keys: list[str]) -> str | None:
+def _witness(keys: list[str], seals: dict[str, str]) -> str | None:
     """Digest of the seals of ``keys`` (sorted), or None when any has no entry."""
-    found = llm.seals(keys)
-    if len(found) != len(keys):
+    if len(seals) != len(keys):
         return None
-    return memo.digest([found[k] for k in keys])
+    return memo.digest([seals[k] for k in keys])
 
 
 def _load(study: str, base: str) -> dict[str, Any] | None:
@@ -96,7 +95,7 @@ def _load(study: str, base: str) -> dict[str, Any] | None:
         keys, witness, sha = record["keys"], record["witness"], record["sha256"]
     except (ValueError, KeyError, TypeError):
         return None
-    if record.get("study") != study or _witness(keys) != witness:
+    if record.get("study") != study or _witness(keys, llm.seals(keys)) != witness:
         return None
     data = memo.load(KIND, memo.digest(base, witness), ".pickle")
     if data is None or hashlib.sha256(data).hexdigest() != sha:
@@ -114,10 +113,9 @@ def _save(study: str, base: str, results: StudyResults, calls: llm.Recording) ->
     if set(calls.replies) != calls.keys:
         return
     found = llm.sealed_replies(keys)
-    if len(found) != len(keys) or not all(
-            llm.same_reply(found[k][1], calls.replies[k]) for k in keys):
+    witness = _witness(keys, {k: sealed for k, (sealed, _) in found.items()})
+    if witness is None or not all(llm.same_reply(found[k][1], calls.replies[k]) for k in keys):
         return  # an entry changed or vanished during the run: this run's replies are gone
-    witness = memo.digest([found[k][0] for k in keys])
     data = pickle.dumps(dict(results), protocol=pickle.HIGHEST_PROTOCOL)
     if memo.save(KIND, memo.digest(base, witness), ".pickle", data):
         record = {"study": study, "witness": witness, "sha256": hashlib.sha256(data).hexdigest(),
