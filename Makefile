@@ -1,6 +1,8 @@
 # Two set-up-and-go targets: `make run` (every study, offline, simulated judges)
-# and `make test` (what CI runs). Both create .venv from pyproject.toml when it is
-# missing or older than pyproject.toml.
+# and `make test` (what CI runs). Both create .venv from the committed lock
+# (requirements/lock-py311.txt or -py312.txt, every package pinned with its hashes), so
+# a fresh clone installs exactly the versions that were tested; `make lock` regenerates
+# the lock from pyproject.toml, `make test-latest` tries the newest allowed versions.
 #
 # Matplotlib's backend is set per target, never globally: the test kernels use Agg
 # (the committed notebook outputs, which nbval compares, hold no images), while `make
@@ -11,16 +13,24 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+PYVER  := $(shell $(PYTHON) -c 'import sys; print("%d%d" % sys.version_info[:2])')
+LOCK   := requirements/lock-py$(PYVER).txt
+PIP    := python -m pip install --quiet --disable-pip-version-check
 export PYTHONHASHSEED := 0
 # extra arguments of `jupyter lab`, e.g. make lab ARGS='--port=8899 --no-browser'
 ARGS ?=
 
-.PHONY: run test test-browser lint lab bench clean-cache
+.PHONY: run test test-fast test-browser test-latest lock lint lab bench clean-cache
 
-$(STAMP): pyproject.toml
-	@echo "Installing workbench and its dependencies into $(VENV) (pip is quiet; about 10 minutes the first time)"
+$(LOCK):
+	@echo "No lock for Python $(PYVER) ($(LOCK)): the workbench is tested on Python 3.11 and 3.12; set PYTHON=python3.11 or python3.12" >&2; exit 1
+
+$(STAMP): pyproject.toml $(LOCK)
+	@echo "Installing workbench and the locked dependencies ($(LOCK)) into $(VENV) (pip is quiet; a few minutes the first time)"
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	$(BIN)/$(PIP) --require-hashes --no-deps -r $(LOCK)
+	$(BIN)/$(PIP) --no-deps -e .
+	$(BIN)/python -m pip check
 	touch $(STAMP)
 
 run: $(STAMP)
@@ -36,7 +46,6 @@ test: $(STAMP)
 test-browser: $(STAMP)
 	@command -v chromium >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq chromium) || \
 		echo "test-browser: could not install chromium with apt-get; the browser test will be skipped"
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,browser]'
 	$(BIN)/python -m pytest -m browser -rP tests/test_lab_browser.py
 
 lint: $(STAMP)
@@ -44,6 +53,31 @@ lint: $(STAMP)
 
 lab: $(STAMP)
 	env -u MPLBACKEND $(BIN)/jupyter lab --config=jupyter_server_config.py $(if $(filter 0,$(shell id -u)),--allow-root,) $(ARGS) notebooks
+
+# Regenerate the locks from pyproject.toml (newest versions it allows, with hashes), for
+# Python 3.11 and 3.12 on Linux x86-64. uv runs from its own small venv.
+LOCK_TOOL := .venv-lock/bin/uv
+$(LOCK_TOOL):
+	$(PYTHON) -m venv .venv-lock
+	.venv-lock/bin/$(PIP) 'uv==0.13.9'
+
+lock: $(LOCK_TOOL)
+	for v in 3.11 3.12; do \
+	  $(LOCK_TOOL) pip compile pyproject.toml --all-extras --python-version $$v \
+	    --python-platform x86_64-manylinux_2_28 --generate-hashes --no-header --quiet \
+	    -o requirements/lock-py$$(echo $$v | tr -d .).txt || exit 1; \
+	done
+
+# Opt-in: the newest versions pyproject.toml allows, in their own venv, through the
+# same tests; a dependency release that breaks the workbench fails here first.
+test-latest:
+	rm -rf .venv-latest
+	$(PYTHON) -m venv .venv-latest
+	.venv-latest/bin/$(PIP) --upgrade -e '.[notebooks,dev]'
+	.venv-latest/bin/python -m pip list --format=freeze > .venv-latest/versions.txt
+	@echo "Testing against the newest allowed versions (listed in .venv-latest/versions.txt)"
+	.venv-latest/bin/ruff check workbench tests
+	WORKBENCH_UNLOCKED=1 MPLBACKEND=Agg .venv-latest/bin/python -m pytest -m "not browser" --doctest-modules --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg workbench tests notebooks
 
 bench: $(STAMP)
 	$(BIN)/workbench bench llm

@@ -19,7 +19,6 @@ from urllib.parse import urlsplit
 
 from workbench import config  # noqa: F401  (sets litellm's offline switches first)
 from workbench.errors import ProviderError
-from workbench.llm import _trim
 from workbench.llm._secrets import (
     is_secret_param,
     scrub,
@@ -63,7 +62,6 @@ def get_litellm() -> Any:
         from workbench.llm._sim import register
 
         register()
-        _trim.install(litellm)
         _freeze_heap()
         _litellm_module = litellm
     return _litellm_module
@@ -150,7 +148,6 @@ def route(request: Request) -> Route:
                 "(or api_base=... for a local server)")
     if sim_server:
         _zero_price(litellm, model)
-        _trim.mark_zero_cost(model)
     return Route(model, provider, "sim" if sim_server else provider, sim_server)
 
 
