@@ -29,8 +29,6 @@ them in this process's :func:`overrides`, winning over the environment.
                                   (``batch``: provider batch jobs, half price)
 ``WORKBENCH_BATCH_POLL`` *        first wait in seconds before polling a batch
                                   job (doubling per poll, capped at 300)
-``WORKBENCH_LITELLM_TRIM``        ``0`` keeps litellm's per-call success logging
-                                  and sim price search (default on: skipped)
 ``WORKBENCH_HTTP_PATH``           ``direct`` (default): ``openai/<model>`` calls
                                   to an ``api_base`` skip litellm (one aiohttp
                                   POST, same body and entry) | ``litellm``
