@@ -19,7 +19,6 @@ from workbench.stats._util import (
     group_items,
     numeric,
     percentile_interval,
-    t_interval,
 )
 
 METHODS = ("pearson", "spearman", "kendall")
@@ -295,9 +294,14 @@ def _mean_of_groups(per: list[dict], n_boot, gen, ci_level) -> dict:
         low, high = percentile_interval(vals[idx].mean(axis=1), ci_level)
         how = "percentile_bootstrap"
     else:
-        low, high = t_interval(est, float(np.std(vals, ddof=1)) if k > 1 else np.nan, k, ci_level)
+        low = high = est if k > 1 else np.nan  # equal group values: a zero-width interval
         how = "t_over_groups"
-    p = float(sps.ttest_1samp(vals, 0.0).pvalue) if k > 1 and np.ptp(vals) > 0 else np.nan
+    p = np.nan
+    if k > 1 and np.ptp(vals) > 0:
+        res = sps.ttest_1samp(vals, 0.0)
+        p = float(res.pvalue)
+        if how == "t_over_groups":
+            low, high = map(float, res.confidence_interval(ci_level))
     return {
         "estimate": est,
         "ci_low": low,
