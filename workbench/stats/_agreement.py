@@ -333,6 +333,7 @@ def _fleiss_batch(cat_totals, p_sum, n_items, n_r):
 
 def _fleiss(table: np.ndarray) -> dict:
     from scipy import stats as sps
+    from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
 
     big_n, k = table.shape
     out = {"n": int(big_n), "n_categories": int(k)}
@@ -344,14 +345,14 @@ def _fleiss(table: np.ndarray) -> dict:
     pe = float((p_j**2).sum())
     if pe >= 1:
         return {**out, "estimate": np.nan, "p_observed": pbar, "p_expected": pe}
-    kappa = (pbar - pe) / (1 - pe)
-    pq = p_j * (1 - p_j)
+    kappa = float(sm_fleiss(table, method="fleiss"))
+    pq = p_j * (1 - p_j)  # the null variance (z test), which statsmodels does not give
     s = pq.sum()
     var0 = 2 / (big_n * n_r * (n_r - 1)) * (s**2 - (pq * (1 - 2 * p_j)).sum()) / s**2
     z = kappa / np.sqrt(var0)
     return {
         **out,
-        "estimate": float(kappa),
+        "estimate": kappa,
         "test": "z",
         "test_statistic": float(z),
         "p_value": float(2 * sps.norm.sf(abs(z))),
