@@ -199,7 +199,9 @@ def plot_estimates(
     """Point estimates with confidence intervals, one row per group (and hue).
 
     For indices per method, effects per bias x judge, correlations per metric x level:
-    the frames ``workbench.stats`` returns (``estimate, ci_low, ci_high``).
+    the frames ``workbench.stats`` returns (``estimate, ci_low, ci_high``). Drawn with
+    matplotlib, not seaborn: seaborn's ``pointplot`` computes its intervals from raw
+    rows and cannot draw intervals computed elsewhere (bootstrap, Fisher-z, Wilson).
 
     Parameters
     ----------

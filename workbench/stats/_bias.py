@@ -250,7 +250,9 @@ def length_bias(
     :math:`\\sqrt{(1-r^2)/\\nu}` and :math:`t = r/SE` on :math:`\\nu = n-2` df
     (:math:`\\nu = n - g - 1` after centring within :math:`g` items). The raw slope
     :math:`b = S_{xy}/S_{xx}` has SE :math:`\\sqrt{SSE/(\\nu S_{xx})}` and the same
-    t statistic. Checked against ``statsmodels`` OLS (with item dummies for ``item``).
+    t statistic. Checked against ``statsmodels`` OLS (with item dummies for ``item``);
+    kept by hand because the within-item df :math:`n-g-1` is not
+    :func:`scipy.stats.linregress`'s, and OLS would build an n x g dummy matrix per group.
 
     References
     ----------

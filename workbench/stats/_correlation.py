@@ -178,7 +178,9 @@ def correlate(
     :math:`\\sqrt{(1+r^2/2)/(n-3)}` (Spearman) and :math:`\\sqrt{0.437/(n-4)}`
     (Kendall) as recommended by Bonett & Wright (2000); for ``per_group_mean`` it is
     the t interval of the mean over groups, and ``p_value`` is the one-sample t test of
-    the group values against 0.
+    the group values against 0 (:func:`scipy.stats.ttest_1samp`). The Fisher-z interval
+    is kept by hand: scipy gives it for Pearson only, none of the libraries with the
+    Spearman and Kendall standard errors above.
 
     The row bootstrap is vectorised: each resample is a row of draw counts, Pearson is
     the count-weighted correlation and Spearman the count-weighted correlation of the

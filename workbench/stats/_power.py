@@ -77,7 +77,9 @@ def variance_components(
     :math:`\\hat\\sigma^2_a=(MS_I-MS_{IJ})/(JT)`,
     :math:`\\hat\\sigma^2_b=(MS_J-MS_{IJ})/(IT)` (Searle, Casella & McCulloch 1992,
     ch. 4; the G-study of generalisability theory, Brennan 2001). Negative estimates
-    are set to 0, as is customary.
+    are set to 0, as is customary. Kept by hand: statsmodels' ``MixedLM`` fits crossed
+    random effects by (RE)ML, another estimator, and pingouin's ANOVAs give no
+    variance components.
 
     References
     ----------
