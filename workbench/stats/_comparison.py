@@ -137,7 +137,9 @@ def paired_tests(
     the matched-pairs rank-biserial correlation :math:`(R^+ - R^-)/(R^+ + R^-)`
     (Kerby 2014). Computed by :func:`scipy.stats.ttest_rel` (t, p, CI) and
     ``pingouin.wilcoxon`` (W, p, rank-biserial); the adjustment by
-    ``statsmodels.stats.multitest.multipletests``.
+    ``statsmodels.stats.multitest.multipletests``. ``pingouin.pairwise_tests`` gives
+    the same t and p-values (tested) but has no reference level, no interval of the
+    mean difference and no :math:`d_z`, so only the pairing and families are ours.
 
     References
     ----------
