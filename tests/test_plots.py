@@ -9,6 +9,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import matplotlib.colors as mcolors  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
@@ -151,10 +152,21 @@ def test_plot_heatmap_shows_met_rates(rng):
         }
     )
     ax = plot_heatmap(frame, index="criterion_id", columns="answer_model", values="met")
-    matrix = ax.images[0].get_array()
+    matrix = np.ma.filled(ax.collections[0].get_array(), np.nan).reshape(2, 2)
     assert matrix.tolist() == [[0.5, 1.0], [0.0, 1.0]]  # NaN verdicts are not counted
     texts = sorted(t.get_text() for t in ax.texts)
     assert texts == ["0.00", "0.50", "1.00", "1.00"]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["c1", "c2"]  # first row on top
+
+
+def test_plot_heatmap_annotations_stay_readable_on_dark_and_pale_cells():
+    # with a reversed map the small rate is pale and the large one nearly black: the
+    # annotation must be dark on the first and light on the second (S5's class_rates)
+    frame = pd.DataFrame({"row": ["r", "r"], "col": ["low", "high"], "rate": [0.05, 0.95]})
+    ax = plot_heatmap(frame, index="row", columns="col", values="rate", vmin=0, vmax=1,
+                      cmap="magma_r")
+    colour = {t.get_text(): mcolors.to_rgb(t.get_color()) for t in ax.texts}
+    assert sum(colour["0.05"]) < 0.5 and sum(colour["0.95"]) > 2.5
 
 
 def test_plot_scatter_matrix_reports_pearson_r(rng):
@@ -176,8 +188,8 @@ def test_plot_bars_heights_are_means_and_errors_are_sd():
     ax = plot_bars(frame, x="model", y="score")
     heights = [patch.get_height() for patch in ax.patches]
     assert heights == pytest.approx([3.0, 4.0])
-    segments = ax.collections[0].get_segments()  # the error bars
-    lengths = sorted(seg[1][1] - seg[0][1] for seg in segments)
+    lengths = sorted(np.nanmax(line.get_ydata()) - np.nanmin(line.get_ydata())
+                     for line in ax.lines)  # one error bar (with its caps) per bar
     assert lengths == pytest.approx(sorted([2 * np.std([1, 2, 6], ddof=1), 0.0]))
     with pytest.raises(ValueError, match="error='ci'"):
         plot_bars(frame, x="model", y="score", error="ci")

@@ -11,7 +11,6 @@ from ppi_py import ppi_mean_ci
 from scipy import stats as sps
 from statsmodels.stats.inter_rater import cohens_kappa
 from statsmodels.stats.multitest import multipletests
-from statsmodels.stats.proportion import proportion_confint
 
 from workbench import qualify as q
 
@@ -310,9 +309,12 @@ def test_length_controlled_win_rate_matches_a_glm_fit():
 
 
 @pytest.mark.parametrize("k,n", [(0, 20), (3, 50), (12, 100)])
-def test_clopper_pearson_upper_matches_statsmodels(k, n):
-    upper = proportion_confint(k, n, alpha=0.2, method="beta")[1]  # two-sided 80% = one-sided 90%
-    assert q.clopper_pearson_upper(k, n, 0.1) == pytest.approx(upper)
+def test_clopper_pearson_upper_is_the_beta_quantile(k, n):
+    # the exact one-sided bound is the (1 - delta) quantile of Beta(k + 1, n - k)
+    # (Clopper & Pearson 1934); with k = 0 it is 1 - delta ** (1 / n)
+    assert q.clopper_pearson_upper(k, n, 0.1) == pytest.approx(sps.beta.ppf(0.9, k + 1, n - k))
+    if k == 0:
+        assert q.clopper_pearson_upper(k, n, 0.1) == pytest.approx(1 - 0.1 ** (1 / n))
     # the binomial test rejects "risk > alpha" exactly when the upper bound is <= alpha
     for alpha in (0.05, 0.1, 0.2):
         assert (sps.binom.cdf(k, n, alpha) <= 0.1) == (q.clopper_pearson_upper(k, n, 0.1) <= alpha)

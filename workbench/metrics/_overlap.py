@@ -25,11 +25,13 @@ def rouge(
 ) -> pd.DataFrame:
     """ROUGE-1, ROUGE-2 and ROUGE-L F-measures per (reference, hypothesis) pair.
 
-    The arithmetic of rouge-score's ``RougeScorer`` (the same floats; the tests compare
-    the two), with a language-aware tokenizer (:func:`tokenize`): rouge-score's default
-    tokenizer keeps only ``[a-z0-9]``, so Japanese or Chinese text would have no tokens
-    and score 0. The longest common subsequence is counted with the bit-parallel
-    algorithm of Hyyrö (2004) instead of rouge-score's quadratic table of Python lists.
+    ROUGE-1 and ROUGE-2 are rouge-score's ``RougeScorer``, given a language-aware
+    tokenizer (:func:`tokenize`): its default tokenizer keeps only ``[a-z0-9]``, so
+    Japanese or Chinese text would have no tokens and score 0. ROUGE-L is rouge-score's
+    formula (``scoring.fmeasure`` of the LCS ratios) with the longest common subsequence
+    counted by the bit-parallel algorithm of Hyyrö (2004): rouge-score's own quadratic
+    table of Python lists gives the same floats but took 47.8 s instead of 0.36 s on one
+    pair of ~3,000- and ~2,000-token texts (on S2's 200 short answers: 0.14 s vs 0.07 s).
 
     Parameters
     ----------
@@ -75,46 +77,32 @@ def rouge(
     """
     check_lang(lang)
     refs, hyps, index = as_pairs(references, hypotheses)
+    from rouge_score import rouge_scorer
+
     tokenizer = RougeTokenizer(lang, keep_punct=keep_punct)
+    scorer = rouge_scorer.RougeScorer(["rouge1", "rouge2"], tokenizer=tokenizer)
     rows = []
     for ref, hyp in zip(refs, hyps, strict=True):
         if ref is None or hyp is None:
             rows.append(dict.fromkeys(ROUGE_COLUMNS, NAN))
             continue
-        target, prediction = tokenizer.tokenize(ref), tokenizer.tokenize(hyp)
+        scores = scorer.score(ref, hyp)
         rows.append({
-            "rouge1": _rouge_n(target, prediction, 1),
-            "rouge2": _rouge_n(target, prediction, 2),
-            "rougeL": _rouge_l(target, prediction),
+            "rouge1": scores["rouge1"].fmeasure,
+            "rouge2": scores["rouge2"].fmeasure,
+            "rougeL": _rouge_l(tokenizer.tokenize(ref), tokenizer.tokenize(hyp)),
         })
     return frame(rows, ROUGE_COLUMNS, index)
 
 
-def _fmeasure(precision: float, recall: float) -> float:
-    """rouge-score's ``scoring.fmeasure`` (F with beta = 1, 0.0 when P + R = 0)."""
-    if precision + recall > 0:
-        return 2 * precision * recall / (precision + recall)
-    return 0.0
-
-
-def _rouge_n(target: Any, prediction: Any, n: int) -> float:
-    """F-measure of clipped n-gram overlap, as rouge-score's ``_score_ngrams``."""
-    target_ngrams = Counter(tuple(target[i : i + n]) for i in range(len(target) - n + 1))
-    prediction_ngrams = Counter(
-        tuple(prediction[i : i + n]) for i in range(len(prediction) - n + 1)
-    )
-    overlap = sum(min(count, prediction_ngrams[g]) for g, count in target_ngrams.items())
-    precision = overlap / max(sum(prediction_ngrams.values()), 1)
-    recall = overlap / max(sum(target_ngrams.values()), 1)
-    return _fmeasure(precision, recall)
-
-
 def _rouge_l(target: Any, prediction: Any) -> float:
     """F-measure of the LCS, as rouge-score's ``_score_lcs`` (int 0 without tokens)."""
+    from rouge_score.scoring import fmeasure
+
     if not target or not prediction:
         return 0  # rouge-score's Score(precision=0, recall=0, fmeasure=0)
     lcs = lcs_length(target, prediction)
-    return _fmeasure(lcs / len(prediction), lcs / len(target))
+    return fmeasure(lcs / len(prediction), lcs / len(target))
 
 
 def lcs_length(a: Any, b: Any) -> int:

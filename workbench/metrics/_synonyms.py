@@ -159,56 +159,16 @@ def _greedy_matches(adjacency: np.ndarray) -> int:
     return matches
 
 
-_SMALL_GRAPH = 4096  # edges up to which the pure-Python matching beats scipy's set-up
-
-
 def _maximum_matches(adjacency: np.ndarray) -> int:
-    """Size of a maximum-cardinality matching (unique, whichever algorithm finds it)."""
-    if not adjacency.any():
-        return 0
-    if int(adjacency.sum()) <= _SMALL_GRAPH:
-        return _augmenting_matches([np.flatnonzero(row).tolist() for row in adjacency])
+    """Size of a maximum-cardinality matching: scipy's ``maximum_bipartite_matching``
+    (Hopcroft-Karp; the size is unique, whichever matching it finds)."""
     from scipy.sparse import csr_matrix
     from scipy.sparse.csgraph import maximum_bipartite_matching
 
+    if not adjacency.any():
+        return 0
     match = maximum_bipartite_matching(csr_matrix(adjacency.astype(np.int8)), perm_type="column")
     return int((match >= 0).sum())
-
-
-def _augmenting_matches(neighbours: list[list[int]]) -> int:
-    """Maximum matching size by augmenting paths (Kuhn 1955; Berge's theorem: a matching
-    is maximum when no augmenting path is left), iterative depth-first search."""
-    owner: dict[int, int] = {}  # column -> row matched to it
-    matches = 0
-    for root in range(len(neighbours)):
-        if not neighbours[root]:
-            continue
-        seen: set[int] = set()
-        path: list[tuple[int, int]] = []  # (row, column) edges of the current search path
-        stack = [(root, iter(neighbours[root]))]
-        found = False
-        while stack and not found:
-            row, options = stack[-1]
-            for col in options:
-                if col in seen:
-                    continue
-                seen.add(col)
-                if col not in owner:
-                    path.append((row, col))
-                    found = True
-                    break
-                path.append((row, col))
-                stack.append((owner[col], iter(neighbours[owner[col]])))
-                break
-            else:
-                stack.pop()
-                if path:
-                    path.pop()
-        if found:
-            for row, col in path:  # flip the augmenting path
-                owner[col] = row
-            matches += 1
-    return matches
 
 
 def synonym_f1(

@@ -18,15 +18,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
-from scipy import stats as sps
+from statsmodels.stats.weightstats import DescrStatsW
 
 __all__ = ["labels_needed", "ppi_mean", "ppi_simulation"]
 
 
 def _classical(y: np.ndarray, alpha: float) -> tuple[float, float, float]:
-    mean = float(np.mean(y))
-    half = sps.norm.ppf(1 - alpha / 2) * float(np.std(y, ddof=1)) / np.sqrt(len(y))
-    return mean, mean - half, mean + half
+    """Mean and normal interval of the labelled sample (statsmodels' ``zconfint_mean``)."""
+    low, high = DescrStatsW(y).zconfint_mean(alpha=alpha)
+    return float(np.mean(y)), float(low), float(high)
 
 
 def _ppi(y, yhat, yhat_unlabeled, alpha, lam):

@@ -30,14 +30,19 @@ __all__ = ["calibrate_threshold", "clopper_pearson_upper", "selective_report"]
 def clopper_pearson_upper(k: int, n: int, delta: float) -> float:
     """One-sided (1 - delta) Clopper-Pearson upper bound of a rate with ``k`` events in ``n``.
 
+    The upper end of statsmodels' two-sided ``proportion_confint(method="beta")`` at
+    level 1 - 2 delta; 1 when nothing was observed (``n = 0``).
+
     Examples
     --------
     >>> round(clopper_pearson_upper(0, 10, 0.05), 4)   # 1 - 0.05 ** (1 / 10)
     0.2589
     """
+    from statsmodels.stats.proportion import proportion_confint
+
     if n == 0:
         return 1.0
-    return 1.0 if k >= n else float(sps.beta.ppf(1 - delta, k + 1, n - k))
+    return float(proportion_confint(k, n, alpha=2 * delta, method="beta")[1])
 
 
 def calibrate_threshold(confidence: np.ndarray, correct: np.ndarray, *, alpha: float = 0.1,

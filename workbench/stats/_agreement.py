@@ -32,8 +32,16 @@ def _sorted_categories(values) -> list:
 def kappa_from_labels(
     a, b, *, weights: str = "none", categories=None, ci_level: float = 0.95
 ) -> dict:
-    """Cohen's kappa of two equal-length label sequences (no missing values)."""
+    """Cohen's kappa of two equal-length label sequences (no missing values).
+
+    The kappa, its standard errors and z test are statsmodels'
+    ``statsmodels.stats.inter_rater.cohens_kappa`` on the contingency table; its
+    interval is fixed at 95%, so ``ci_low``/``ci_high`` are built here from its
+    standard error at ``ci_level``. Empty tables and tables whose expected agreement is
+    1 (statsmodels divides by zero there) give NaN.
+    """
     from scipy import stats as sps
+    from statsmodels.stats.inter_rater import cohens_kappa as sm_kappa
 
     a, b = list(a), list(b)
     cats = list(categories) if categories is not None else _sorted_categories(a + b)
@@ -48,7 +56,6 @@ def kappa_from_labels(
     if n == 0:
         return {**out, "estimate": np.nan}
     p = table / n
-    row, col = p.sum(1), p.sum(0)
     i, j = np.indices((k, k))
     if weights == "none" or k == 1:
         w = (i == j).astype(float)
@@ -57,23 +64,19 @@ def kappa_from_labels(
     else:
         w = 1 - (i - j) ** 2 / (k - 1) ** 2
     po = float((w * p).sum())
-    pe = float((w * np.outer(row, col)).sum())
+    pe = float((w * np.outer(p.sum(1), p.sum(0))).sum())
     if pe >= 1:
         return {**out, "estimate": np.nan, "p_observed": po, "p_expected": pe}
-    kappa = (po - pe) / (1 - pe)
-    wr, wc = w @ col, row @ w  # weighted row / column means
-    both = wr[:, None] + wc[None, :]
-    var = ((p * (w - both * (1 - kappa)) ** 2).sum() - (kappa - pe * (1 - kappa)) ** 2) / (
-        n * (1 - pe) ** 2
-    )
-    var0 = ((np.outer(row, col) * (w - both) ** 2).sum() - pe**2) / (n * (1 - pe) ** 2)
-    se = float(np.sqrt(max(var, 0.0)))
-    se0 = float(np.sqrt(max(var0, 0.0)))
+    with np.errstate(invalid="ignore", divide="ignore"):  # its z when the null SE is 0
+        res = sm_kappa(table, wt=None if weights == "none" else weights)
+    kappa = float(res["kappa"])
+    se = float(np.sqrt(max(res["var_kappa"], 0.0)))
+    se0 = float(np.sqrt(max(res["var_kappa0"], 0.0)))
     q = sps.norm.ppf(0.5 + ci_level / 2)
     z = kappa / se0 if se0 > 0 else np.nan
     return {
         **out,
-        "estimate": float(kappa),
+        "estimate": kappa,
         "se": se,
         "ci_low": kappa - q * se,
         "ci_high": kappa + q * se,
@@ -330,6 +333,7 @@ def _fleiss_batch(cat_totals, p_sum, n_items, n_r):
 
 def _fleiss(table: np.ndarray) -> dict:
     from scipy import stats as sps
+    from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
 
     big_n, k = table.shape
     out = {"n": int(big_n), "n_categories": int(k)}
@@ -341,14 +345,14 @@ def _fleiss(table: np.ndarray) -> dict:
     pe = float((p_j**2).sum())
     if pe >= 1:
         return {**out, "estimate": np.nan, "p_observed": pbar, "p_expected": pe}
-    kappa = (pbar - pe) / (1 - pe)
-    pq = p_j * (1 - p_j)
+    kappa = float(sm_fleiss(table, method="fleiss"))
+    pq = p_j * (1 - p_j)  # the null variance (z test), which statsmodels does not give
     s = pq.sum()
     var0 = 2 / (big_n * n_r * (n_r - 1)) * (s**2 - (pq * (1 - 2 * p_j)).sum()) / s**2
     z = kappa / np.sqrt(var0)
     return {
         **out,
-        "estimate": float(kappa),
+        "estimate": kappa,
         "test": "z",
         "test_statistic": float(z),
         "p_value": float(2 * sps.norm.sf(abs(z))),

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from workbench.stats._columns import tidy
-from workbench.stats._comparison import rank_biserial, wilcoxon
+from workbench.stats._comparison import paired_difference, wilcoxon
 from workbench.stats._position import UNPARSED
 from workbench.stats._util import (
     Columns,
@@ -16,7 +16,6 @@ from workbench.stats._util import (
     check_unique,
     group_items,
     numeric,
-    t_interval,
     wilson_interval,
 )
 
@@ -190,33 +189,16 @@ def perturbation_effect(
 
 
 def _score_effect(x0: np.ndarray, x1: np.ndarray, ci_level: float) -> dict:
-    from scipy import stats as sps
-
-    d = x1 - x0
-    n = d.size
-    mean = float(d.mean()) if n else np.nan
-    sd = float(d.std(ddof=1)) if n > 1 else np.nan
-    se = sd / np.sqrt(n) if n > 1 else np.nan
-    low, high = t_interval(mean, sd, n, ci_level)
-    t = mean / se if n > 1 and se > 0 else np.nan
+    w = wilcoxon(x1 - x0)
     return {
         "measure": "mean_difference",
-        "n": int(n),
-        "estimate": mean,
-        "se": se,
-        "ci_low": low,
-        "ci_high": high,
-        "ci_level": ci_level,
+        **paired_difference(x1, x0, ci_level),
         "ci_method": "t",
         "test": "paired_t",
-        "test_statistic": t,
-        "df": float(n - 1) if n else np.nan,
-        "p_value": float(2 * sps.t.sf(abs(t), n - 1)) if np.isfinite(t) else np.nan,
-        "p_value_wilcoxon": wilcoxon(d)[1],
-        "cohen_dz": mean / sd if n > 1 and sd > 0 else np.nan,
-        "rank_biserial": rank_biserial(d),
-        "mean_baseline": float(x0.mean()) if n else np.nan,
-        "mean_condition": float(x1.mean()) if n else np.nan,
+        "p_value_wilcoxon": w["p_val"],
+        "rank_biserial": w["RBC"],
+        "mean_baseline": float(x0.mean()) if x0.size else np.nan,
+        "mean_condition": float(x1.mean()) if x1.size else np.nan,
     }
 
 
@@ -268,7 +250,9 @@ def length_bias(
     :math:`\\sqrt{(1-r^2)/\\nu}` and :math:`t = r/SE` on :math:`\\nu = n-2` df
     (:math:`\\nu = n - g - 1` after centring within :math:`g` items). The raw slope
     :math:`b = S_{xy}/S_{xx}` has SE :math:`\\sqrt{SSE/(\\nu S_{xx})}` and the same
-    t statistic. Checked against ``statsmodels`` OLS (with item dummies for ``item``).
+    t statistic. Checked against ``statsmodels`` OLS (with item dummies for ``item``);
+    kept by hand because the within-item df :math:`n-g-1` is not
+    :func:`scipy.stats.linregress`'s, and OLS would build an n x g dummy matrix per group.
 
     References
     ----------

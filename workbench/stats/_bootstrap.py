@@ -101,6 +101,8 @@ def bootstrap_ci(
     :math:`\\alpha/2` and :math:`1-\\alpha/2` quantiles (Efron & Tibshirani 1993,
     ch. 13). Resampling whole clusters keeps the dependence inside a cluster (e.g. the
     trials of one conversation), as in Davison & Hinkley (1997), section 3.8.
+    Kept by hand: :func:`scipy.stats.bootstrap` resamples observations only, with no
+    cluster resampling or relabelling of drawn clusters.
 
     References
     ----------

@@ -17,10 +17,10 @@ from workbench.stats._util import (
     check_unique,
     group_items,
     numeric,
-    t_interval,
 )
 
 PADJUST = ("bonf", "holm", "fdr_bh", "none")
+_MULTIPLETESTS = {"bonf": "bonferroni", "holm": "holm", "fdr_bh": "fdr_bh"}
 
 
 def p_adjust(p_values, method: str = "bonf") -> np.ndarray:
@@ -40,10 +40,9 @@ def p_adjust(p_values, method: str = "bonf") -> np.ndarray:
 
     Notes
     -----
-    With :math:`m` non-missing p-values sorted ascending,
-    Bonferroni gives :math:`\\min(1, m p_i)`; Holm gives
-    :math:`\\max_{j \\le i} \\min(1, (m - j + 1) p_{(j)})`; Benjamini-Hochberg gives
-    :math:`\\min_{j \\ge i} \\min(1, m p_{(j)} / j)`.
+    :func:`statsmodels.stats.multitest.multipletests` on the non-missing p-values
+    (``bonf`` is its ``bonferroni``); it does not accept NaN, so missing p-values stay
+    NaN and do not count in the family size.
 
     References
     ----------
@@ -58,29 +57,17 @@ def p_adjust(p_values, method: str = "bonf") -> np.ndarray:
     >>> p_adjust([0.01, 0.04, 0.03], "holm").round(3).tolist()
     [0.03, 0.06, 0.06]
     """
+    from statsmodels.stats.multitest import multipletests
+
     if method not in PADJUST:
         raise ValueError(f"padjust must be one of {PADJUST}, got {method!r}")
     p = np.asarray(p_values, dtype=float)
     out = np.full_like(p, np.nan)
     ok = np.isfinite(p)
-    q = p[ok]
-    m = q.size
-    if m == 0 or method == "none":
-        out[ok] = q
+    if not ok.any() or method == "none":
+        out[ok] = p[ok]
         return out
-    order = np.argsort(q, kind="stable")
-    ranked = q[order]
-    if method == "bonf":
-        adj = np.minimum(1.0, q * m)
-        out[ok] = adj
-        return out
-    if method == "holm":
-        step = np.maximum.accumulate((m - np.arange(m)) * ranked)
-    else:  # fdr_bh
-        step = np.minimum.accumulate((m * ranked / np.arange(1, m + 1))[::-1])[::-1]
-    adj = np.empty(m)
-    adj[order] = np.minimum(1.0, step)
-    out[ok] = adj
+    out[ok] = multipletests(p[ok], method=_MULTIPLETESTS[method])[1]
     return out
 
 
@@ -148,8 +135,11 @@ def paired_tests(
     CI :math:`\\bar d \\pm t_{1-\\alpha/2,n-1} s_d/\\sqrt n`, and
     :math:`d_z = \\bar d / s_d` (Cohen 1988; Lakens 2013). The Wilcoxon effect size is
     the matched-pairs rank-biserial correlation :math:`(R^+ - R^-)/(R^+ + R^-)`
-    (Kerby 2014). Checked against ``pingouin.pairwise_tests`` and
-    :func:`scipy.stats.ttest_rel` / :func:`scipy.stats.wilcoxon`.
+    (Kerby 2014). Computed by :func:`scipy.stats.ttest_rel` (t, p, CI) and
+    ``pingouin.wilcoxon`` (W, p, rank-biserial); the adjustment by
+    ``statsmodels.stats.multitest.multipletests``. ``pingouin.pairwise_tests`` gives
+    the same t and p-values (tested) but has no reference level, no interval of the
+    mean difference and no :math:`d_z`, so only the pairing and families are ours.
 
     References
     ----------
@@ -238,60 +228,57 @@ def paired_tests(
 
 
 def _pair(va: np.ndarray, vb: np.ndarray, parametric: bool, ci_level: float) -> dict:
-    from scipy import stats as sps
-
     ok = np.isfinite(va) & np.isfinite(vb)
     a, b = va[ok], vb[ok]
+    row = {
+        "measure": "mean_difference",
+        "n_missing": int((~ok).sum()),
+        "mean_a": float(a.mean()) if a.size else np.nan,
+        "mean_b": float(b.mean()) if b.size else np.nan,
+        **paired_difference(a, b, ci_level),
+    }
+    if parametric:
+        return {**row, "test": "paired_t"}
+    w = wilcoxon(a - b)
+    return {**row, "test": "wilcoxon", "test_statistic": w["W_val"], "df": np.nan,
+            "p_value": w["p_val"], "rank_biserial": w["RBC"]}
+
+
+def paired_difference(a: np.ndarray, b: np.ndarray, ci_level: float) -> dict:
+    """Mean of ``a - b`` with its t interval, paired t test and Cohen's d_z.
+
+    :func:`scipy.stats.ttest_rel` (statistic, p-value, ``confidence_interval``); a
+    difference with no spread (or fewer than two pairs) has no test (NaN) rather than
+    scipy's infinite t, and its interval is the point itself (one pair: NaN).
+    """
+    from scipy import stats as sps
+
     d = a - b
     n = d.size
     mean = float(d.mean()) if n else np.nan
     sd = float(d.std(ddof=1)) if n > 1 else np.nan
-    se = sd / np.sqrt(n) if n > 1 else np.nan
-    low, high = t_interval(mean, sd, n, ci_level)
-    row = {
-        "measure": "mean_difference",
-        "n": int(n),
-        "n_missing": int((~ok).sum()),
-        "mean_a": float(a.mean()) if n else np.nan,
-        "mean_b": float(b.mean()) if n else np.nan,
-        "estimate": mean,
-        "se": se,
-        "ci_low": low,
-        "ci_high": high,
-        "ci_level": ci_level,
-        "cohen_dz": mean / sd if n > 1 and sd > 0 else np.nan,
-    }
-    if parametric:
-        t = mean / se if n > 1 and se > 0 else np.nan
-        p = float(2 * sps.t.sf(abs(t), n - 1)) if np.isfinite(t) else np.nan
-        row.update(test="paired_t", test_statistic=t, df=float(n - 1), p_value=p)
-    else:
-        w, p = wilcoxon(d)
-        row.update(
-            test="wilcoxon", test_statistic=w, df=np.nan, p_value=p, rank_biserial=rank_biserial(d)
-        )
-    return row
+    out = {"n": int(n), "estimate": mean, "se": sd / np.sqrt(n) if n > 1 else np.nan,
+           "ci_low": mean if n > 1 else np.nan, "ci_high": mean if n > 1 else np.nan,
+           "ci_level": ci_level, "test_statistic": np.nan, "df": float(n - 1) if n else np.nan,
+           "p_value": np.nan, "cohen_dz": np.nan}
+    if n > 1 and sd > 0:
+        res = sps.ttest_rel(a, b)
+        ci = res.confidence_interval(ci_level)
+        out.update(ci_low=float(ci.low), ci_high=float(ci.high), cohen_dz=mean / sd,
+                   test_statistic=float(res.statistic), p_value=float(res.pvalue))
+    return out
 
 
-def wilcoxon(d: np.ndarray) -> tuple[float, float]:
-    """Two-sided Wilcoxon signed-rank (W, p) with scipy's defaults; NaN if undefined."""
-    from scipy import stats as sps
+def wilcoxon(d: np.ndarray) -> dict:
+    """``pingouin.wilcoxon`` of paired differences: ``W_val``, ``p_val`` and the
+    matched-pairs rank-biserial ``RBC`` (Kerby 2014); NaN when all differences are 0 (or
+    none), where scipy raises. pingouin turns the continuity correction on by default;
+    ``correction=False`` keeps the p-value of :func:`scipy.stats.wilcoxon`'s defaults."""
+    import pingouin as pg
 
     if d.size == 0 or not np.any(d != 0):
-        return np.nan, np.nan
+        return {"W_val": np.nan, "p_val": np.nan, "RBC": np.nan}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = sps.wilcoxon(d)
-    return float(res.statistic), float(res.pvalue)
-
-
-def rank_biserial(d: np.ndarray) -> float:
-    """Matched-pairs rank-biserial correlation of differences (zeros dropped)."""
-    from scipy import stats as sps
-
-    d = d[d != 0]
-    if d.size == 0:
-        return np.nan
-    ranks = sps.rankdata(np.abs(d))
-    plus, minus = ranks[d > 0].sum(), ranks[d < 0].sum()
-    return float((plus - minus) / (plus + minus))
+        res = pg.wilcoxon(d, correction=False).iloc[0]
+    return {k: float(res[k]) for k in ("W_val", "p_val", "RBC")}

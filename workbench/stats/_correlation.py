@@ -19,7 +19,6 @@ from workbench.stats._util import (
     group_items,
     numeric,
     percentile_interval,
-    t_interval,
 )
 
 METHODS = ("pearson", "spearman", "kendall")
@@ -179,7 +178,9 @@ def correlate(
     :math:`\\sqrt{(1+r^2/2)/(n-3)}` (Spearman) and :math:`\\sqrt{0.437/(n-4)}`
     (Kendall) as recommended by Bonett & Wright (2000); for ``per_group_mean`` it is
     the t interval of the mean over groups, and ``p_value`` is the one-sample t test of
-    the group values against 0.
+    the group values against 0 (:func:`scipy.stats.ttest_1samp`). The Fisher-z interval
+    is kept by hand: scipy gives it for Pearson only, none of the libraries with the
+    Spearman and Kendall standard errors above.
 
     The row bootstrap is vectorised: each resample is a row of draw counts, Pearson is
     the count-weighted correlation and Spearman the count-weighted correlation of the
@@ -295,9 +296,14 @@ def _mean_of_groups(per: list[dict], n_boot, gen, ci_level) -> dict:
         low, high = percentile_interval(vals[idx].mean(axis=1), ci_level)
         how = "percentile_bootstrap"
     else:
-        low, high = t_interval(est, float(np.std(vals, ddof=1)) if k > 1 else np.nan, k, ci_level)
+        low = high = est if k > 1 else np.nan  # equal group values: a zero-width interval
         how = "t_over_groups"
-    p = float(sps.ttest_1samp(vals, 0.0).pvalue) if k > 1 and np.ptp(vals) > 0 else np.nan
+    p = np.nan
+    if k > 1 and np.ptp(vals) > 0:
+        res = sps.ttest_1samp(vals, 0.0)
+        p = float(res.pvalue)
+        if how == "t_over_groups":
+            low, high = map(float, res.confidence_interval(ci_level))
     return {
         "estimate": est,
         "ci_low": low,

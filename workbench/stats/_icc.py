@@ -71,7 +71,8 @@ def icc(
     ICC2 (McGraw & Wong 1996, table 7); the ICC2k bounds are the Spearman-Brown
     transforms of the ICC2 bounds. Shrout & Fleiss' table-2 data (6 targets, 4 judges)
     gives 0.17, 0.29, 0.71, 0.44, 0.62, 0.91, reproduced in the tests and matching
-    ``pingouin.intraclass_corr``.
+    ``pingouin.intraclass_corr``. Kept by hand: pingouin (0.7.0) fixes the interval at
+    95% and rounds it to two decimals, where ``ci_level`` and full precision are kept here.
 
     References
     ----------

@@ -82,7 +82,9 @@ def krippendorff_alpha(
     :math:`(c-k)^2` (interval), :math:`((c-k)/(c+k))^2` (ratio) (Krippendorff 2011).
     Krippendorff's reliability-data example (4 coders, 12 units, missing values)
     gives 0.743 (nominal), 0.815 (ordinal), 0.849 (interval), reproduced in the tests
-    and matching the ``krippendorff`` package.
+    and matching the ``krippendorff`` package. Kept by hand: none of the project's
+    libraries (scipy, statsmodels, pingouin) computes alpha, and ``krippendorff`` is a
+    test-only dependency; the coincidence matrix also gives the vectorised bootstrap.
 
     References
     ----------

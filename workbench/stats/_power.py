@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import warnings
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -76,7 +77,9 @@ def variance_components(
     :math:`\\hat\\sigma^2_a=(MS_I-MS_{IJ})/(JT)`,
     :math:`\\hat\\sigma^2_b=(MS_J-MS_{IJ})/(IT)` (Searle, Casella & McCulloch 1992,
     ch. 4; the G-study of generalisability theory, Brennan 2001). Negative estimates
-    are set to 0, as is customary.
+    are set to 0, as is customary. Kept by hand: statsmodels' ``MixedLM`` fits crossed
+    random effects by (RE)ML, another estimator, and pingouin's ANOVAs give no
+    variance components.
 
     References
     ----------
@@ -314,7 +317,7 @@ def _components(vc) -> dict[str, float]:
 
 
 def _simulate(comp, eff, n_i, n_t, n_j, n_sim, gen, design, test) -> np.ndarray:
-    """p-values of n_sim simulated studies."""
+    """p-values of n_sim simulated studies (scipy's t tests, vectorised over studies)."""
     from scipy import stats as sps
 
     sd = {k: np.sqrt(v) for k, v in comp.items()}
@@ -337,37 +340,28 @@ def _simulate(comp, eff, n_i, n_t, n_j, n_sim, gen, design, test) -> np.ndarray:
             )
             means.append(y.mean(axis=(2, 3)))
         m0, m1 = means
-        with np.errstate(invalid="ignore", divide="ignore"):
+        with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
+            warnings.simplefilter("ignore")  # scipy's warning on constant simulated data
             if design == "paired":
-                d = m1 - m0
-                t = d.mean(1) / (d.std(1, ddof=1) / np.sqrt(n_i))
-                df = n_i - 1
+                p = sps.ttest_rel(m1, m0, axis=1).pvalue
             else:
-                v0, v1 = m0.var(1, ddof=1), m1.var(1, ddof=1)
-                diff = m1.mean(1) - m0.mean(1)
-                if test == "welch":
-                    se2 = v0 / n_i + v1 / n_i
-                    t = diff / np.sqrt(se2)
-                    df = se2**2 / ((v0 / n_i) ** 2 / (n_i - 1) + (v1 / n_i) ** 2 / (n_i - 1))
-                else:
-                    t = diff / np.sqrt((v0 + v1) / 2 * (2 / n_i))
-                    df = 2 * n_i - 2
-            out[start : start + b] = np.where(np.isfinite(t), 2 * sps.t.sf(np.abs(t), df), 1.0)
+                p = sps.ttest_ind(m1, m0, axis=1, equal_var=test != "welch").pvalue
+        out[start : start + b] = np.where(np.isnan(p), 1.0, p)
     return out
 
 
 def _analytic(comp, eff, n_i, n_t, n_j, alpha, design) -> tuple[float, float]:
-    from scipy import stats as sps
+    """Noncentral-t power of the analysed test: statsmodels' ``TTestPower`` (paired) or
+    ``TTestIndPower`` (independent, equal groups), and the standardised effect."""
+    from statsmodels.stats.power import TTestIndPower, TTestPower
 
     noise = comp["residual"] / n_j + comp["trial"] / (n_j * n_t)
-    if design == "paired":
-        sd, df, scale = np.sqrt(2 * noise), n_i - 1, np.sqrt(n_i)
-    else:
-        sd, df, scale = np.sqrt(comp["item"] + noise), 2 * n_i - 2, np.sqrt(n_i / 2)
+    sd = np.sqrt(2 * noise) if design == "paired" else np.sqrt(comp["item"] + noise)
     if sd == 0:
         return (1.0 if eff != 0 else np.nan), np.nan
     d = eff / sd
-    crit = sps.t.ppf(1 - alpha / 2, df)
-    nc = d * scale
-    power = sps.nct.sf(crit, df, nc) + sps.nct.cdf(-crit, df, nc)
+    if design == "paired":
+        power = TTestPower().power(effect_size=d, nobs=n_i, alpha=alpha)
+    else:
+        power = TTestIndPower().power(effect_size=d, nobs1=n_i, alpha=alpha, ratio=1.0)
     return float(power), float(d)

@@ -77,27 +77,15 @@ def check_level(ci_level: float) -> float:
     return float(ci_level)
 
 
-def t_interval(mean: float, sd: float, n: int, ci_level: float) -> tuple[float, float]:
-    """t-based interval ``mean ± t_{1-a/2, n-1} sd / sqrt(n)`` (NaN when n < 2)."""
-    from scipy import stats as sps
-
-    if n < 2 or not np.isfinite(sd):
-        return np.nan, np.nan
-    half = sps.t.ppf(0.5 + ci_level / 2, n - 1) * sd / np.sqrt(n)
-    return mean - half, mean + half
-
-
 def wilson_interval(successes: int, n: int, ci_level: float) -> tuple[float, float]:
-    """Wilson score interval for a proportion (Wilson 1927)."""
-    from scipy import stats as sps
+    """Wilson (1927) score interval of a proportion: statsmodels' ``proportion_confint``
+    (``method="wilson"``); NaN for ``n = 0``, where statsmodels divides by zero."""
+    from statsmodels.stats.proportion import proportion_confint
 
     if n == 0:
         return np.nan, np.nan
-    z = sps.norm.ppf(0.5 + ci_level / 2)
-    p = successes / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z / (1 + z * z / n) * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return centre - half, centre + half
+    low, high = proportion_confint(successes, n, alpha=1 - ci_level, method="wilson")
+    return float(low), float(high)
 
 
 def percentile_interval(values: np.ndarray, ci_level: float) -> tuple[float, float]:
