@@ -161,8 +161,11 @@ def _recode(series: pd.Series, codes: Mapping | None) -> pd.Series:
 
 
 def _rename(frame: pd.DataFrame, columns: Mapping[str, str] | None, canonical: Sequence[str],
-            label: str) -> pd.DataFrame:
-    columns = dict(columns or {})
+            label: str, elsewhere: set | frozenset = frozenset()) -> pd.DataFrame:
+    """Rename the user's columns; a mapped column may be missing when it is in
+    ``elsewhere`` (the items table)."""
+    columns = {k: v for k, v in (columns or {}).items()
+               if v in frame.columns or v not in elsewhere}
     unknown = [c for c in columns if c not in canonical]
     if unknown:
         raise DatasetError(f"columns= maps {unknown}, which are not columns of the table "
@@ -177,10 +180,9 @@ def _rename(frame: pd.DataFrame, columns: Mapping[str, str] | None, canonical: S
     return out.rename(columns={user: canon for canon, user in columns.items()})
 
 
-def _join_items(frame: pd.DataFrame, items: Any, columns: Mapping[str, str] | None,
-                canonical: Sequence[str]) -> pd.DataFrame:
+def _join_items(frame: pd.DataFrame, table: pd.DataFrame, label: str,
+                columns: Mapping[str, str] | None, canonical: Sequence[str]) -> pd.DataFrame:
     """Add the columns of a per-item table (joined on ``item_id``)."""
-    table, label = _read(items, None)
     table = _rename(table, {k: v for k, v in (columns or {}).items() if v in table.columns},
                     canonical, label)
     if "item_id" not in table:
@@ -199,10 +201,12 @@ def _join_items(frame: pd.DataFrame, items: Any, columns: Mapping[str, str] | No
 def _gather(source: Any, columns, canonical, name, items) -> pd.DataFrame:
     """Read ``source`` (one table, or ``{order: table}``), rename, join ``items``."""
     parts = source.items() if isinstance(source, Mapping) else [(None, source)]
+    item_table, item_label = _read(items, None) if items is not None else (None, "")
+    elsewhere = set() if item_table is None else set(item_table.columns)
     frames = []
     for order, part in parts:
         frame, label = _read(part, name if order is None else None)
-        frame = _rename(frame, columns, canonical, label)
+        frame = _rename(frame, columns, canonical, label, elsewhere)
         if "item_id" not in frame:
             # no item column: the record's position in its file (1-based)
             frame["item_id"] = np.arange(1, len(frame) + 1)
@@ -212,8 +216,19 @@ def _gather(source: Any, columns, canonical, name, items) -> pd.DataFrame:
         frames.append(frame)
     frame = pd.concat(frames, ignore_index=True)
     frame["item_id"] = frame["item_id"].map(lambda v: v if is_missing(v, blank=True) else _key(v))
-    if items is not None:
-        frame = _join_items(frame, items, columns, canonical)
+    if item_table is not None:
+        frame = _join_items(frame, item_table, item_label, columns, canonical)
+    return frame
+
+
+def _recode_columns(frame: pd.DataFrame, recode: Mapping[str, Mapping] | None) -> pd.DataFrame:
+    for column, codes in (recode or {}).items():
+        if column not in frame:
+            raise DatasetError(f"recode= names {column!r}, which the table does not have",
+                               column=column)
+        table = {_key(k): v for k, v in codes.items()}
+        frame[column] = [v if is_missing(v, blank=True) else table.get(_key(v), v)
+                         for v in frame[column]]
     return frame
 
 
@@ -515,6 +530,7 @@ def load_pairwise(source: Any, *, columns: Mapping[str, str] | None = None,
                   verdicts: Mapping | None = None, labels: Mapping | None = None,
                   second_order: str | None = None, items: Any = None,
                   constants: Mapping[str, Any] | None = None,
+                  recode: Mapping[str, Mapping] | None = None,
                   name: str | None = None) -> pd.DataFrame:
     """Read a pairwise table of verdicts and validate it (:func:`validate_pairwise`).
 
@@ -541,6 +557,9 @@ def load_pairwise(source: Any, *, columns: Mapping[str, str] | None = None,
         record position when it has no item column).
     constants : mapping, optional
         Columns set to one value, e.g. ``{"judge": "auto-j"}``.
+    recode : mapping, optional
+        Per column, a mapping of its values (values not in it are kept), e.g.
+        ``{"group": {"post_summarization": "Summarization"}}``.
     name : str, optional
         Name of a DataFrame source in messages.
 
@@ -560,7 +579,7 @@ def load_pairwise(source: Any, *, columns: Mapping[str, str] | None = None,
     [['p1', 0, 'A', 'A'], ['p1', 1, 'A', 'A'], ['p2', 0, 'B', 'A'], ['p2', 1, 'A', 'A']]
     """
     frame = _gather(source, columns, PAIRWISE_COLUMNS, name, items)
-    frame = _constants(frame, constants)
+    frame = _recode_columns(_constants(frame, constants), recode)
     if "verdict" in frame:
         frame["verdict"] = _recode(frame["verdict"], verdicts)
     if "label" in frame:
@@ -606,6 +625,7 @@ def load_pointwise(source: Any, *, columns: Mapping[str, str] | None = None,
                    annotators: Sequence[str] | Mapping[str, str] | None = None,
                    explode: bool = False, items: Any = None,
                    constants: Mapping[str, Any] | None = None,
+                   recode: Mapping[str, Mapping] | None = None,
                    name: str | None = None) -> pd.DataFrame:
     """Read a pointwise table of scores and validate it (:func:`validate_pointwise`).
 
@@ -625,7 +645,7 @@ def load_pointwise(source: Any, *, columns: Mapping[str, str] | None = None,
         Cells holding lists (or JSON text of lists), one value per item, are spread to
         one row per position; ``item_id`` becomes the position (1, 2, ...) when the table
         has no item column.
-    items, constants, name
+    items, constants, recode, name
         As in :func:`load_pairwise`.
 
     Returns
@@ -665,5 +685,5 @@ def load_pointwise(source: Any, *, columns: Mapping[str, str] | None = None,
             wide.append(part)
     if wide:
         frame = pd.concat(wide, ignore_index=True)
-    frame = _constants(frame, constants)
+    frame = _recode_columns(_constants(frame, constants), recode)
     return validate_pointwise(frame, file=label)

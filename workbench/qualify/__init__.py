@@ -9,7 +9,14 @@ juries                         :func:`jury_scores`, :func:`jury_vs_best`
 bias-corrected ranking         :func:`bradley_terry`, :func:`length_controlled_win_rate`
 selective judging              :func:`calibrate_threshold`, :func:`selective_report`,
                                :func:`clopper_pearson_upper` (Jung et al. 2024)
+a user's judge table           :func:`pairwise_leaderboard`, :func:`judge_correlations`,
+                               :func:`pairwise_bradley_terry`, :func:`human_ceiling`,
+                               :func:`judge_alt_test`, :func:`judge_ppi`,
+                               :func:`judge_selective`, :func:`qualification_report`
 =============================  ====================================================
+
+The functions of the last row take one long table of :func:`workbench.datasets.load_pairwise`
+or :func:`workbench.datasets.load_pointwise`.
 
 Methods layer: numpy, scipy, statsmodels and ``ppi-python`` on plain arrays and frames;
 no LLM calls (study X3 makes them).
@@ -24,6 +31,17 @@ from workbench.qualify._selective import (
     clopper_pearson_upper,
     selective_report,
 )
+from workbench.qualify._tables import (
+    human_ceiling,
+    human_reference,
+    judge_alt_test,
+    judge_correlations,
+    judge_ppi,
+    judge_selective,
+    pairwise_bradley_terry,
+    pairwise_leaderboard,
+    table_kind,
+)
 
 __all__ = [
     "AGGREGATES",
@@ -33,12 +51,21 @@ __all__ = [
     "bt_design",
     "calibrate_threshold",
     "clopper_pearson_upper",
+    "human_ceiling",
+    "human_reference",
+    "judge_alt_test",
+    "judge_correlations",
+    "judge_ppi",
+    "judge_selective",
     "jury_scores",
     "jury_vs_best",
     "labels_needed",
     "leave_one_out_agreement",
     "length_controlled_win_rate",
+    "pairwise_bradley_terry",
+    "pairwise_leaderboard",
     "ppi_mean",
     "ppi_simulation",
     "selective_report",
+    "table_kind",
 ]
