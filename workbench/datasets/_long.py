@@ -316,7 +316,7 @@ def _duplicates(frame: pd.DataFrame, keys: list[str], problems: _Problems) -> No
         key = tuple(frame[k].iloc[pos] for k in keys)
         if key in first:
             shown = dict(zip(keys, key, strict=True))
-            problems.add(pos, keys[-1], f"a second row for {shown} (first at line "
+            problems.add(pos, "+".join(keys), f"a second row for {shown} (first at line "
                          f"{problems.lines[first[key]]}): one row per "
                          f"({', '.join(keys)})")
         else:
