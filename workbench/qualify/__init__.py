@@ -26,6 +26,7 @@ from workbench.qualify._agreement import MEASURES, alt_test, leave_one_out_agree
 from workbench.qualify._bradley_terry import bradley_terry, bt_design, length_controlled_win_rate
 from workbench.qualify._jury import AGGREGATES, jury_scores, jury_vs_best
 from workbench.qualify._ppi import labels_needed, ppi_mean, ppi_simulation
+from workbench.qualify._report import qualification_report
 from workbench.qualify._selective import (
     calibrate_threshold,
     clopper_pearson_upper,
@@ -66,6 +67,7 @@ __all__ = [
     "pairwise_leaderboard",
     "ppi_mean",
     "ppi_simulation",
+    "qualification_report",
     "selective_report",
     "table_kind",
 ]
