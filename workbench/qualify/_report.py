@@ -116,7 +116,8 @@ def _answers(kind: str, results: dict, width_text: str) -> list[str]:
     fails = results.get("weakest")
     if fails is not None and len(fails):
         out.append("Where does it fail? Weakest: " + "; ".join(
-            f"{r.judge}: {r.where} ({r.measure} {r.value:.3f})" for r in fails.itertuples()) + ".")
+            f"{r.judge}: {r.where} ({r.measure} {r.value:.3f}, n = {r.n})"
+            for r in fails.itertuples()) + ".")
     out.append("How many human labels would a PPI estimate need? " + width_text)
     return out
 
@@ -128,15 +129,17 @@ def _weakest(kind: str, board: pd.DataFrame | None, corr: pd.DataFrame | None,
         measure = "accuracy_both" if board["accuracy_both"].notna().any() else "accuracy_order0"
         for judge, part in board[board[by] != "all"].groupby("judge", sort=False):
             worst = part.nsmallest(min(3, len(part)), measure)
-            rows += [{"judge": judge, "where": f"{by} {w}", "measure": measure, "value": v}
-                     for w, v in zip(worst[by], worst[measure], strict=True)]
+            rows += [{"judge": judge, "where": f"{by} {w}", "measure": measure, "value": v,
+                      "n": n} for w, v, n in zip(worst[by], worst[measure], worst["n"],
+                                                 strict=True)]
     if kind == "pointwise" and corr is not None and "per_group" in set(corr["level"]):
         part = corr[corr["level"] == "per_group"].dropna(subset=["estimate"])
         for judge, g in part.groupby("judge", sort=False):
             worst = g.nsmallest(min(3, len(g)), "estimate")
             rows += [{"judge": judge, "where": f"{by} {w}", "measure": g["method"].iloc[0],
-                      "value": v} for w, v in zip(worst[by], worst["estimate"], strict=True)]
-    return pd.DataFrame(rows, columns=["judge", "where", "measure", "value"])
+                      "value": v, "n": n} for w, v, n in zip(worst[by], worst["estimate"],
+                                                             worst["n"], strict=True)]
+    return pd.DataFrame(rows, columns=["judge", "where", "measure", "value", "n"])
 
 
 def _ppi_text(needed: pd.DataFrame | None) -> str:
