@@ -395,6 +395,9 @@ COLUMNS: dict[str, str] = {
     "source_line": "judge tables: the row's 1-based line in its file (a CSV's header is line 1) "
     "or 1-based row of a frame",
     "accuracy_both": "share of items whose verdicts in both orders equal the label",
+    "n_pilot": "PPI: units with both a judge and a human label, resampled by the simulation",
+    "section": "qualification report: the analysis a row is about",
+    "reason": "qualification report: why an analysis was not computed for this table",
     "calibration": "True for items of the calibration split, False for held-out items",
 }
 

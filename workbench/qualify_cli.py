@@ -43,24 +43,6 @@ def _yaml(text: str | None, what: str) -> Any:
     return value
 
 
-def _columns_of(path: Path) -> list[str]:
-    """The header of a CSV/TSV or the keys of a JSONL file's first record (for --kind auto)."""
-    import json
-
-    try:
-        with path.open(encoding="utf-8-sig") as handle:
-            first = handle.readline()
-    except OSError:
-        return []
-    if path.suffix.lower() in (".csv", ".tsv"):
-        return [c.strip() for c in first.split("\t" if path.suffix.lower() == ".tsv" else ",")]
-    try:
-        record = json.loads(first)
-    except json.JSONDecodeError:
-        return []
-    return list(record) if isinstance(record, dict) else []
-
-
 def qualify(
     table: Annotated[Path, typer.Argument(help="CSV, TSV, JSONL or JSON table (order 0 when "
                                                "--swapped is given).")],
@@ -105,7 +87,7 @@ def qualify(
     """Write the qualification report of a judge-vs-human table (HTML + CSVs)."""
     import yaml
 
-    from workbench.datasets import load_pairwise, load_pointwise
+    from workbench.datasets import load_table
     from workbench.errors import DatasetError
     from workbench.qualify import qualification_report
 
@@ -129,25 +111,13 @@ def qualify(
              "explode": explode or None}
     options.update({k: v for k, v in given.items() if v is not None})
     options["columns"] = mapping or None
-    kind = options.pop("kind", None) if kind == "auto" else kind
-    if kind in (None, "auto"):
-        pairwise_keys = {"verdicts", "labels", "second_order"}
-        kind = "pairwise" if (pairwise_keys & set(options) or swapped or "verdict" in mapping
-                              or "verdict" in _columns_of(table)) else "pointwise"
-    if kind not in ("pairwise", "pointwise"):
-        raise _fail(f"--kind must be pairwise, pointwise or auto, got {kind!r}")
+    spec_kind = options.pop("kind", "auto")
+    kind = spec_kind if kind == "auto" else kind
     source: Any = {0: str(table), 1: str(swapped)} if swapped else str(table)
-    allowed = {"pairwise": {"columns", "verdicts", "labels", "second_order", "items",
-                            "constants", "recode"},
-               "pointwise": {"columns", "judges", "annotators", "explode", "items",
-                             "constants", "recode"}}[kind]
-    wrong = sorted(set(k for k, v in options.items() if v is not None) - allowed)
-    if wrong:
-        raise _fail(f"options {wrong} do not apply to a {kind} table")
-    loader = load_pairwise if kind == "pairwise" else load_pointwise
     try:
-        frame = loader(source, **{k: v for k, v in options.items() if v is not None})
-    except DatasetError as exc:
+        frame = load_table(source, kind=kind, **{k: v for k, v in options.items()
+                                                 if v is not None})
+    except (DatasetError, ValueError) as exc:  # ValueError: an option of the other kind
         raise _fail(str(exc)) from None
     folder = out or Path(f"{table.stem}_qualification")
     try:

@@ -13,9 +13,9 @@ Canonical tables (one column vocabulary, see ``CANONICAL_COLUMNS``):
 ==================  ===========================================================
 
 Judge tables a user brings (verdicts or scores beside human labels), documented in
-:mod:`workbench.datasets._long`: `load_pairwise`, `load_pointwise` (CSV, JSONL, JSON or
-a frame, with a column and label-code mapping), `validate_pairwise`,
-`validate_pointwise` (every bad row listed).
+:mod:`workbench.datasets._long`: `load_pairwise`, `load_pointwise` and `load_table`
+(either, by kind) read CSV, JSONL, JSON or a frame with a column and label-code mapping;
+`validate_pairwise`, `validate_pointwise` list every bad row.
 
 `load_dataset` reads a bundled set from ``data/<name>/``; `load_folder` reads a
 user's folder in the same format. Both validate and raise
@@ -34,6 +34,7 @@ from workbench.datasets._long import (
     POINTWISE_COLUMNS,
     load_pairwise,
     load_pointwise,
+    load_table,
     validate_pairwise,
     validate_pointwise,
 )
@@ -69,6 +70,7 @@ __all__ = [
     "load_folder",
     "load_pairwise",
     "load_pointwise",
+    "load_table",
     "pandalm",
     "read_csv",
     "split_keywords",

@@ -58,6 +58,7 @@ __all__ = [
     "VERDICTS",
     "load_pairwise",
     "load_pointwise",
+    "load_table",
     "validate_pairwise",
     "validate_pointwise",
 ]
@@ -687,3 +688,57 @@ def load_pointwise(source: Any, *, columns: Mapping[str, str] | None = None,
         frame = pd.concat(wide, ignore_index=True)
     frame = _recode_columns(_constants(frame, constants), recode)
     return validate_pointwise(frame, file=label)
+
+
+_PAIRWISE_ONLY = {"verdicts", "labels", "second_order"}
+_POINTWISE_ONLY = {"judges", "annotators", "explode"}
+
+
+def _header(source: Any) -> list[str]:
+    """The column names of a table source without reading it all (for ``kind="auto"``)."""
+    if isinstance(source, pd.DataFrame):
+        return [str(c) for c in source.columns]
+    if isinstance(source, Mapping):
+        return [c for part in source.values() for c in _header(part)]
+    path = Path(source)
+    try:
+        with path.open(encoding="utf-8-sig") as handle:
+            first = handle.readline()
+    except OSError:
+        return []
+    suffix = path.suffix.lower()
+    if suffix in (".csv", ".tsv"):
+        return [c.strip() for c in first.split("\t" if suffix == ".tsv" else ",")]
+    try:
+        record = json.loads(first)
+    except json.JSONDecodeError:
+        return []
+    return list(record) if isinstance(record, dict) else []
+
+
+def load_table(source: Any, *, kind: str = "auto", **options: Any) -> pd.DataFrame:
+    """Read a judge table with :func:`load_pairwise` or :func:`load_pointwise`.
+
+    ``kind="auto"`` takes pairwise when an option only a pairwise table has is given
+    (``verdicts``, ``labels``, ``second_order``), when ``columns`` maps ``verdict``, when
+    ``source`` is a mapping of orders, or when the table has a ``verdict`` column;
+    pointwise otherwise. An option of the other kind is an error naming it.
+
+    Examples
+    --------
+    >>> raw = pd.DataFrame({"item_id": [1, 2], "judge": "j", "verdict": ["A", "B"]})
+    >>> load_table(raw).attrs["workbench_table"]
+    'pairwise'
+    """
+    if kind == "auto":
+        pairwise = (bool(_PAIRWISE_ONLY & set(options)) or isinstance(source, Mapping)
+                    or "verdict" in (options.get("columns") or {})
+                    or "verdict" in _header(source))
+        kind = "pairwise" if pairwise else "pointwise"
+    if kind not in ("pairwise", "pointwise"):
+        raise ValueError(f"kind must be 'pairwise', 'pointwise' or 'auto', got {kind!r}")
+    wrong = sorted(set(options) & (_POINTWISE_ONLY if kind == "pairwise" else _PAIRWISE_ONLY))
+    if wrong:
+        raise ValueError(f"options {wrong} do not apply to a {kind} table")
+    loader = load_pairwise if kind == "pairwise" else load_pointwise
+    return loader(source, **options)

@@ -40,7 +40,7 @@ from workbench.qualify._tables import (
     pairwise_leaderboard,
 )
 
-__all__ = ["qualification_report"]
+__all__ = ["qualification_report", "qualification_tables"]
 
 _STUDY = "qualify"
 
@@ -116,7 +116,7 @@ def _answers(kind: str, results: dict, width_text: str) -> list[str]:
     fails = results.get("weakest")
     if fails is not None and len(fails):
         out.append("Where does it fail? Weakest: " + "; ".join(
-            f"{r.judge}: {r.where} ({r.measure} {r.value:.3f}, n = {r.n})"
+            f"{r.judge}: {r.scope} ({r.measure} {r.estimate:.3f}, n = {r.n})"
             for r in fails.itertuples()) + ".")
     out.append("How many human labels would a PPI estimate need? " + width_text)
     return out
@@ -129,17 +129,17 @@ def _weakest(kind: str, board: pd.DataFrame | None, corr: pd.DataFrame | None,
         measure = "accuracy_both" if board["accuracy_both"].notna().any() else "accuracy_order0"
         for judge, part in board[board[by] != "all"].groupby("judge", sort=False):
             worst = part.nsmallest(min(3, len(part)), measure)
-            rows += [{"judge": judge, "where": f"{by} {w}", "measure": measure, "value": v,
+            rows += [{"judge": judge, "scope": f"{by} {w}", "measure": measure, "estimate": v,
                       "n": n} for w, v, n in zip(worst[by], worst[measure], worst["n"],
                                                  strict=True)]
     if kind == "pointwise" and corr is not None and "per_group" in set(corr["level"]):
         part = corr[corr["level"] == "per_group"].dropna(subset=["estimate"])
         for judge, g in part.groupby("judge", sort=False):
             worst = g.nsmallest(min(3, len(g)), "estimate")
-            rows += [{"judge": judge, "where": f"{by} {w}", "measure": g["method"].iloc[0],
-                      "value": v, "n": n} for w, v, n in zip(worst[by], worst["estimate"],
+            rows += [{"judge": judge, "scope": f"{by} {w}", "measure": g["method"].iloc[0],
+                      "estimate": v, "n": n} for w, v, n in zip(worst[by], worst["estimate"],
                                                              worst["n"], strict=True)]
-    return pd.DataFrame(rows, columns=["judge", "where", "measure", "value", "n"])
+    return pd.DataFrame(rows, columns=["judge", "scope", "measure", "estimate", "n"])
 
 
 def _ppi_text(needed: pd.DataFrame | None) -> str:
@@ -161,6 +161,65 @@ def _ppi_text(needed: pd.DataFrame | None) -> str:
                          "does not save labelling here")
     return ("; ".join(parts) + " (simulated by resampling this table's labelled units, "
             "Angelopoulos et al. 2023).")
+
+
+def qualification_tables(table: pd.DataFrame, *, by: str | None = "group",
+                         judge: str | Sequence[str] | None = None, method: str = "kendall",
+                         n_boot: int = 1000, n_rep: int = 200, epsilon: float = 0.2,
+                         rng: int = 0) -> dict[str, pd.DataFrame]:
+    """Every table of the qualification report, without writing anything.
+
+    Returns
+    -------
+    dict of DataFrame
+        ``summary``; pairwise: ``leaderboard``, ``bradley_terry``, ``selective``;
+        pointwise: ``correlations``; both: ``ceiling``, ``alt_test``, ``ppi_simulation``,
+        ``ppi_needed``, ``weakest``, ``skipped`` (section, reason: what the table could not
+        support). A section that could not be computed is absent (and in ``skipped``).
+    """
+    table, kind = _validated(table)
+    by = by if by and by in table.columns else None
+    judges = [judge] if isinstance(judge, str) else judge
+    names = sorted(set(table["judge"]) - {""}) if judges is None else list(judges)
+    skipped: list[dict] = []
+    results: dict[str, pd.DataFrame | None] = {"summary": _summary(table, kind)}
+    if kind == "pairwise":
+        results["leaderboard"] = _try(skipped, "leaderboard", pairwise_leaderboard, table,
+                                      by=by, judge=judges)
+        results["bradley_terry"] = _concat([_try(skipped, f"Bradley-Terry ({j})",
+                                                 pairwise_bradley_terry, table, judge=j)
+                                            for j in names])
+        results["selective"] = _concat([_try(skipped, f"selective judging ({j})",
+                                             judge_selective, table, judge=j) for j in names])
+    else:
+        levels = ["pooled"] + (["system"] if table["system"].nunique() >= 3 else [])
+        corr = [_try(skipped, "correlations", judge_correlations, table, method=method,
+                     level=levels, judge=judges, n_boot=n_boot, rng=rng)]
+        if table.groupby("item_id")["system"].nunique().max() >= 3:
+            corr.append(_try(skipped, "per-item correlations", judge_correlations, table,
+                             method=method, level="per_group_mean", by="item_id", judge=judges,
+                             n_boot=n_boot, rng=rng))
+        if by:
+            corr.append(_try(skipped, f"correlations per {by}", judge_correlations, table,
+                             method=method, level="per_group", by=by, judge=judges))
+        results["correlations"] = _concat(corr)
+    results["ceiling"] = _try(skipped, "human ceiling", human_ceiling, table, n_boot=n_boot,
+                              rng=rng)
+    results["alt_test"] = _try(skipped, "alternative annotator test", judge_alt_test, table,
+                               judge=judges, epsilon=epsilon)
+    ppis = [p for p in (_try(skipped, f"PPI ({j})", judge_ppi, table, judge=j, n_rep=n_rep,
+                             rng=rng) for j in names) if p is not None]
+    results["ppi_simulation"] = _concat([p["simulation"] for p in ppis])
+    results["ppi_needed"] = _concat([p["needed"] for p in ppis])
+    results["weakest"] = _weakest(kind, results.get("leaderboard"), results.get("correlations"),
+                                  by)
+    results["skipped"] = pd.DataFrame(skipped, columns=["section", "reason"])
+    return {k: v for k, v in results.items() if v is not None}
+
+
+def _concat(frames: list) -> pd.DataFrame | None:
+    frames = [f for f in frames if f is not None]
+    return pd.concat(frames, ignore_index=True) if frames else None
 
 
 def qualification_report(table: pd.DataFrame, out_dir: str | Path, *,
@@ -191,74 +250,23 @@ def qualification_report(table: pd.DataFrame, out_dir: str | Path, *,
     Returns
     -------
     dict
-        The tables written (name -> DataFrame), ``skipped`` (section, reason),
-        ``answers`` (the three answers as text) and ``path`` (``index.html``).
+        The tables written (:func:`qualification_tables`), ``answers`` (the three answers
+        as text) and ``path`` (``index.html``).
     """
     table, kind = _validated(table)
+    results = qualification_tables(table, by=by, judge=judge, method=method, n_boot=n_boot,
+                                   n_rep=n_rep, epsilon=epsilon, rng=rng)
+    by = by if by and by in table.columns else None
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    figures = out / "figures"
-    by = by if by and by in table.columns else None
-    judges = [judge] if isinstance(judge, str) else judge
-    skipped: list[dict] = []
-    results: dict[str, pd.DataFrame | None] = {"summary": _summary(table, kind)}
-    if kind == "pairwise":
-        results["leaderboard"] = _try(skipped, "leaderboard", pairwise_leaderboard, table,
-                                      by=by, judge=judges)
-        names = sorted(set(table["judge"]) - {""}) if judges is None else judges
-        bts = [_try(skipped, f"Bradley-Terry ({j})", pairwise_bradley_terry, table, judge=j)
-               for j in names]
-        results["bradley_terry"] = (pd.concat([b for b in bts if b is not None],
-                                              ignore_index=True)
-                                    if any(b is not None for b in bts) else None)
-        sel = [_try(skipped, f"selective judging ({j})", judge_selective, table, judge=j)
-               for j in names]
-        results["selective"] = (pd.concat([s for s in sel if s is not None], ignore_index=True)
-                                if any(s is not None for s in sel) else None)
-    else:
-        levels = ["pooled"]
-        if table.groupby("item_id")["system"].nunique().max() >= 3:
-            levels.append("per_item_mean")
-        if table["system"].nunique() >= 3:
-            levels.append("system")
-        corr = [_try(skipped, "correlations", judge_correlations, table, method=method,
-                     level=[lv for lv in levels if lv != "per_item_mean"], judge=judges,
-                     n_boot=n_boot, rng=rng)]
-        if "per_item_mean" in levels:
-            corr.append(_try(skipped, "per-item correlations", judge_correlations, table,
-                             method=method, level="per_group_mean", by="item_id", judge=judges,
-                             n_boot=n_boot, rng=rng))
-        if by:
-            corr.append(_try(skipped, f"correlations per {by}", judge_correlations, table,
-                             method=method, level="per_group", by=by, judge=judges))
-        corr = [c for c in corr if c is not None]
-        results["correlations"] = pd.concat(corr, ignore_index=True) if corr else None
-        names = sorted(set(table["judge"]) - {""}) if judges is None else judges
-    results["ceiling"] = _try(skipped, "human ceiling", human_ceiling, table, n_boot=n_boot,
-                              rng=rng)
-    results["alt_test"] = _try(skipped, "alternative annotator test", judge_alt_test, table,
-                               judge=judges, epsilon=epsilon)
-    ppis = [_try(skipped, f"PPI ({j})", judge_ppi, table, judge=j, n_rep=n_rep, rng=rng)
-            for j in names]
-    ppis = [p for p in ppis if p is not None]
-    results["ppi_simulation"] = pd.concat([p["simulation"] for p in ppis],
-                                          ignore_index=True) if ppis else None
-    results["ppi_needed"] = pd.concat([p["needed"] for p in ppis], ignore_index=True) \
-        if ppis else None
-    results["weakest"] = _weakest(kind, results.get("leaderboard"), results.get("correlations"),
-                                  by)
-    results["skipped"] = pd.DataFrame(skipped, columns=["section", "reason"])
-    answers = _answers(kind, results, _ppi_text(results["ppi_needed"]))
-
+    answers = _answers(kind, results, _ppi_text(results.get("ppi_needed")))
     sim = _simulated(table)
-    pictures = _figures(kind, results, figures, by, sim)
-    written = {name: frame for name, frame in results.items()
-               if isinstance(frame, pd.DataFrame)}
-    for name, frame in written.items():
+    pictures = _figures(kind, results, out / "figures", by, sim)
+    for name, frame in results.items():
         frame.to_csv(out / f"{name}.csv", index=False)
-    page = _html(title, kind, answers, written, pictures, sim)
+    page = _html(title, kind, answers, results, pictures, sim)
     (out / "index.html").write_text(page, encoding="utf-8")
-    return {**written, "answers": answers, "path": out / "index.html"}
+    return {**results, "answers": answers, "path": out / "index.html"}
 
 
 def _figures(kind: str, results: dict, folder: Path, by: str | None, sim: bool) -> dict:
