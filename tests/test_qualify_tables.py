@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -223,3 +224,84 @@ def test_judgebench_accuracy_takes_a_tie_label():
         warnings.simplefilter("error")
         out = judgebench_accuracy(v)
     assert out["n_correct"].tolist() == [1, 1]
+
+
+# --- the fixture tables: every section of the report, the CLI, studies X2 and X3 -------------
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "judge_tables"
+PAIRWISE = FIXTURES / "pairwise_people.csv"
+POINTWISE = FIXTURES / "pointwise_stories.csv"
+#: load_table keyword arguments of the fixture tables (also the studies' ``table_spec``)
+PAIRWISE_SPEC = {
+    "columns": {"item_id": "pair", "order": "shown", "annotator": "rater", "judge": "model",
+                "verdict": "choice", "group": "topic", "system_a": "sys_a", "system_b": "sys_b",
+                "length_a": "len_a", "length_b": "len_b", "confidence": "conf"},
+    "verdicts": {1: "A", 2: "B"}, "recode": {"order": {"AB": 0, "BA": 1}},
+    "second_order": "positional"}
+POINTWISE_SPEC = {"columns": {"item_id": "story", "system": "model"},
+                  "judges": ["llm_judge", "overlap"], "annotators": ["rater1", "rater2", "rater3"]}
+
+
+def test_report_of_a_table_with_every_column(tmp_path):
+    from workbench.datasets import load_table
+
+    table = load_table(PAIRWISE, **PAIRWISE_SPEC)
+    assert table.attrs["workbench_table"] == "pairwise"
+    assert table.loc[table["judge"] != "", "verdict"].isna().sum() > 0  # unparsed, kept
+    report = q.qualification_report(table, tmp_path / "r", n_boot=50, n_rep=20)
+    for name in ("leaderboard", "ceiling", "alt_test", "ppi_needed", "bradley_terry",
+                 "selective", "weakest", "skipped"):
+        assert (tmp_path / "r" / f"{name}.csv").exists(), name
+    assert report["skipped"].empty, report["skipped"]
+    board = report["leaderboard"]
+    assert set(board["group"]) == {"code", "writing", "math", "all"}
+    good = board[(board["judge"] == "judge-good") & (board["group"] == "all")].iloc[0]
+    first = board[(board["judge"] == "judge-first") & (board["group"] == "all")].iloc[0]
+    assert good["agreement"] > first["agreement"]  # the first-position judge flips more
+    bt = report["bradley_terry"]
+    position = bt[bt["term"] == "position"].set_index("judge")["estimate"]
+    assert position["judge-first"] > position["judge-good"]
+    page = (tmp_path / "r" / "index.html").read_text(encoding="utf-8")
+    assert page.count("data:image/png;base64,") >= 3
+    assert "Alternative annotator test" in page and "human ceiling" in page
+
+
+def test_cli_on_a_pointwise_table(tmp_path):
+    from typer.testing import CliRunner
+
+    from workbench.cli import app
+
+    result = CliRunner().invoke(app, [
+        "qualify", str(POINTWISE), "-c", "item_id: story", "-c", "system: model",
+        "--judges", "llm_judge,overlap", "--annotators", "rater1,rater2,rater3",
+        "--out", str(tmp_path / "r"), "--n-boot", "50", "--n-rep", "20"])
+    assert result.exit_code == 0, result.output
+    corr = pd.read_csv(tmp_path / "r" / "correlations.csv")
+    assert {"pooled", "system", "per_group_mean"} <= set(corr["level"])
+    raw = pd.read_csv(POINTWISE)
+    human = raw[["rater1", "rater2", "rater3"]].mean(axis=1)
+    pooled = corr[(corr["judge"] == "llm_judge") & (corr["level"] == "pooled")]
+    assert pooled["estimate"].iloc[0] == pytest.approx(sps.kendalltau(raw["llm_judge"],
+                                                                      human).statistic)
+    alt = pd.read_csv(tmp_path / "r" / "alt_test.csv")
+    assert set(alt["judge"]) == {"llm_judge", "overlap"}
+    assert "passes" in result.output or "does not pass" in result.output
+
+
+def test_studies_x2_and_x3_take_the_table():
+    from workbench.studies import x2_human_agreement as x2
+    from workbench.studies import x3_judge_qualification as x3
+
+    res = x2.run(x2.Config(bundled=False, table=str(PAIRWISE), table_spec=PAIRWISE_SPEC,
+                           n_boot=50))
+    direct = q.pairwise_leaderboard(load_pairwise(PAIRWISE, **PAIRWISE_SPEC), by="group")
+    pd.testing.assert_frame_equal(res["table_agreement"], direct)
+    assert set(res["table_ceiling"]["who"]) >= {"judge-good", "human ceiling"}
+    head = x2.headline(res)
+    assert set(head["table_accuracy_both"]) == {"judge-good", "judge-first"}
+    assert "table_agreement" in x2.tables(res)
+    res3 = x3.run(x3.Config(bundled=False, table=str(POINTWISE), table_spec=POINTWISE_SPEC,
+                            n_boot=50, ppi_reps=20))
+    assert set(res3["table_alt_test"]["judge"]) == {"llm_judge", "overlap"}
+    assert not len(res3["table_bradley_terry"])  # pointwise: no verdicts to fit
+    assert "table_labels_needed" in x3.headline(res3)

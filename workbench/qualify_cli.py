@@ -113,9 +113,10 @@ def qualify(
     options["columns"] = mapping or None
     spec_kind = options.pop("kind", "auto")
     kind = spec_kind if kind == "auto" else kind
-    source: Any = {0: str(table), 1: str(swapped)} if swapped else str(table)
+    if swapped:
+        options["swapped"] = str(swapped)
     try:
-        frame = load_table(source, kind=kind, **{k: v for k, v in options.items()
+        frame = load_table(str(table), kind=kind, **{k: v for k, v in options.items()
                                                  if v is not None})
     except (DatasetError, ValueError) as exc:  # ValueError: an option of the other kind
         raise _fail(str(exc)) from None

@@ -716,8 +716,12 @@ def _header(source: Any) -> list[str]:
     return list(record) if isinstance(record, dict) else []
 
 
-def load_table(source: Any, *, kind: str = "auto", **options: Any) -> pd.DataFrame:
+def load_table(source: Any, *, kind: str = "auto", swapped: Any = None,
+               **options: Any) -> pd.DataFrame:
     """Read a judge table with :func:`load_pairwise` or :func:`load_pointwise`.
+
+    ``swapped`` (pairwise): a second file of the same items judged in the other order,
+    line-aligned with ``source`` (read as ``{0: source, 1: swapped}``).
 
     ``kind="auto"`` takes pairwise when an option only a pairwise table has is given
     (``verdicts``, ``labels``, ``second_order``), when ``columns`` maps ``verdict``, when
@@ -730,6 +734,8 @@ def load_table(source: Any, *, kind: str = "auto", **options: Any) -> pd.DataFra
     >>> load_table(raw).attrs["workbench_table"]
     'pairwise'
     """
+    if swapped is not None and str(swapped) != "":
+        source = {0: source, 1: swapped}
     if kind == "auto":
         pairwise = (bool(_PAIRWISE_ONLY & set(options)) or isinstance(source, Mapping)
                     or "verdict" in (options.get("columns") or {})

@@ -166,8 +166,13 @@ def _ppi_text(needed: pd.DataFrame | None) -> str:
 def qualification_tables(table: pd.DataFrame, *, by: str | None = "group",
                          judge: str | Sequence[str] | None = None, method: str = "kendall",
                          n_boot: int = 1000, n_rep: int = 200, epsilon: float = 0.2,
-                         rng: int = 0) -> dict[str, pd.DataFrame]:
+                         rng: int = 0, sections: Sequence[str] | None = None
+                         ) -> dict[str, pd.DataFrame]:
     """Every table of the qualification report, without writing anything.
+
+    ``sections`` limits the work to some of ``agreement`` (leaderboard or
+    correlations), ``bradley_terry``, ``selective``, ``ceiling``, ``alt_test``, ``ppi``
+    (default: all).
 
     Returns
     -------
@@ -183,15 +188,27 @@ def qualification_tables(table: pd.DataFrame, *, by: str | None = "group",
     names = sorted(set(table["judge"]) - {""}) if judges is None else list(judges)
     skipped: list[dict] = []
     results: dict[str, pd.DataFrame | None] = {"summary": _summary(table, kind)}
+    known = {"agreement", "bradley_terry", "selective", "ceiling", "alt_test", "ppi"}
+    unknown = set(sections or ()) - known
+    if unknown:
+        raise ValueError(f"sections: unknown {sorted(unknown)}; known: {sorted(known)}")
+
+    def want(section: str) -> bool:
+        return sections is None or section in sections
+
     if kind == "pairwise":
-        results["leaderboard"] = _try(skipped, "leaderboard", pairwise_leaderboard, table,
-                                      by=by, judge=judges)
-        results["bradley_terry"] = _concat([_try(skipped, f"Bradley-Terry ({j})",
-                                                 pairwise_bradley_terry, table, judge=j)
+        if want("agreement"):
+            results["leaderboard"] = _try(skipped, "leaderboard", pairwise_leaderboard, table,
+                                          by=by, judge=judges)
+        if want("bradley_terry"):
+            results["bradley_terry"] = _concat([_try(skipped, f"Bradley-Terry ({j})",
+                                                     pairwise_bradley_terry, table, judge=j)
+                                                for j in names])
+        if want("selective"):
+            results["selective"] = _concat([_try(skipped, f"selective judging ({j})",
+                                                 judge_selective, table, judge=j)
                                             for j in names])
-        results["selective"] = _concat([_try(skipped, f"selective judging ({j})",
-                                             judge_selective, table, judge=j) for j in names])
-    else:
+    elif want("agreement"):
         levels = ["pooled"] + (["system"] if table["system"].nunique() >= 3 else [])
         corr = [_try(skipped, "correlations", judge_correlations, table, method=method,
                      level=levels, judge=judges, n_boot=n_boot, rng=rng)]
@@ -203,14 +220,17 @@ def qualification_tables(table: pd.DataFrame, *, by: str | None = "group",
             corr.append(_try(skipped, f"correlations per {by}", judge_correlations, table,
                              method=method, level="per_group", by=by, judge=judges))
         results["correlations"] = _concat(corr)
-    results["ceiling"] = _try(skipped, "human ceiling", human_ceiling, table, n_boot=n_boot,
-                              rng=rng)
-    results["alt_test"] = _try(skipped, "alternative annotator test", judge_alt_test, table,
-                               judge=judges, epsilon=epsilon)
-    ppis = [p for p in (_try(skipped, f"PPI ({j})", judge_ppi, table, judge=j, n_rep=n_rep,
-                             rng=rng) for j in names) if p is not None]
-    results["ppi_simulation"] = _concat([p["simulation"] for p in ppis])
-    results["ppi_needed"] = _concat([p["needed"] for p in ppis])
+    if want("ceiling"):
+        results["ceiling"] = _try(skipped, "human ceiling", human_ceiling, table,
+                                  n_boot=n_boot, rng=rng)
+    if want("alt_test"):
+        results["alt_test"] = _try(skipped, "alternative annotator test", judge_alt_test,
+                                   table, judge=judges, epsilon=epsilon)
+    if want("ppi"):
+        ppis = [p for p in (_try(skipped, f"PPI ({j})", judge_ppi, table, judge=j,
+                                 n_rep=n_rep, rng=rng) for j in names) if p is not None]
+        results["ppi_simulation"] = _concat([p["simulation"] for p in ppis])
+        results["ppi_needed"] = _concat([p["needed"] for p in ppis])
     results["weakest"] = _weakest(kind, results.get("leaderboard"), results.get("correlations"),
                                   by)
     results["skipped"] = pd.DataFrame(skipped, columns=["section", "reason"])
