@@ -305,3 +305,5 @@ def test_studies_x2_and_x3_take_the_table():
     assert set(res3["table_alt_test"]["judge"]) == {"llm_judge", "overlap"}
     assert not len(res3["table_bradley_terry"])  # pointwise: no verdicts to fit
     assert "table_labels_needed" in x3.headline(res3)
+    for name in x3.tables(res3):  # every table in its declared columns
+        assert list(res3[name].columns) == x3._study._TABLES[name], name

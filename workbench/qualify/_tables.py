@@ -380,10 +380,15 @@ def human_ceiling(table: pd.DataFrame, *, measure: str | None = None, n_boot: in
 
 
 def judge_alt_test(table: pd.DataFrame, *, judge: str | Sequence[str] | None = None,
-                   epsilon: float = 0.2, alpha: float = 0.05, min_items: int = 30
-                   ) -> pd.DataFrame:
+                   epsilon: float = 0.2, alpha: float = 0.05, min_items: int = 30,
+                   standardize: bool = True) -> pd.DataFrame:
     """The alternative annotator test (:func:`alt_test`) of each judge: can it replace one
     of the annotators? Pairwise tables use ``accuracy``, pointwise ``neg_rmse``.
+
+    With ``standardize`` (pointwise), every annotator and every judge is first turned into
+    z-scores over the units it scored, as the test's authors advise for scores on
+    different scales (a metric in [0, 1] against ratings 1-5): the test then compares
+    where each scorer places a unit relative to its own mean and spread.
 
     Returns
     -------
@@ -405,6 +410,8 @@ def judge_alt_test(table: pd.DataFrame, *, judge: str | Sequence[str] | None = N
         part = table if kind == "pairwise" else table[table["dimension"] == dim]
         people, judges = _wide(part, kind)
         _two_raters(people, "the alternative annotator test")
+        if standardize and kind == "pointwise":
+            people, judges = _zscores(people), _zscores(judges)
         for name in _judges(part, judge):
             per, summary = alt_test(people, judges[name].to_numpy(), epsilon=epsilon,
                                     alpha=alpha, metric=metric, min_items=min_items)
@@ -415,6 +422,12 @@ def judge_alt_test(table: pd.DataFrame, *, judge: str | Sequence[str] | None = N
             rows.append({"judge": name, **({"dimension": dim} if kind == "pointwise" else {}),
                          **summary})
     return pd.DataFrame(rows)
+
+
+def _zscores(wide: pd.DataFrame) -> pd.DataFrame:
+    """Each column as z-scores over its present values (a constant column: 0)."""
+    sd = wide.std(ddof=0).replace(0, 1)
+    return (wide - wide.mean()) / sd
 
 
 def _numeric_pairs(table: pd.DataFrame, kind: str, judge: str) -> pd.DataFrame:

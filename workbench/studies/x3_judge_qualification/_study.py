@@ -293,8 +293,9 @@ _TABLES: dict[str, list[str]] = {
     "llmbar_bradley_terry": _BT,
     "llmbar_selective": _SELECTIVE,
     "table_ceiling": ["who", "kind", "measure", "estimate", "ci_low", "ci_high", "ci_level",
-                      "n_items", "n_used", "n_missing", "n_raters", "n_boot"],
-    "table_alt_test": ["judge", "omega", "passed", "advantage", "n_raters", "epsilon", "alpha"],
+                      "n_items", "n_used", "n_missing", "n_raters", "n_boot", "dimension"],
+    "table_alt_test": ["judge", "dimension", "omega", "passed", "advantage", "n_raters",
+                       "epsilon", "alpha"],
     "table_ppi_simulation": [*_PPI_SIM, "judge"],
     "table_ppi_needed": ["method", "width", "n_labeled", "judge", "n_pilot"],
     "table_bradley_terry": [c if c != "judge_model" else "judge" for c in _BT
@@ -322,7 +323,8 @@ def user_table_qualification(path: str, spec: dict, *, by: str, epsilon: float, 
                                  epsilon=epsilon, rng=seed,
                                  sections=["ceiling", "alt_test", "ppi", "bradley_terry",
                                            "selective"])
-    return {name: found[key] for name, key in _USER_TABLES.items() if key in found}
+    return {name: found[key].reindex(columns=_TABLES[name])  # pairwise: no dimension
+            for name, key in _USER_TABLES.items() if key in found}
 
 
 @memoized(STUDY)
