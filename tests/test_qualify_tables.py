@@ -16,6 +16,7 @@ from scipy import stats as sps
 from workbench import qualify as q
 from workbench.datasets import load_pairwise, load_pointwise, validate_pairwise
 from workbench.datasets.judgebench import accuracy as judgebench_accuracy
+from workbench.report import qualification_report
 
 GROUPS = {"Writing": ["blog", "essay"], "Code": ["code_generation"]}
 
@@ -248,7 +249,7 @@ def test_report_of_a_table_with_every_column(tmp_path):
     table = load_table(PAIRWISE, **PAIRWISE_SPEC)
     assert table.attrs["workbench_table"] == "pairwise"
     assert table.loc[table["judge"] != "", "verdict"].isna().sum() > 0  # unparsed, kept
-    report = q.qualification_report(table, tmp_path / "r", n_boot=50, n_rep=20)
+    report = qualification_report(table, tmp_path / "r", n_boot=50, n_rep=20)
     for name in ("leaderboard", "ceiling", "alt_test", "ppi_needed", "bradley_terry",
                  "selective", "weakest", "skipped"):
         assert (tmp_path / "r" / f"{name}.csv").exists(), name

@@ -7,7 +7,7 @@
 
 Reads the table with :func:`workbench.datasets.load_pairwise` (when it holds verdicts)
 or :func:`~workbench.datasets.load_pointwise` (scores), then writes
-:func:`workbench.qualify.qualification_report`: ``index.html`` with the figures and
+:func:`workbench.report.qualification_report`: ``index.html`` with the figures and
 tables, and one CSV per table. Every mapping option takes YAML (``-c`` is repeatable);
 ``--spec`` takes a YAML file of the loader's keyword arguments (``kind``, ``columns``,
 ``verdicts``, ``second_order``, ``judges`` ...), which the options override. A table
@@ -89,7 +89,7 @@ def qualify(
 
     from workbench.datasets import load_table
     from workbench.errors import DatasetError
-    from workbench.qualify import qualification_report
+    from workbench.report import qualification_report
 
     options: dict[str, Any] = {}
     if spec is not None:

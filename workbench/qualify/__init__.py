@@ -12,8 +12,9 @@ selective judging              :func:`calibrate_threshold`, :func:`selective_rep
 a user's judge table           :func:`pairwise_leaderboard`, :func:`judge_correlations`,
                                :func:`pairwise_bradley_terry`, :func:`human_ceiling`,
                                :func:`judge_alt_test`, :func:`judge_ppi`,
-                               :func:`judge_selective`, :func:`qualification_report`,
-                               :func:`qualification_tables`
+                               :func:`judge_selective`, :func:`qualification_tables`
+                               (written as a report by
+                               :func:`workbench.report.qualification_report`)
 =============================  ====================================================
 
 The functions of the last row take one long table of :func:`workbench.datasets.load_pairwise`
@@ -27,7 +28,7 @@ from workbench.qualify._agreement import MEASURES, alt_test, leave_one_out_agree
 from workbench.qualify._bradley_terry import bradley_terry, bt_design, length_controlled_win_rate
 from workbench.qualify._jury import AGGREGATES, jury_scores, jury_vs_best
 from workbench.qualify._ppi import labels_needed, ppi_mean, ppi_simulation
-from workbench.qualify._report import qualification_report, qualification_tables
+from workbench.qualify._qualification import qualification_tables
 from workbench.qualify._selective import (
     calibrate_threshold,
     clopper_pearson_upper,
@@ -68,7 +69,6 @@ __all__ = [
     "pairwise_leaderboard",
     "ppi_mean",
     "ppi_simulation",
-    "qualification_report",
     "qualification_tables",
     "selective_report",
     "table_kind",
