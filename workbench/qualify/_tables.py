@@ -282,7 +282,8 @@ def judge_correlations(table: pd.DataFrame, *, method: str = "kendall",
     by : str, optional
         The groups for ``per_group`` / ``per_group_mean``.
     n_boot, rng
-        Bootstrap CIs (:func:`workbench.stats.correlate`).
+        Bootstrap CIs (:func:`workbench.stats.correlate`) of the unit-level rows; the
+        system level, over a handful of systems, always gets the Fisher-z interval.
 
     Returns
     -------
@@ -324,8 +325,9 @@ def judge_correlations(table: pd.DataFrame, *, method: str = "kendall",
         if means["system"].nunique() < 3:
             raise ValueError(f"system-level correlation needs at least 3 systems, the table has "
                              f"{means['system'].nunique()} (map a system column)")
+        # a handful of systems: the Fisher-z interval, not a bootstrap of the systems
         res = correlate(means, x="score", y="human", method=method, level="pooled",
-                        split=["judge", "dimension"], n_boot=n_boot, rng=rng)
+                        split=["judge", "dimension"])
         frames.append(res.assign(level="system"))
     keys = ["judge", "dimension"] + ([by] if by else [])
     return tidy(pd.concat(frames, ignore_index=True), keys=keys)
