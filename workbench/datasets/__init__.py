@@ -32,12 +32,10 @@ from workbench.datasets._bundled import list_datasets, load_dataset, load_folder
 from workbench.datasets._long import (
     PAIRWISE_COLUMNS,
     POINTWISE_COLUMNS,
-    load_pairwise,
-    load_pointwise,
-    load_table,
     validate_pairwise,
     validate_pointwise,
 )
+from workbench.datasets._long_load import load_pairwise, load_pointwise, load_table
 from workbench.datasets._schema import (
     CANONICAL_COLUMNS,
     LANGS,

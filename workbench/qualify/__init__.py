@@ -41,10 +41,9 @@ from workbench.qualify._tables import (
     judge_correlations,
     judge_ppi,
     judge_selective,
-    pairwise_bradley_terry,
-    pairwise_leaderboard,
     table_kind,
 )
+from workbench.qualify._tables_pairwise import pairwise_bradley_terry, pairwise_leaderboard
 
 __all__ = [
     "AGGREGATES",

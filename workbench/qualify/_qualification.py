@@ -18,9 +18,8 @@ from workbench.qualify._tables import (
     judge_correlations,
     judge_ppi,
     judge_selective,
-    pairwise_bradley_terry,
-    pairwise_leaderboard,
 )
+from workbench.qualify._tables_pairwise import pairwise_bradley_terry, pairwise_leaderboard
 
 __all__ = ["qualification_tables", "summary_of"]
 

@@ -1,8 +1,8 @@
 """Every judge-vs-human measure from one long table (:mod:`workbench.datasets._long`).
 
-A pairwise table gives :func:`pairwise_leaderboard` (accuracy in each order, in both
-orders, consistency, kappa; per group and overall) and :func:`pairwise_bradley_terry`; a
-pointwise table gives :func:`judge_correlations` (pooled, per group, mean of groups and
+A pairwise table gives :func:`~workbench.qualify._tables_pairwise.pairwise_leaderboard`
+(accuracy in each order, in both orders, consistency, kappa; per group and overall) and
+:func:`~workbench.qualify._tables_pairwise.pairwise_bradley_terry`; a pointwise table gives :func:`judge_correlations` (pooled, per group, mean of groups and
 system level). Both give :func:`human_ceiling`, :func:`judge_alt_test`,
 :func:`judge_ppi` and (with ``confidence``) :func:`judge_selective`. Each says plainly
 when the table cannot support it (one rater, no labels, one order only).
@@ -23,7 +23,6 @@ stories? *TACL* 12 (story-level and system-level correlations).
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -31,15 +30,13 @@ import pandas as pd
 
 from workbench.datasets._long import validate_pairwise, validate_pointwise
 from workbench.qualify._agreement import alt_test, leave_one_out_agreement
-from workbench.qualify._bradley_terry import bradley_terry
 from workbench.qualify._ppi import labels_needed, ppi_mean, ppi_simulation
 from workbench.qualify._selective import selective_report
-from workbench.stats import correlate, kappa_from_labels, position_consistency
+from workbench.stats import correlate
 from workbench.stats._columns import tidy
 
 __all__ = ["human_ceiling", "human_reference", "judge_alt_test", "judge_correlations",
-           "judge_ppi", "judge_selective", "pairwise_bradley_terry", "pairwise_leaderboard",
-           "table_kind"]
+           "judge_ppi", "judge_selective", "table_kind"]
 
 _UNIT = {"pairwise": ["item_id"], "pointwise": ["item_id", "system", "dimension"]}
 _WIN = {"A": 1.0, "tie": 0.5, "B": 0.0}
@@ -109,147 +106,6 @@ def human_reference(table: pd.DataFrame) -> pd.DataFrame:
     out = agg.rename("human").reset_index()
     out["n_raters"] = people.groupby(unit, sort=False)["annotator"].nunique().to_numpy()
     return out
-
-
-# --- pairwise ----------------------------------------------------------------------------
-
-def pairwise_leaderboard(table: pd.DataFrame, *, by: str | Sequence[str] | None = None,
-                         judge: str | Sequence[str] | None = None) -> pd.DataFrame:
-    """Accuracy in each order, in both orders, consistency and kappa, per judge and group,
-    with an overall row per judge.
-
-    Parameters
-    ----------
-    table : DataFrame
-        A pairwise table (:func:`workbench.datasets.load_pairwise`).
-    by : str or list of str, optional
-        Groups (e.g. ``"group"``); each judge gets one row per group and one with the
-        group ``"all"`` (pooled over items, not a mean of groups).
-    judge : str or list, optional
-        The judges to report (default: all).
-
-    Returns
-    -------
-    DataFrame
-        ``judge``, the ``by`` columns, then :func:`workbench.stats.position_consistency`'s
-        columns: ``n`` (labelled items with both orders), ``n_incomplete``,
-        ``n_unparsed``, ``n_missing`` (items without a human label, left out),
-        ``accuracy_order0``, ``accuracy_order1``, ``accuracy``, ``accuracy_both``
-        (correct in both orders, the headline of pairwise leaderboards),
-        ``agreement`` (consistency: the two verdicts equal), ``kappa_order0``,
-        ``kappa_order1``. With one order only, the order-1 and two-order columns are NaN
-        (and a warning says so).
-
-    Examples
-    --------
-    >>> t = pd.DataFrame({"item_id": [1, 1, 2, 2], "order": [0, 1, 0, 1], "judge": "j",
-    ...                   "verdict": ["A", "A", "A", "B"], "label": ["A", "A", "B", "B"],
-    ...                   "group": ["x", "x", "y", "y"]})
-    >>> from workbench.datasets import validate_pairwise
-    >>> board = pairwise_leaderboard(validate_pairwise(t, second_order="original"), by="group")
-    >>> board[["group", "accuracy_order0", "accuracy_both", "agreement"]]
-      group  accuracy_order0  accuracy_both  agreement
-    0     x              1.0            1.0        1.0
-    1     y              0.0            0.0        0.0
-    2   all              0.5            0.5        0.5
-    """
-    table, kind = _validated(table)
-    if kind != "pairwise":
-        raise ValueError("pairwise_leaderboard needs a pairwise table (verdicts), not scores")
-    by_cols = [by] if isinstance(by, str) else list(by or [])
-    missing = [c for c in by_cols if c not in table]
-    if missing:
-        raise ValueError(f"by: no column {missing} in the table")
-    ref = human_reference(table)[["item_id", "human"]]
-    frames = []
-    for name in _judges(table, judge):
-        rows = table[table["judge"] == name].merge(ref, on="item_id", how="left")
-        unlabeled = rows.loc[rows["human"].isna(), "item_id"]
-        n_missing = unlabeled.nunique()
-        rows = rows[rows["human"].notna()]
-        if rows.empty:
-            raise ValueError(f"judge {name!r}: no item with a human label")
-        if rows["order"].nunique() == 2:
-            out = position_consistency(rows, item="item_id", order="order", verdict="verdict",
-                                       label="human", by=by_cols or None, orders=(0, 1),
-                                       overall=bool(by_cols))
-        else:
-            warnings.warn(f"judge {name!r}: one presentation order only; accuracy in the other "
-                          "order, in both orders and consistency cannot be measured (NaN)",
-                          stacklevel=2)
-            out = _one_order(rows, by_cols)
-        frames.append(out.assign(judge=name, n_missing=n_missing))
-    return tidy(pd.concat(frames, ignore_index=True), keys=["judge", *by_cols])
-
-
-def _one_order(rows: pd.DataFrame, by_cols: list[str]) -> pd.DataFrame:
-    parts = [(dict(zip(by_cols, k if isinstance(k, tuple) else (k,), strict=True)), g)
-             for k, g in rows.groupby(by_cols, sort=False)] if by_cols else []
-    parts.append(({c: "all" for c in by_cols}, rows))
-    out = []
-    for key, g in parts:
-        v = g["verdict"].astype(object).where(g["verdict"].notna(), "<unparsed>").tolist()
-        gold = g["human"].tolist()
-        out.append({**key, "n": len(g), "n_incomplete": len(g), "n_unparsed":
-                    int(g["verdict"].isna().sum()),
-                    "accuracy_order0": float(np.mean([x == y for x, y in zip(v, gold,
-                                                                             strict=True)])),
-                    "accuracy_order1": np.nan, "accuracy": np.nan, "accuracy_both": np.nan,
-                    "agreement": np.nan, "kappa_order1": np.nan,
-                    "kappa_order0": kappa_from_labels(v, gold)["estimate"]})
-    return pd.DataFrame(out)
-
-
-def pairwise_bradley_terry(table: pd.DataFrame, *, judge: str | None = None,
-                           covariates: Sequence[str] = ("length", "self"),
-                           reference: str | None = None, ci_level: float = 0.95
-                           ) -> pd.DataFrame:
-    """Bradley-Terry strengths of the systems with position, length and self-preference
-    terms, from the verdicts of one judge (:func:`bradley_terry`; pairs clustered).
-
-    The table needs ``system_a`` and ``system_b``. Each verdict becomes one comparison
-    of the system shown first against the one shown second (ties and unparsed verdicts
-    left out). ``"length"`` (when ``length_a`` / ``length_b`` are given): the first
-    minus the second response's length, in hundreds; ``"self"``: +1 when the judge's
-    name equals the first system's, -1 the second's (left out when it never does).
-
-    Returns
-    -------
-    DataFrame
-        :func:`bradley_terry`'s rows (``term``, ``a``, ``estimate`` ...) with ``judge``.
-    """
-    table, kind = _validated(table)
-    if kind != "pairwise":
-        raise ValueError("pairwise_bradley_terry needs a pairwise table")
-    if not {"system_a", "system_b"} <= set(table.columns):
-        raise ValueError("Bradley-Terry needs the systems: map system_a and system_b")
-    names = _judges(table, judge)
-    if len(names) > 1:
-        raise ValueError(f"give judge= (one of {names}): strengths are fitted per judge")
-    rows = table[table["judge"] == names[0]]
-    swapped = rows["order"] == 1
-    shown_first = np.where(swapped, "B", "A")
-    d = pd.DataFrame({
-        "first": np.where(swapped, rows["system_b"], rows["system_a"]),
-        "second": np.where(swapped, rows["system_a"], rows["system_b"]),
-        "first_wins": [np.nan if v not in ("A", "B") else float(v == s)
-                       for v, s in zip(rows["verdict"], shown_first, strict=True)],
-        "item_id": rows["item_id"].to_numpy()})
-    if d[["first", "second"]].stack().nunique() < 2:
-        raise ValueError("Bradley-Terry needs at least two systems")
-    used = []
-    if "length" in covariates and {"length_a", "length_b"} <= set(rows.columns):
-        la, lb = rows["length_a"].to_numpy(float), rows["length_b"].to_numpy(float)
-        d["length"] = np.where(swapped, lb - la, la - lb) / 100
-        used.append("length")
-    if "self" in covariates:
-        own = (d["first"] == names[0]).astype(float) - (d["second"] == names[0]).astype(float)
-        if own.abs().sum() > 0:
-            d["self"] = own.to_numpy()
-            used.append("self")
-    out = bradley_terry(d, covariates=used, reference=reference, groups=["item_id"],
-                        ci_level=ci_level)
-    return out.assign(judge=names[0])
 
 
 # --- pointwise ---------------------------------------------------------------------------
