@@ -125,9 +125,9 @@ def _rename(frame: pd.DataFrame, columns: Mapping[str, str] | None, canonical: S
                            f"({', '.join(canonical)})", file=label)
     missing = [user for user in columns.values() if user not in frame.columns]
     if missing:
+        shown = [str(c) for c in frame.columns if c not in _PROVENANCE]
         raise DatasetError(f"no column {missing[0]!r} in the file (its columns: "
-                           f"{', '.join(map(str, frame.columns))})", file=label,
-                           column=missing[0])
+                           f"{', '.join(shown)})", file=label, column=missing[0])
     out = frame.drop(columns=[c for c in columns if c not in columns.values() and c in frame],
                      errors="ignore")
     return out.rename(columns={user: canon for canon, user in columns.items()})
