@@ -284,6 +284,8 @@ def test_cli_on_a_pointwise_table(tmp_path):
     pooled = corr[(corr["judge"] == "llm_judge") & (corr["level"] == "pooled")]
     assert pooled["estimate"].iloc[0] == pytest.approx(sps.kendalltau(raw["llm_judge"],
                                                                       human).statistic)
+    weakest = pd.read_csv(tmp_path / "r" / "weakest.csv")  # no group column: per system
+    assert weakest["scope"].str.startswith("system ").all() and len(weakest) == 6
     alt = pd.read_csv(tmp_path / "r" / "alt_test.csv")
     assert set(alt["judge"]) == {"llm_judge", "overlap"}
     assert "passes" in result.output or "does not pass" in result.output

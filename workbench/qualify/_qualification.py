@@ -126,9 +126,11 @@ def qualification_tables(table: pd.DataFrame, *, by: str | None = "group",
             corr.append(_try(skipped, "per-item correlations", judge_correlations, table,
                              method=method, level="per_group_mean", by="item_id", judge=judges,
                              n_boot=n_boot, rng=rng))
-        if by:
-            corr.append(_try(skipped, f"correlations per {by}", judge_correlations, table,
-                             method=method, level="per_group", by=by, judge=judges))
+        # where it fails: per group, else per system (each system's items)
+        where = by or ("system" if table["system"].nunique() > 1 else None)
+        if where:
+            corr.append(_try(skipped, f"correlations per {where}", judge_correlations, table,
+                             method=method, level="per_group", by=where, judge=judges))
         results["correlations"] = _concat(corr)
     if want("ceiling"):
         results["ceiling"] = _try(skipped, "human ceiling", human_ceiling, table,
@@ -141,8 +143,10 @@ def qualification_tables(table: pd.DataFrame, *, by: str | None = "group",
                                  n_rep=n_rep, rng=rng) for j in names) if p is not None]
         results["ppi_simulation"] = _concat([p["simulation"] for p in ppis])
         results["ppi_needed"] = _concat([p["needed"] for p in ppis])
+    weak_by = by if kind == "pairwise" or by else (
+        "system" if table["system"].nunique() > 1 else None)
     results["weakest"] = _weakest(kind, results.get("leaderboard"), results.get("correlations"),
-                                  by)
+                                  weak_by)
     results["skipped"] = pd.DataFrame(skipped, columns=["section", "reason"])
     return {k: v for k, v in results.items() if v is not None}
 
