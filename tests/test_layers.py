@@ -17,7 +17,9 @@ LAYERS = {
     "sim": 3, "llm": 3.5,  # llm sits on sim: it registers the simulated provider
     "judges": 4, "perturb": 4, "metrics": 4, "qualify": 4,
     "studies": 5, "plots": 5, "notebook": 5.5,  # notebook sessions set the plot style
-    "cli": 6, "run_cli": 6, "llm_cli": 6, "judge_cli": 6, "bench": 6, "local_model": 6, "__init__": 0,
+    "report": 5.5,  # the qualification report: qualify's tables, drawn with plots
+    "cli": 6, "run_cli": 6, "llm_cli": 6, "judge_cli": 6, "qualify_cli": 6, "bench": 6,
+    "local_model": 6, "__init__": 0,
 }
 
 

@@ -30,7 +30,7 @@ def tiny(own_cache_run):
 def test_run_fills_every_table(tiny):
     res = tiny
     assert set(x3.tables(res)) == {t for t in x3._study._TABLES
-                                   if not t.startswith(("pandalm", "unieval", "llmbar"))}
+                                   if not t.startswith(("pandalm", "unieval", "llmbar", "table"))}
     agree = res["agreement"]
     assert list(agree["kind"]) == ["judge"] * 3 + ["rater"] * 4 + ["ceiling"]
     assert (agree["backend"] == "sim").all()

@@ -57,7 +57,9 @@ COLUMNS: dict[str, str] = {
     "role": "spans: role of the unit, gist | detail",
     "start": "character offset where the span starts (inclusive)",
     "end": "character offset where the span ends (exclusive)",
-    "label": "spans: unit (a reference unit) | excess | missing",
+    "label": "spans: unit (a reference unit) | excess | missing; judge tables "
+    "(workbench.datasets.load_pairwise / load_pointwise): the human (gold) label or score of "
+    "the item",
     "text_source": "text the span offsets refer to: 'reference' or the answer ('response')",
     # --- judging results (DESIGN §4 core columns, then the extra ones)
     "study": "study label from JudgeSpec.study ('' when not given)",
@@ -306,7 +308,7 @@ COLUMNS: dict[str, str] = {
     "split": "who split the reference into gist/detail units: 'human' (units given) or 'llm'",
     "answer_id": "one judged answer: '<item_id>|<answer_model>|<answer_sample>'",
     "annotator": "who marked the units: 'human' (the gold annotation), a judge model of this "
-    "run, or the published model",
+    "run, or the published model; judge tables: the person who gave the row's verdict or score",
     "rate": "flagged units of the class / reference units of its role, averaged over answers",
     "found": "True when the flagged text was located in the answer or reference",
     "n_answers": "number of answers",
@@ -381,6 +383,21 @@ COLUMNS: dict[str, str] = {
     "confidence": "the judge's confidence in its verdict (share of the ensemble's verdicts equal "
     "to it)",
     "correct": "True when the judge's verdict equals the human label",
+    # judge tables brought by the user (workbench.datasets._long, workbench.qualify._tables)
+    "judge": "judge tables: the judge or automatic metric that gave the row's verdict or score",
+    "system": "judge tables: the system whose output was scored",
+    "system_a": "pairwise judge tables: the system that wrote response A",
+    "system_b": "pairwise judge tables: the system that wrote response B",
+    "length_a": "pairwise judge tables: length of response A",
+    "length_b": "pairwise judge tables: length of response B",
+    "group": "judge tables: a group of items (scenario, category ...); 'all' on overall rows",
+    "source_file": "judge tables: the file the row was read from",
+    "source_line": "judge tables: the row's 1-based line in its file (a CSV's header is line 1) "
+    "or 1-based row of a frame",
+    "accuracy_both": "share of items whose verdicts in both orders equal the label",
+    "n_pilot": "PPI: units with both a judge and a human label, resampled by the simulation",
+    "section": "qualification report: the analysis a row is about",
+    "reason": "qualification report: why an analysis was not computed for this table",
     "calibration": "True for items of the calibration split, False for held-out items",
 }
 
@@ -452,7 +469,7 @@ STATS_ORDER: tuple[str, ...] = (
     "cohen_dz", "rank_biserial", "mean_a", "mean_b", "mean_baseline", "mean_condition",
     "numerator", "denominator", "p_observed", "p_expected", "d_observed", "d_expected",
     "raw_slope", "raw_slope_ci_low", "raw_slope_ci_high", "per",
-    "accuracy_order0", "accuracy_order1", "accuracy", "agreement", "kappa_order0",
+    "accuracy_order0", "accuracy_order1", "accuracy", "accuracy_both", "agreement", "kappa_order0",
     "kappa_order1",
     "recall", "precision", "f1", "n_items_recall", "n_items_precision", "n_items_both_empty",
     "n_gold_units", "n_pred_units", "n_pairs", "gold_chars", "pred_chars", "overlap_chars",

@@ -12,6 +12,14 @@ _FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 VARIANTS = {
     "releases_only": {"bundled": False, "n_boot": 50, "unieval_dir": str(_FIXTURES / "unieval"),
                       "pandalm_dir": str(_FIXTURES / "pandalm")},
+    # a user's own pairwise judge table (README "Bring your own judge data")
+    "own_table": {"bundled": False, "n_boot": 20,
+                  "table": str(_FIXTURES / "judge_tables" / "pairwise_people.csv"),
+                  "table_spec": {
+                      "columns": {"item_id": "pair", "order": "shown", "annotator": "rater",
+                                  "judge": "model", "verdict": "choice", "group": "topic"},
+                      "verdicts": {1: "A", 2: "B"}, "recode": {"order": {"AB": 0, "BA": 1}},
+                      "second_order": "positional"}},
 }
 FIGURES = {"reliability.png", "correlations.png", "correlations.svg", "pairwise_kappa.png"}
 
@@ -27,6 +35,10 @@ def check(headline: dict, params: dict) -> None:
         assert set(headline["unieval_rho"]) == {
             "coherence", "engagingness", "groundedness", "naturalness", "overall",
             "understandability"}
+    if params.get("table"):  # the fixture: the first-position judge flips more often
+        agreement = headline["table_agreement"]
+        assert agreement["judge-good"] > agreement["judge-first"]
+        assert set(headline["table_accuracy_both"]) == {"judge-good", "judge-first"}
     if params.get("pandalm_dir"):
         assert set(headline["pandalm_kappa"]) == {"gpt-3.5-turbo", "pandalm-7b"}
         # each judge file has one unparseable verdict: counted, not dropped

@@ -15,6 +15,12 @@ VARIANTS = {
                       "ppi_reps": 10, "pandalm_dir": str(_FIXTURES / "pandalm"),
                       "unieval_dir": str(_FIXTURES / "unieval"),
                       "llmbar_dir": str(_FIXTURES / "llmbar")},
+    # a user's own judge table (README "Bring your own judge data"), without the bundled set
+    "own_table": {"bundled": False, "n_boot": 20, "ppi_reps": 10,
+                  "table": str(_FIXTURES / "judge_tables" / "pointwise_stories.csv"),
+                  "table_spec": {"columns": {"item_id": "story", "system": "model"},
+                                 "judges": ["llm_judge", "overlap"],
+                                 "annotators": ["rater1", "rater2", "rater3"]}},
 }
 FIGURES = {"qualification.png", "ppi.png", "bradley_terry.png"}
 #: Held-out agreement of the accepted pairs may fall below 1 - risk_alpha by this much: the
@@ -36,6 +42,9 @@ def check(headline: dict, params: dict) -> None:
             "coherence", "engagingness", "groundedness", "naturalness", "overall",
             "understandability"}
         assert headline["unieval_n_labeled"] == params.get("ppi_labels", 40)
+    if params.get("table"):  # the fixture: three annotators, an LLM judge and a metric
+        assert set(headline["table_alt_test_passed"]) == {"llm_judge", "overlap"}
+        assert "human ceiling" in headline["table_ceiling"]
     if params.get("llmbar_dir"):
         assert set(headline["llmbar_position"]) == {"JudgeA/CoT", "JudgeA/Vanilla",
                                                     "JudgeB/Vanilla"}

@@ -134,7 +134,7 @@ def _build(rows: list[dict], table: str, extras: list[str]) -> pd.DataFrame:
 
 
 def validate_items(
-    frame: pd.DataFrame, *, file: str = "items.csv", require_reference: bool = True
+    frame: pd.DataFrame, *, file: str = "<items table>", require_reference: bool = True
 ) -> pd.DataFrame:
     """Check an items table and return it normalised.
 
@@ -144,7 +144,10 @@ def validate_items(
         Columns ``item_id, lang, category, question, reference, keywords`` and
         optionally ``perturbation``, ``source_item`` and set-specific columns.
     file : str
-        Name used in error messages.
+        Name used in error messages (the file the frame was read from; an in-memory
+        frame is called ``<items table>``). Pairwise verdicts and pointwise scores that
+        already exist need none of these columns: see
+        :func:`workbench.datasets.load_pairwise` and :func:`~workbench.datasets.load_pointwise`.
     require_reference : bool
         When False an empty ``reference`` is allowed (sets without gold answers).
 
@@ -216,7 +219,7 @@ def _is_int_text(text: str) -> bool:
 
 
 def validate_rubric(
-    frame: pd.DataFrame, *, items: pd.DataFrame | None = None, file: str = "rubric.csv"
+    frame: pd.DataFrame, *, items: pd.DataFrame | None = None, file: str = "<rubric table>"
 ) -> pd.DataFrame:
     """Check a rubric table and return it normalised.
 
@@ -284,7 +287,7 @@ def validate_rubric(
 
 
 def validate_responses(
-    frame: pd.DataFrame, *, items: pd.DataFrame | None = None, file: str = "responses.csv"
+    frame: pd.DataFrame, *, items: pd.DataFrame | None = None, file: str = "<responses table>"
 ) -> pd.DataFrame:
     """Check a responses table and return it normalised.
 
@@ -352,7 +355,7 @@ def validate_responses(
 
 
 def validate_human_scores(
-    frame: pd.DataFrame, *, items: pd.DataFrame | None = None, file: str = "human_scores.csv"
+    frame: pd.DataFrame, *, items: pd.DataFrame | None = None, file: str = "<human_scores table>"
 ) -> pd.DataFrame:
     """Check a human-scores table and return it normalised.
 

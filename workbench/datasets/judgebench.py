@@ -21,7 +21,8 @@ naming the file and line.
 
 `accuracy` scores the verdicts with the release's rule for two games: each game's
 verdict counts +1 when it equals the label, −1 when it is the opposite, 0 otherwise
-(tie, unparsed, failed); the pair is correct when the sum is positive, so two
+(tie, unparsed, failed; a tie label ``"A=B"``, which the release does not use, has no
+opposite: only an equal verdict counts); the pair is correct when the sum is positive, so two
 inconsistent verdicts (one right, one wrong) count as not correct. A single game is
 correct when its verdict equals the label. Categories follow the paper: ``source``
 ``mmlu-pro-*`` is knowledge, ``livebench-reasoning`` reasoning, ``livebench-math`` math,
@@ -206,7 +207,7 @@ def accuracy(verdicts: pd.DataFrame) -> pd.DataFrame:
     decided = verdicts["decision"].astype(object).where(verdicts["decision"].notna(), "none")
     frame = verdicts.assign(
         _decision=decided, _unparsed=decided == "none",
-        _vote=[1 if d == lab else -1 if d == _FLIP[lab] else 0
+        _vote=[1 if d == lab else -1 if d == _FLIP.get(lab) else 0
                for d, lab in zip(decided, verdicts["label"], strict=True)])
     per_pair = frame.groupby(keys + ["category", "pair_id"], as_index=False).agg(
         _sum=("_vote", "sum"), _games=("game", "size"), _distinct=("_decision", "nunique"),

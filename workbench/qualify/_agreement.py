@@ -16,6 +16,7 @@ testing under dependency. *Annals of Statistics*, 29(4), 1165-1188.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 
 import numpy as np
@@ -211,6 +212,12 @@ def alt_test(humans: pd.DataFrame, judge: pd.Series | np.ndarray, *, epsilon: fl
     min_items : int
         Annotators with fewer usable items are left out (the paper asks for >= 30).
 
+    Raises
+    ------
+    ValueError
+        With fewer than two annotators (there is no "other" to align with). When no
+        annotator has ``min_items`` usable items a warning says so (``omega`` NaN).
+
     Returns
     -------
     (per_annotator, summary)
@@ -229,6 +236,10 @@ def alt_test(humans: pd.DataFrame, judge: pd.Series | np.ndarray, *, epsilon: fl
     """
     if metric not in ("accuracy", "neg_rmse"):
         raise ValueError(f"metric must be 'accuracy' or 'neg_rmse', got {metric!r}")
+    if humans.shape[1] < 2:
+        raise ValueError(f"alt_test needs at least two annotators (columns of humans), got "
+                         f"{humans.shape[1]}: the judge is compared with each annotator on "
+                         "how well both agree with the others")
     values = humans.to_numpy(dtype=object if metric == "accuracy" else float)
     f = np.asarray(judge, dtype=object if metric == "accuracy" else float)
     rows = []
@@ -256,6 +267,9 @@ def alt_test(humans: pd.DataFrame, judge: pd.Series | np.ndarray, *, epsilon: fl
         table["p_adjusted"], table["significant"] = adjusted, reject
     else:
         table["p_adjusted"], table["significant"] = [], []
+    if not len(table):
+        warnings.warn(f"alt_test: no annotator has {min_items} items that another annotator "
+                      "also labelled; omega is NaN and the judge does not pass", stacklevel=2)
     omega = float(table["significant"].mean()) if len(table) else np.nan
     summary = {"omega": omega, "passed": bool(omega >= 0.5) if len(table) else False,
                "advantage": float(table["rho_f"].mean()) if len(table) else np.nan,

@@ -30,6 +30,7 @@ def position_consistency(
     by: Columns | None = None,
     orders: tuple | None = None,
     swap: Mapping | None = None,
+    overall: bool = False,
 ) -> pd.DataFrame:
     """Accuracy and agreement of pairwise verdicts given in both presentation orders.
 
@@ -56,6 +57,11 @@ def position_consistency(
     swap : mapping, optional
         Applied to second-order verdicts that are still positional, e.g.
         ``{"A": "B", "B": "A"}``; values not in the mapping (e.g. "tie") are kept.
+        Forgetting it on positional verdicts gives a meaningless ``agreement``: the
+        long tables of :func:`workbench.datasets.load_pairwise` make the choice explicit.
+    overall : bool, default False
+        With ``by``, add one row over all groups (its ``by`` columns hold ``"all"``),
+        as leaderboards report beside their groups.
 
     Returns
     -------
@@ -63,7 +69,8 @@ def position_consistency(
         One row per group: ``by`` columns, ``n`` (items with both orders),
         ``n_incomplete`` (items lacking one order, left out), ``n_unparsed``
         (unparsed verdicts among the items used), ``accuracy_order0``,
-        ``accuracy_order1``, ``accuracy`` (their mean), ``agreement``,
+        ``accuracy_order1``, ``accuracy`` (their mean), ``accuracy_both`` (share of
+        items whose two verdicts both equal the label), ``agreement``,
         ``kappa_order0``, ``kappa_order1`` (the accuracy and kappa columns only with
         ``label``).
 
@@ -125,10 +132,13 @@ def position_consistency(
     if label is not None:
         _warn_if_disjoint(frame.loc[frame["_v"] != UNPARSED, "_v"], frame[label])
 
+    groups = [(key, part, item_cols) for key, part in group_items(frame, by_cols)]
+    if overall and by_cols:  # items are told apart by their group too
+        groups.append(({c: "all" for c in by_cols}, frame, item_cols + by_cols))
     rows = []
-    for key, part in group_items(frame, by_cols):
-        v0 = part.loc[part[order] == o0].set_index(item_cols)
-        v1 = part.loc[part[order] == o1].set_index(item_cols)
+    for key, part, index in groups:
+        v0 = part.loc[part[order] == o0].set_index(index)
+        v1 = part.loc[part[order] == o1].set_index(index)
         both = v0.index.intersection(v1.index)
         n_incomplete = len(v0.index.union(v1.index)) - len(both)
         a, b = v0.loc[both, "_v"].tolist(), v1.loc[both, "_v"].tolist()
@@ -158,6 +168,8 @@ def position_consistency(
                 accuracy_order0=acc0,
                 accuracy_order1=acc1,
                 accuracy=(acc0 + acc1) / 2,
+                accuracy_both=float(np.mean([x == g and y == g for x, y, g in
+                                             zip(a, b, gold, strict=True)])) if n else np.nan,
                 kappa_order0=kappa_from_labels(a, gold, categories=cats)["estimate"],
                 kappa_order1=kappa_from_labels(b, gold, categories=cats)["estimate"],
             )

@@ -15,6 +15,9 @@ Three analyses, each on its own data:
   metric predictions with the USR human scores, pooled per dimension, as published.
 - **PandaLM** (``pandalm_dir``): Fleiss' kappa among the three annotators, and Cohen's
   kappa of each judge file with the annotators' majority label.
+- **your judge table** (``table``, read with ``table_spec``): its leaderboard per group
+  and overall (pairwise) or its correlations at pooled, per-item and system level
+  (pointwise), and the human ceiling when it has two or more annotators.
 
 The study keeps the contract of :mod:`workbench.studies._contract`; the simulated raters
 are :mod:`workbench.studies.raters`. Sim numbers show the pipeline works; they are not
@@ -57,6 +60,7 @@ from workbench.studies.x2_human_agreement._study import (
     rater_reliability,
     run,
     tables,
+    user_table_agreement,
 )
 
 __all__ = [
@@ -78,4 +82,5 @@ __all__ = [
     "tables",
     "unieval_correlations",
     "unieval_table",
+    "user_table_agreement",
 ]

@@ -8,7 +8,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from workbench.datasets import load_table
 from workbench.judges import JudgeSpec
+from workbench.qualify import qualification_tables
 from workbench.stats import correlate, fleiss_kappa, icc, krippendorff_alpha
 from workbench.studies._contract import StudyConfig, StudyResults
 from workbench.studies._memo import memoized
@@ -79,6 +81,15 @@ class Config(BundledDesign):
         Simulated raters (2-4) and the seed of their noise.
     unieval_dir, pandalm_dir : str
         Checkouts of the UniEval and PandaLM releases ("" = skip that analysis).
+    table : str
+        A judge table of your own (CSV, TSV, JSONL, JSON; README "Bring your own judge
+        data"; "" = skip): its leaderboard (pairwise) or correlations (pointwise) and
+        the human ceiling.
+    table_spec : dict
+        Keyword arguments of :func:`workbench.datasets.load_table` for it (``kind``,
+        ``columns``, ``verdicts``, ``second_order``, ``judges``, ``explode`` ...).
+    table_by : str
+        Its group column (used when it has one).
     n_boot : int
         Bootstrap resamples.
     """
@@ -90,6 +101,9 @@ class Config(BundledDesign):
     rater_seed: int = 0
     unieval_dir: str = ""
     pandalm_dir: str = ""
+    table: str = ""
+    table_spec: dict = field(default_factory=dict)
+    table_by: str = "group"
     n_boot: int = 1000
 
     def __post_init__(self) -> None:
@@ -203,7 +217,8 @@ def correlation_table(corr: pd.DataFrame, *, method: str = "spearman") -> pd.Dat
 #: The frames :func:`tables` writes (those that are not empty).
 _TABLES = ("answers", "ratings", "reliability", "judgments", "scores", "parse_summary",
            "correlations", "pairs", "preferences", "majority", "rater_fleiss", "pairwise",
-           "pairwise_agreement", "unieval", "pandalm_annotators", "pandalm_judges")
+           "pairwise_agreement", "unieval", "pandalm_annotators", "pandalm_judges",
+           "table_agreement", "table_ceiling", "table_skipped")
 
 
 #: Columns of the bundled-set frames the notebook indexes, kept when they are empty
@@ -231,7 +246,8 @@ def run(config: Config) -> StudyResults:
     scorer), ``pairs``, ``preferences``, ``majority``, ``rater_fleiss``, ``pairwise``,
     ``pairwise_agreement``, ``kappas`` (raters and pairwise judges, for the plot) (bundled
     set); ``unieval``, ``unieval_table``; ``pandalm_annotators``, ``pandalm_judges``,
-    ``pandalm_kappas``.
+    ``pandalm_kappas``; ``table_agreement``, ``table_ceiling``, ``table_skipped`` (a judge
+    table of your own, :func:`user_table_agreement`).
     """
     rng = np.random.default_rng(config.seed)
     out: dict[str, pd.DataFrame] = {name: pd.DataFrame(columns=_EMPTY_COLUMNS.get(name))
@@ -276,7 +292,25 @@ def run(config: Config) -> StudyResults:
     out["pandalm_kappas"] = _pairwise.kappa_summary(out["pandalm_annotators"],
                                                     out["pandalm_judges"],
                                                     raters_label="annotators (Fleiss)")
+    if config.table:
+        out.update(user_table_agreement(config.table, config.table_spec, by=config.table_by,
+                                        n_boot=config.n_boot, seed=config.seed))
     return StudyResults(out, config=config)
+
+
+def user_table_agreement(path: str, spec: dict, *, by: str = "group", n_boot: int = 1000,
+                         seed: int = 0) -> dict[str, pd.DataFrame]:
+    """A user's judge table (:func:`workbench.datasets.load_table` with ``spec``):
+    ``table_agreement`` (pairwise: :func:`workbench.qualify.pairwise_leaderboard` per
+    group and overall; pointwise: :func:`workbench.qualify.judge_correlations`),
+    ``table_ceiling`` (when it has two or more annotators) and ``table_skipped`` (what the
+    table could not support, and why)."""
+    table = load_table(path, **spec)
+    found = qualification_tables(table, by=by, n_boot=n_boot, rng=seed,
+                                 sections=["agreement", "ceiling"])
+    agreement = found.get("leaderboard", found.get("correlations", pd.DataFrame()))
+    return {"table_agreement": agreement, "table_ceiling": found.get("ceiling", pd.DataFrame()),
+            "table_skipped": found["skipped"]}
 
 
 def tables(results: StudyResults) -> dict[str, pd.DataFrame]:
@@ -324,6 +358,16 @@ def headline(results: StudyResults) -> dict[str, Any]:
         out["unieval_rho"] = _estimates(results["unieval"].query("method == 'spearman'"),
                                         "dimension")
         out["unieval_n"] = int(results["unieval"]["n"].max())
+    agreement = results["table_agreement"] if "table_agreement" in results else pd.DataFrame()
+    if len(agreement):
+        if "accuracy_both" in agreement:  # pairwise: per judge, overall (all groups)
+            groups = list(agreement.columns[1:list(agreement.columns).index("n")])
+            overall = agreement[(agreement[groups] == "all").all(axis=1)] if groups else agreement
+            for col in ("accuracy_order0", "accuracy_both", "agreement"):
+                out[f"table_{col}"] = _estimates(overall, "judge", col)
+        else:  # pointwise: per judge, dimension and level
+            rows = agreement[agreement["level"] != "per_group"]
+            out["table_correlation"] = _estimates(rows, ["judge", "dimension", "level"])
     if len(results["pandalm_annotators"]):
         out["pandalm_fleiss_kappa"] = round(float(
             results["pandalm_annotators"]["estimate"].iloc[0]), 4)

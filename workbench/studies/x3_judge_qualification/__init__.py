@@ -19,6 +19,10 @@ calls it reuses):
    calibration split so that agreement with the raters' majority on accepted pairs is
    at least 1 - alpha with probability 1 - delta; coverage and agreement held out.
 
+A judge table of your own (``table``, read with ``table_spec``) goes through the same
+methods: human ceiling, alternative annotator test, PPI labels needed, Bradley-Terry and
+selective judging, each where the table supports it.
+
 Sim numbers show that the pipeline works; they are not evidence about real judges or
 people.
 """
@@ -32,7 +36,8 @@ from workbench.studies.x3_judge_qualification._study import (
     qualification,
     run,
     tables,
+    user_table_qualification,
 )
 
 __all__ = ["Config", "STUDY", "bt_analysis", "headline", "ppi_analysis", "qualification", "run",
-           "tables"]
+           "tables", "user_table_qualification"]

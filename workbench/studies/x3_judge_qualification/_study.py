@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from workbench.datasets import load_table
 from workbench.judges import JudgeSpec
 from workbench.qualify import (
     alt_test,
@@ -18,6 +19,7 @@ from workbench.qualify import (
     length_controlled_win_rate,
     ppi_mean,
     ppi_simulation,
+    qualification_tables,
     selective_report,
 )
 from workbench.studies._contract import StudyResults
@@ -96,6 +98,14 @@ class Config(BundledDesign):
         Checkouts of the PandaLM, UniEval and LLMBar releases ("" = skip that analysis).
     llmbar_judge : str
         LLMBar configuration (``<judge>/<strategy>``) judged selectively ("" = the first).
+    table : str
+        A judge table of your own (CSV, TSV, JSONL, JSON; README "Bring your own judge
+        data"; "" = skip): human ceiling, alternative annotator test, PPI labels needed,
+        Bradley-Terry and selective judging, each where the table supports it.
+    table_spec : dict
+        Keyword arguments of :func:`workbench.datasets.load_table` for it.
+    table_by : str
+        Its group column (used when it has one).
     n_boot : int
         Bootstrap resamples.
     """
@@ -120,6 +130,9 @@ class Config(BundledDesign):
     unieval_dir: str = ""
     llmbar_dir: str = ""
     llmbar_judge: str = ""
+    table: str = ""
+    table_spec: dict = field(default_factory=dict)
+    table_by: str = "group"
     n_boot: int = 1000
 
     def __post_init__(self) -> None:
@@ -279,7 +292,39 @@ _TABLES: dict[str, list[str]] = {
     "unieval_ppi_simulation": [*_PPI_SIM, "dimension", "backend"],
     "llmbar_bradley_terry": _BT,
     "llmbar_selective": _SELECTIVE,
+    "table_ceiling": ["who", "kind", "measure", "estimate", "ci_low", "ci_high", "ci_level",
+                      "n_items", "n_used", "n_missing", "n_raters", "n_boot", "dimension"],
+    "table_alt_test": ["judge", "dimension", "omega", "passed", "advantage", "n_raters",
+                       "epsilon", "alpha"],
+    "table_ppi_simulation": [*_PPI_SIM, "judge"],
+    "table_ppi_needed": ["method", "width", "n_labeled", "judge", "n_pilot"],
+    "table_bradley_terry": [c if c != "judge_model" else "judge" for c in _BT
+                            if c != "backend"],
+    "table_selective": [c if c != "judge_model" else "judge" for c in _SELECTIVE
+                        if c != "backend"],
+    "table_skipped": ["section", "reason"],
 }
+
+#: The user-table frames and the :func:`workbench.qualify.qualification_tables` name of each.
+_USER_TABLES = {"table_ceiling": "ceiling", "table_alt_test": "alt_test",
+                "table_ppi_simulation": "ppi_simulation", "table_ppi_needed": "ppi_needed",
+                "table_bradley_terry": "bradley_terry", "table_selective": "selective",
+                "table_skipped": "skipped"}
+
+
+def user_table_qualification(path: str, spec: dict, *, by: str, epsilon: float, n_boot: int,
+                             n_rep: int, seed: int) -> dict[str, pd.DataFrame]:
+    """A user's judge table (:func:`workbench.datasets.load_table` with ``spec``) through
+    :func:`workbench.qualify.qualification_tables`: the human ceiling and the alternative
+    annotator test (two or more annotators), PPI labels needed, Bradley-Terry (systems)
+    and selective judging (confidence); ``table_skipped`` says what the table could not
+    support and why."""
+    found = qualification_tables(load_table(path, **spec), by=by, n_boot=n_boot, n_rep=n_rep,
+                                 epsilon=epsilon, rng=seed,
+                                 sections=["ceiling", "alt_test", "ppi", "bradley_terry",
+                                           "selective"])
+    return {name: found[key].reindex(columns=_TABLES[name])  # pairwise: no dimension
+            for name, key in _USER_TABLES.items() if key in found}
 
 
 @memoized(STUDY)
@@ -289,7 +334,8 @@ def run(config: Config) -> StudyResults:
 
     ``numpy.random.default_rng(config.seed)`` draws, in this order: the agreement
     bootstrap, the PPI labelled subset and simulations, the jury calibration split, the
-    selective-judging calibration split; then PandaLM, UniEval and LLMBar.
+    selective-judging calibration split; then PandaLM, UniEval and LLMBar. A judge table
+    of your own (``config.table``) draws from its own generator seeded by ``config.seed``.
     """
     rng = np.random.default_rng(config.seed)
     out = {name: pd.DataFrame() for name in _TABLES}
@@ -349,6 +395,11 @@ def run(config: Config) -> StudyResults:
         out.update(llmbar_analysis(config.llmbar_dir, judge=config.llmbar_judge,
                                    alpha=config.risk_alpha, delta=config.risk_delta,
                                    share=config.calibration_share, rng=rng))
+    if config.table:
+        out.update(user_table_qualification(config.table, config.table_spec,
+                                            by=config.table_by, epsilon=config.epsilon,
+                                            n_boot=config.n_boot, n_rep=config.ppi_reps,
+                                            seed=config.seed))
     empty = {name: pd.DataFrame(columns=columns) for name, columns in _TABLES.items()
              if not len(out[name])}
     return StudyResults({**out, **empty}, config=config)
@@ -432,6 +483,21 @@ def headline(results: StudyResults) -> dict[str, Any]:
         bt = results["llmbar_bradley_terry"]
         position = bt[bt["term"] == "position"].set_index("judge_model")["estimate"]
         out["llmbar_position"] = {j: _round(v) for j, v in position.items()}
+    if len(results["table_alt_test"]):
+        alt = results["table_alt_test"]
+        out.update(table_alt_test_omega={j: _round(v) for j, v in zip(alt["judge"], alt["omega"],
+                                                                      strict=True)},
+                   table_alt_test_passed={j: bool(v) for j, v in zip(alt["judge"], alt["passed"],
+                                                                     strict=True)})
+    if len(results["table_ceiling"]):
+        ceiling = results["table_ceiling"]
+        out["table_ceiling"] = {w: _round(v) for w, v in zip(ceiling["who"], ceiling["estimate"],
+                                                             strict=True)}
+    if len(results["table_ppi_needed"]):
+        needed = results["table_ppi_needed"]
+        out["table_labels_needed"] = {f"{j} | {m}": None if pd.isna(n) else int(n) for j, m, n in
+                                      zip(needed["judge"], needed["method"],
+                                          needed["n_labeled"], strict=True)}
     if len(results["llmbar_selective"]):
         sel = results["llmbar_selective"].set_index("policy")
         out.update(llmbar_selective_coverage=_round(sel.loc["selective", "coverage"]),

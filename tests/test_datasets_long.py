@@ -1,0 +1,152 @@
+"""Bring-your-own judge tables: loaders, code mapping, validators that list every bad row."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from workbench.datasets import (
+    load_pairwise,
+    load_pointwise,
+    validate_pairwise,
+    validate_pointwise,
+)
+from workbench.errors import DatasetError
+
+
+def _jsonl(path, records):
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def test_pairwise_from_per_order_files_and_an_items_table(tmp_path):
+    # three files aligned line by line, as a leaderboard release ships them
+    _jsonl(tmp_path / "items.jsonl", [{"scenario": "s1", "label": 0}, {"scenario": "s2", "label": 2},
+                                      {"scenario": "s1", "label": 1}])
+    _jsonl(tmp_path / "o0.jsonl", [{"output": 0}, {"output": 2}, {"output": 0}])
+    _jsonl(tmp_path / "o1.jsonl", [{"output": 1}, {"output": 2}, {"output": 0}])
+    t = load_pairwise({0: tmp_path / "o0.jsonl", 1: tmp_path / "o1.jsonl"},
+                      items=tmp_path / "items.jsonl",
+                      columns={"verdict": "output", "group": "scenario"},
+                      verdicts={0: "A", 1: "B", 2: "tie"}, second_order="positional",
+                      constants={"judge": "j"}, recode={"group": {"s1": "G1", "s2": "G2"}})
+    got = t.sort_values(["item_id", "order"])[["item_id", "order", "verdict", "label", "group"]]
+    assert got.values.tolist() == [
+        ["1", 0, "A", "A", "G1"], ["1", 1, "A", "A", "G1"],       # order-1 "B" mapped back
+        ["2", 0, "tie", "tie", "G2"], ["2", 1, "tie", "tie", "G2"],
+        ["3", 0, "A", "B", "G1"], ["3", 1, "B", "B", "G1"]]
+    assert t.attrs["workbench_table"] == "pairwise"
+    assert set(t["source_file"]) == {str(tmp_path / "o0.jsonl"), str(tmp_path / "o1.jsonl")}
+
+
+def test_pairwise_csv_with_string_codes_and_original_numbering(tmp_path):
+    (tmp_path / "v.csv").write_text("id,pos,decision,gold,who\n"
+                                    "p1,AB,A>B,A>B,m\np1,BA,A>B,A>B,m\np2,AB,A=B,B>A,m\n",
+                                    encoding="utf-8")
+    codes = {"A>B": "A", "B>A": "B", "A=B": "tie"}
+    # orders given as text are recoded to 0/1 with recode=
+    t = load_pairwise(tmp_path / "v.csv", columns={"item_id": "id", "order": "pos",
+                      "verdict": "decision", "label": "gold", "judge": "who"},
+                      verdicts=codes, recode={"order": {"AB": 0, "BA": 1}},
+                      second_order="original")
+    assert t["verdict"].tolist() == ["A", "A", "tie"] and t["order"].tolist() == [0, 1, 0]
+    assert t["source_line"].tolist() == [2, 3, 4]  # line 1 is the header
+
+
+def test_validator_lists_every_bad_row_with_line_field_and_why(tmp_path):
+    (tmp_path / "bad.csv").write_text(
+        "item_id,order,judge,annotator,verdict,label\n"
+        "1,0,j,,A,A\n"        # line 2: fine
+        "1,0,j,,B,A\n"        # line 3: duplicate of line 2
+        "2,0,j,,C,A\n"        # line 4: unknown verdict
+        "3,2,j,,A,A\n"        # line 5: order 2
+        ",0,j,,A,A\n"         # line 6: empty item
+        "4,0,j,ann,A,A\n"     # line 7: judge and annotator
+        "5,0,j,,A,B\n5,0,,ann,A,A\n",  # lines 8, 9: fine rows, but labels differ in item 5
+        encoding="utf-8")
+    with pytest.raises(DatasetError) as info:
+        load_pairwise(tmp_path / "bad.csv")
+    problems = info.value.problems
+    found = {(int(r.line), r.field) for r in problems.itertuples()}
+    assert {(3, "item_id+order+judge+annotator"), (4, "verdict"), (5, "order"), (6, "item_id"), (7, "judge"),
+            (8, "label"), (9, "label")} <= found
+    assert (2, "verdict") not in found
+    message = str(info.value)
+    assert "line 4" in message and "'C' is not one of A, B, tie" in message
+    assert "first at line 2" in message
+
+
+def test_a_second_order_must_say_whether_it_is_mapped_back():
+    t = pd.DataFrame({"item_id": [1, 1], "order": [0, 1], "judge": "j", "verdict": ["A", "B"]})
+    with pytest.raises(DatasetError, match="second_order"):
+        validate_pairwise(t)
+    assert validate_pairwise(t, second_order="original")["verdict"].tolist() == ["A", "B"]
+    assert validate_pairwise(t, second_order="positional")["verdict"].tolist() == ["A", "A"]
+    # a single order needs no declaration
+    assert len(validate_pairwise(t.iloc[:1])) == 1
+
+
+def test_unmapped_codes_and_missing_columns_are_named():
+    raw = pd.DataFrame({"pair": [1, 2], "out": [0, 3]})
+    with pytest.raises(DatasetError) as info:
+        load_pairwise(raw, columns={"item_id": "pair", "verdict": "out"},
+                      verdicts={0: "A", 1: "B"}, constants={"judge": "j"})
+    assert info.value.problems["line"].tolist() == [2]
+    assert info.value.problems["field"].tolist() == ["verdict"]
+    with pytest.raises(DatasetError, match="no column 'nope'"):
+        load_pairwise(raw, columns={"verdict": "nope"})
+    with pytest.raises(DatasetError, match="no judge column"):
+        load_pairwise(raw, columns={"item_id": "pair", "verdict": "out"},
+                      verdicts={0: "A", 3: "B"})
+
+
+def test_unparsed_verdicts_are_kept_as_missing():
+    raw = pd.DataFrame({"item_id": [1, 2], "verdict": ["A", None], "judge": "j"})
+    t = validate_pairwise(raw)
+    assert len(t) == 2 and t["verdict"].isna().tolist() == [False, True]
+
+
+def test_pointwise_wide_metrics_and_list_cells(tmp_path):
+    # one row per system, each cell the list of its per-story values (as some releases ship)
+    (tmp_path / "scores.csv").write_text(
+        'Model,Relevance,BLEU,chrF\n'
+        'a,"[1, 2, 3]","[0.1, 0.2, 0.3]","[5, 4, 3]"\n'
+        'b,"[2, 2, 5]","[0.3, 0.1, 0.9]","[1, 1, 1]"\n', encoding="utf-8")
+    t = load_pointwise(tmp_path / "scores.csv", columns={"system": "Model", "label": "Relevance"},
+                       judges=["BLEU", "chrF"], explode=True)
+    assert len(t) == 12 and set(t["judge"]) == {"BLEU", "chrF"}
+    bleu_b = t[(t["judge"] == "BLEU") & (t["system"] == "b")].sort_values("item_id")
+    assert bleu_b["score"].tolist() == [0.3, 0.1, 0.9] and bleu_b["label"].tolist() == [2, 2, 5]
+    assert bleu_b["item_id"].tolist() == ["1", "2", "3"]
+    assert (bleu_b["source_line"] == 3).all()
+
+
+def test_pointwise_annotator_columns_and_validation_errors():
+    raw = pd.DataFrame({"story": [1, 2], "sys": "s", "r1": [3, 4], "r2": [2, None],
+                        "judge_score": [3.5, "x"]})
+    t = load_pointwise(raw.drop(columns="judge_score"), columns={"item_id": "story",
+                       "system": "sys"}, annotators=["r1"])
+    assert t["annotator"].tolist() == ["r1", "r1"] and t["score"].tolist() == [3.0, 4.0]
+    with pytest.raises(DatasetError) as info:
+        load_pointwise(raw, columns={"item_id": "story", "system": "sys"},
+                       annotators={"r1": "ann1", "r2": "ann2"}, judges={"judge_score": "m"})
+    fields = {(int(r.line), r.field) for r in info.value.problems.itertuples()}
+    assert (2, "score") in fields  # ann2's empty score on row 2, judge 'x' on row 2
+    assert len(info.value.problems) == 2
+
+
+def test_pointwise_duplicates_are_refused():
+    raw = pd.DataFrame({"item_id": [1, 1], "system": "s", "judge": "m", "score": [1, 2]})
+    with pytest.raises(DatasetError, match="a second row"):
+        validate_pointwise(raw)
+
+
+def test_problems_beyond_thirty_are_counted_not_shown():
+    raw = pd.DataFrame({"item_id": range(40), "judge": "m", "score": ["bad"] * 40})
+    with pytest.raises(DatasetError) as info:
+        validate_pointwise(raw)
+    assert len(info.value.problems) == 40 and "and 10 more" in str(info.value)
+    assert np.array_equal(info.value.problems["line"].to_numpy(), np.arange(1, 41))

@@ -1,0 +1,376 @@
+"""Every judge-vs-human measure from one long table (:mod:`workbench.datasets._long`).
+
+A pairwise table gives :func:`~workbench.qualify._tables_pairwise.pairwise_leaderboard`
+(accuracy in each order, in both orders, consistency, kappa; per group and overall) and
+:func:`~workbench.qualify._tables_pairwise.pairwise_bradley_terry`; a pointwise table gives :func:`judge_correlations` (pooled, per group, mean of groups and
+system level). Both give :func:`human_ceiling`, :func:`judge_alt_test`,
+:func:`judge_ppi` and (with ``confidence``) :func:`judge_selective`. Each says plainly
+when the table cannot support it (one rater, no labels, one order only).
+
+The human reference of a unit (pairwise: an item; pointwise: an item x system x
+dimension) is its ``label`` when the table has one, else the annotators' majority label
+(pairwise: a strict majority, else none) or mean score (pointwise).
+
+References
+----------
+Zeng, Z. et al. (2024). Evaluating large language models at evaluating instruction
+following. *ICLR* (accuracy in both orders, positional agreement).
+Li, J. et al. (2024). Generative judge for evaluating alignment (Auto-J). *ICLR*
+(agreement counted only when both orders are right; consistency).
+Chhun, C., Suchanek, F. M. & Clavel, C. (2024). Do language models enjoy their own
+stories? *TACL* 12 (story-level and system-level correlations).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from workbench.datasets._long import validate_pairwise, validate_pointwise
+from workbench.qualify._agreement import alt_test, leave_one_out_agreement
+from workbench.qualify._ppi import labels_needed, ppi_mean, ppi_simulation
+from workbench.qualify._selective import selective_report
+from workbench.stats import correlate
+from workbench.stats._columns import tidy
+
+__all__ = ["human_ceiling", "human_reference", "judge_alt_test", "judge_correlations",
+           "judge_ppi", "judge_selective", "table_kind"]
+
+_UNIT = {"pairwise": ["item_id"], "pointwise": ["item_id", "system", "dimension"]}
+_WIN = {"A": 1.0, "tie": 0.5, "B": 0.0}
+
+
+def table_kind(table: pd.DataFrame) -> str:
+    """``"pairwise"`` or ``"pointwise"`` for a validated table (a table not yet validated:
+    pairwise when it has a ``verdict`` column)."""
+    kind = table.attrs.get("workbench_table")
+    if kind:
+        return kind
+    return "pairwise" if "verdict" in table.columns else "pointwise"
+
+
+def _validated(table: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    kind = table_kind(table)
+    return (validate_pairwise(table) if kind == "pairwise" else validate_pointwise(table)), kind
+
+
+def _judges(table: pd.DataFrame, judge: str | Sequence[str] | None) -> list[str]:
+    names = list(dict.fromkeys(table.loc[table["judge"] != "", "judge"]))
+    if judge is None:
+        if not names:
+            raise ValueError("the table has no judge rows (only annotators)")
+        return names
+    wanted = [judge] if isinstance(judge, str) else list(judge)
+    unknown = [j for j in wanted if j not in names]
+    if unknown:
+        raise ValueError(f"judge {unknown[0]!r} is not in the table (judges: {names})")
+    return wanted
+
+
+def _majority(labels: pd.Series):
+    counts = labels.dropna().value_counts()
+    if counts.empty or (len(counts) > 1 and counts.iloc[0] == counts.iloc[1]):
+        return None
+    return counts.index[0]
+
+
+def human_reference(table: pd.DataFrame) -> pd.DataFrame:
+    """The human reference per unit: ``label`` if given, else the annotators' majority
+    (pairwise) or mean (pointwise); columns: the unit's, ``human``, ``n_raters``.
+
+    Raises
+    ------
+    ValueError
+        When the table has neither a ``label`` column with a value nor annotator rows.
+    """
+    table, kind = _validated(table)
+    unit = _UNIT[kind]
+    value = "verdict" if kind == "pairwise" else "score"
+    people = table[table["annotator"] != ""]
+    if "label" in table and table["label"].notna().any():
+        ref = table.dropna(subset=["label"]).groupby(unit, sort=False)["label"].first()
+        out = ref.rename("human").reset_index()
+        counts = people.groupby(unit)["annotator"].nunique()
+        out["n_raters"] = out.set_index(unit).index.map(counts).fillna(0).astype(int).to_numpy()
+        return out
+    if people.empty:
+        raise ValueError("no human labels: the table has no label column and no annotator rows "
+                         "(map one with columns={'label': ...} or add annotator rows)")
+    if kind == "pairwise":
+        people = people[people["order"] == 0]
+        agg = people.groupby(unit, sort=False)[value].agg(_majority)
+    else:
+        agg = people.groupby(unit, sort=False)[value].mean()
+    out = agg.rename("human").reset_index()
+    out["n_raters"] = people.groupby(unit, sort=False)["annotator"].nunique().to_numpy()
+    return out
+
+
+# --- pointwise ---------------------------------------------------------------------------
+
+def _scored(table: pd.DataFrame) -> pd.DataFrame:
+    """Judge rows with the unit's human reference (``human``)."""
+    ref = human_reference(table)
+    unit = _UNIT["pointwise"]
+    return table[table["judge"] != ""].merge(ref[[*unit, "human"]], on=unit, how="left")
+
+
+def judge_correlations(table: pd.DataFrame, *, method: str = "kendall",
+                       level: str | Sequence[str] = ("pooled", "system"),
+                       by: str | None = None, judge: str | Sequence[str] | None = None,
+                       n_boot: int = 0, rng: np.random.Generator | int | None = None
+                       ) -> pd.DataFrame:
+    """Correlation of each judge's scores with the human reference, at several levels.
+
+    Parameters
+    ----------
+    table : DataFrame
+        A pointwise table (:func:`workbench.datasets.load_pointwise`).
+    method : str
+        ``pearson``, ``spearman``, ``kendall`` (tau-b) or ``all``.
+    level : str or list
+        ``pooled`` (all units), ``per_group`` and ``per_group_mean`` (per ``by`` group,
+        then their mean: with ``by="item_id"`` the mean of per-item correlations across
+        systems), ``system`` (the correlation of the per-system means over the units
+        scored by both).
+    by : str, optional
+        The groups for ``per_group`` / ``per_group_mean``.
+    n_boot, rng
+        Bootstrap CIs (:func:`workbench.stats.correlate`) of the unit-level rows; the
+        system level, over a handful of systems, always gets the Fisher-z interval.
+
+    Returns
+    -------
+    DataFrame
+        ``judge``, ``dimension``, the ``by`` column, then :func:`workbench.stats.correlate`'s
+        columns; ``level`` ``system`` rows have ``n`` = number of systems.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"item_id": [1, 2, 1, 2, 1, 2], "system": list("aabbcc"),
+    ...                   "judge": "m", "score": [1, 2, 3, 4, 6, 5],
+    ...                   "label": [1, 1, 2, 3, 3, 4]})
+    >>> from workbench.datasets import validate_pointwise
+    >>> res = judge_correlations(validate_pointwise(t), method="pearson")
+    >>> res[["level", "estimate", "n"]].round(3)
+        level  estimate  n
+    0  pooled     0.883  6
+    1  system     0.993  3
+    """
+    table, kind = _validated(table)
+    if kind != "pointwise":
+        raise ValueError("judge_correlations needs a pointwise table (scores)")
+    levels = [level] if isinstance(level, str) else list(level)
+    scored = _scored(table)
+    names = _judges(table, judge)
+    scored = scored[scored["judge"].isin(names)]
+    if scored["human"].notna().sum() == 0:
+        raise ValueError("no unit has both a judge score and a human reference")
+    plain = [lv for lv in levels if lv != "system"]
+    frames = []
+    if plain:
+        res = correlate(scored, x="score", y="human", method=method, by=by, level=plain,
+                        split=["judge", "dimension"], n_boot=n_boot, rng=rng)
+        frames.append(res)
+    if "system" in levels:
+        both = scored.dropna(subset=["score", "human"])
+        means = both.groupby(["judge", "dimension", "system"], sort=False)[["score", "human"]
+                                                                          ].mean().reset_index()
+        if means["system"].nunique() < 3:
+            raise ValueError(f"system-level correlation needs at least 3 systems, the table has "
+                             f"{means['system'].nunique()} (map a system column)")
+        # a handful of systems: the Fisher-z interval, not a bootstrap of the systems
+        res = correlate(means, x="score", y="human", method=method, level="pooled",
+                        split=["judge", "dimension"])
+        frames.append(res.assign(level="system"))
+    keys = ["judge", "dimension"] + ([by] if by else [])
+    return tidy(pd.concat(frames, ignore_index=True), keys=keys)
+
+
+# --- both kinds --------------------------------------------------------------------------
+
+def _wide(table: pd.DataFrame, kind: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(humans, judges): one row per unit, one column per annotator / judge (pairwise:
+    order 0 only, as people see one order)."""
+    value = "verdict" if kind == "pairwise" else "score"
+    rows = table[table["order"] == 0] if kind == "pairwise" else table
+    unit = _UNIT[kind]
+    people = rows[rows["annotator"] != ""].pivot_table(index=unit, columns="annotator",
+                                                        values=value, aggfunc="first")
+    judges = rows[rows["judge"] != ""].pivot_table(index=unit, columns="judge", values=value,
+                                                    aggfunc="first")
+    judges = judges.reindex(people.index)
+    return people, judges
+
+
+def _two_raters(people: pd.DataFrame, what: str) -> None:
+    if people.shape[1] < 2:
+        raise ValueError(f"{what} needs at least two annotators (annotator rows); the table has "
+                         f"{people.shape[1]}: with one rater, or only a label column, there is "
+                         "no human ceiling to compare with")
+
+
+def human_ceiling(table: pd.DataFrame, *, measure: str | None = None, n_boot: int = 1000,
+                  rng: np.random.Generator | int | None = None) -> pd.DataFrame:
+    """Each judge's agreement with the annotators beside the annotators' own (leave one
+    rater out, :func:`leave_one_out_agreement`); per dimension for pointwise tables.
+
+    ``measure`` defaults to ``cohen_kappa`` (pairwise) or ``pearson`` (pointwise).
+
+    Raises
+    ------
+    ValueError
+        With fewer than two annotators.
+    """
+    table, kind = _validated(table)
+    measure = measure or ("cohen_kappa" if kind == "pairwise" else "pearson")
+    dims = [""] if kind == "pairwise" else list(dict.fromkeys(table["dimension"]))
+    frames = []
+    for dim in dims:
+        part = table if kind == "pairwise" else table[table["dimension"] == dim]
+        people, judges = _wide(part, kind)
+        _two_raters(people, "the human ceiling")
+        out = leave_one_out_agreement(people, judges, measure=measure, n_boot=n_boot, rng=rng)
+        frames.append(out.assign(dimension=dim) if kind == "pointwise" else out)
+    return pd.concat(frames, ignore_index=True)
+
+
+def judge_alt_test(table: pd.DataFrame, *, judge: str | Sequence[str] | None = None,
+                   epsilon: float = 0.2, alpha: float = 0.05, min_items: int = 30,
+                   standardize: bool = True) -> pd.DataFrame:
+    """The alternative annotator test (:func:`alt_test`) of each judge: can it replace one
+    of the annotators? Pairwise tables use ``accuracy``, pointwise ``neg_rmse``.
+
+    With ``standardize`` (pointwise), every annotator and every judge is first turned into
+    z-scores over the units it scored, as the test's authors advise for scores on
+    different scales (a metric in [0, 1] against ratings 1-5): the test then compares
+    where each scorer places a unit relative to its own mean and spread.
+
+    Returns
+    -------
+    DataFrame
+        One row per judge (and dimension): ``judge``, ``omega``, ``passed``,
+        ``advantage``, ``n_raters``, ``epsilon``, ``alpha``.
+
+    Raises
+    ------
+    ValueError
+        With fewer than two annotators, or when no annotator labelled ``min_items``
+        items that another annotator also labelled.
+    """
+    table, kind = _validated(table)
+    metric = "accuracy" if kind == "pairwise" else "neg_rmse"
+    dims = [""] if kind == "pairwise" else list(dict.fromkeys(table["dimension"]))
+    rows = []
+    for dim in dims:
+        part = table if kind == "pairwise" else table[table["dimension"] == dim]
+        people, judges = _wide(part, kind)
+        _two_raters(people, "the alternative annotator test")
+        if standardize and kind == "pointwise":
+            people, judges = _zscores(people), _zscores(judges)
+        for name in _judges(part, judge):
+            per, summary = alt_test(people, judges[name].to_numpy(), epsilon=epsilon,
+                                    alpha=alpha, metric=metric, min_items=min_items)
+            if not len(per):
+                raise ValueError(f"alternative annotator test: no annotator has {min_items} "
+                                 "items that another annotator also labelled (lower min_items "
+                                 "only knowingly: the paper asks for at least 30)")
+            rows.append({"judge": name, **({"dimension": dim} if kind == "pointwise" else {}),
+                         **summary})
+    return pd.DataFrame(rows)
+
+
+def _zscores(wide: pd.DataFrame) -> pd.DataFrame:
+    """Each column as z-scores over its present values (a constant column: 0)."""
+    sd = wide.std(ddof=0).replace(0, 1)
+    return (wide - wide.mean()) / sd
+
+
+def _numeric_pairs(table: pd.DataFrame, kind: str, judge: str) -> pd.DataFrame:
+    """Per unit: ``y`` (human, numeric; pairwise: A=1, tie=0.5, B=0) and ``yhat``."""
+    ref = human_reference(table)
+    unit = _UNIT[kind]
+    rows = table[table["judge"] == judge]
+    if kind == "pairwise":
+        rows = rows[rows["order"] == 0]
+        yhat = rows.set_index(unit)["verdict"].map(_WIN)
+        y = ref.set_index(unit)["human"].map(_WIN)
+    else:
+        yhat = rows.set_index(unit)["score"]
+        y = ref.set_index(unit)["human"]
+    return pd.DataFrame({"yhat": yhat}).join(y.rename("y"), how="left").dropna(subset=["yhat"])
+
+
+def judge_ppi(table: pd.DataFrame, *, judge: str, sizes: Sequence[int] | None = None,
+              width: float | None = None, n_rep: int = 200, alpha: float = 0.05,
+              rng: np.random.Generator | int | None = 0) -> dict[str, pd.DataFrame]:
+    """How many human labels a prediction-powered estimate of the mean human label needs.
+
+    The units with both the judge's and a human label are the pilot
+    (:func:`ppi_simulation` resamples it); units with only the judge's label make the
+    PPI estimate itself (:func:`ppi_mean`) when there are any. Pairwise verdicts count
+    A = 1, tie = 0.5, B = 0 (the mean is A's win rate); pairwise uses order 0.
+
+    Parameters
+    ----------
+    sizes : list of int, optional
+        Numbers of human labels to simulate (default: 10 sizes from 10 to the pilot's).
+    width : float, optional
+        Target CI width (default: the classical interval's with all pilot labels).
+
+    Returns
+    -------
+    dict
+        ``simulation`` (:func:`ppi_simulation`), ``needed`` (:func:`labels_needed`, the
+        smallest simulated size reaching ``width``), ``estimate`` (:func:`ppi_mean`;
+        empty without unlabelled units).
+
+    Raises
+    ------
+    ValueError
+        When fewer than 10 units have both labels.
+    """
+    table, kind = _validated(table)
+    pairs = _numeric_pairs(table, kind, _judges(table, judge)[0])
+    pilot = pairs.dropna()
+    if len(pilot) < 10:
+        raise ValueError(f"PPI needs at least 10 units with both a judge and a human label; "
+                         f"judge {judge!r} has {len(pilot)}")
+    y, yhat = pilot["y"].to_numpy(float), pilot["yhat"].to_numpy(float)
+    if sizes is None:
+        sizes = sorted({int(round(v)) for v in np.geomspace(10, len(pilot) - 1, 10)})
+    sim = ppi_simulation(y, yhat, list(sizes), n_rep=n_rep, alpha=alpha, rng=rng)
+    if width is None:
+        width = float(2 * 1.959963984540054 * np.std(y, ddof=1) / np.sqrt(len(y)))
+    unlabeled = pairs.loc[pairs["y"].isna(), "yhat"].to_numpy(float)
+    estimate = ppi_mean(y, yhat, unlabeled, alpha=alpha) if len(unlabeled) else pd.DataFrame()
+    return {"simulation": sim.assign(judge=judge), "needed": labels_needed(sim, width).assign(
+        judge=judge, n_pilot=len(pilot)), "estimate": estimate.assign(judge=judge)}
+
+
+def judge_selective(table: pd.DataFrame, *, judge: str, alpha: float = 0.1,
+                    delta: float = 0.1, calibration: float = 0.5,
+                    rng: np.random.Generator | int | None = 0) -> pd.DataFrame:
+    """Selective judging (:func:`selective_report`): abstain below a confidence threshold
+    calibrated on a random ``calibration`` share of the labelled items, report on the rest.
+
+    Raises
+    ------
+    ValueError
+        On a pointwise table, without a ``confidence`` column, or without labels.
+    """
+    table, kind = _validated(table)
+    if kind != "pairwise":
+        raise ValueError("selective judging needs verdicts to be right or wrong: a pairwise table")
+    if "confidence" not in table or table["confidence"].isna().all():
+        raise ValueError("selective judging needs the judge's confidence: map a confidence column")
+    ref = human_reference(table)[["item_id", "human"]]
+    rows = table[(table["judge"] == _judges(table, judge)[0]) & (table["order"] == 0)]
+    rows = rows.merge(ref, on="item_id").dropna(subset=["human", "confidence"])
+    correct = (rows["verdict"] == rows["human"]).to_numpy()
+    gen = np.random.default_rng(rng)
+    cal = gen.random(len(rows)) < calibration
+    return selective_report(rows["confidence"].to_numpy(float), correct, cal, alpha=alpha,
+                            delta=delta).assign(judge=judge)
