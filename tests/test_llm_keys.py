@@ -239,3 +239,34 @@ def test_error_message_never_carries_the_request_key():
     exc = _FakeStatusError("401 Incorrect API key provided: zz-request-secret-999", 401)
     message = error_message(exc, r)
     assert "zz-request-secret-999" not in message and "401" in message
+
+
+# Credentials under names beyond api_key/token/secret (issue 20, item 8): each word, alone
+# and inside longer names, in any spelling.
+_CREDENTIAL_NAMES = ["auth", "authorization", "cookie", "bearer", "credential", "session",
+                     "signature", "x-auth", "Auth-Header", "cookies", "sessionId",
+                     "request_signature", "bearer_value", "credential_ref"]
+
+
+@pytest.mark.parametrize("name", _CREDENTIAL_NAMES)
+def test_a_credential_under_any_such_name_is_neither_stored_nor_hashed(name, sim_server,
+                                                                       _llm_cache):
+    secret = "s3cret-" + name.lower().replace("-", "")
+    plain = Request("openai/sim-judge-a", MSGS, params={"api_base": sim_server,
+                                                        "extra_body": {"top_k": 5}})
+    carrying = Request("openai/sim-judge-a", MSGS, params={
+        "api_base": sim_server, "extra_body": {"top_k": 5, name: secret}, name: secret})
+    assert cache_key(carrying) == cache_key(plain)
+    assert secret not in repr(carrying) and secret not in str(carrying.to_dict())
+    (reply,) = llm.complete_many([carrying], progress=False)
+    assert reply.ok, reply
+    stored = [path for path in _llm_cache.rglob("*") if path.is_file()
+              and secret.encode() in path.read_bytes()]
+    assert stored == []
+
+
+def test_names_that_only_contain_such_letters_are_not_secrets():
+    from workbench.llm._secrets import is_secret_param
+
+    assert not any(is_secret_param(name) for name in (
+        "author", "oauth_scope", "authority", "sessions_per_day", "max_tokens", "top_k"))
