@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench import config
-from workbench.errors import ProviderError
+from workbench.errors import CacheError, ProviderError
 from workbench.llm import _cache, _providers
 from workbench.llm._types import CallFailure, Completion, Request, Usage
 
@@ -256,7 +256,7 @@ class BatchRun:
                     kwargs: dict[str, Any]) -> None:
         content = await self.litellm.afile_content(file_id=file_id, **kwargs)
         keys = set(record["keys"]) & self.jobs.keys()
-        for raw in content.content.decode("utf-8").splitlines():
+        for raw in content.content.decode("utf-8", "replace").splitlines():
             if not raw.strip():
                 continue
             try:
@@ -266,7 +266,15 @@ class BatchRun:
                 continue  # not a result line: its request is reported as not answered
             if key not in keys or key in self.results:
                 continue
-            self._finish(key, self._result(batch_id, key, self.jobs[key], line))
+            try:
+                result = self._result(batch_id, key, self.jobs[key], line)
+            except CacheError:
+                raise
+            except Exception as exc:  # this line alone: never the job's other replies
+                result = CallFailure(key, "malformed", f"batch {batch_id}: the reply could "
+                                     "not be stored: " + _providers.error_message(
+                                         exc, self.jobs[key]), 1, self.jobs[key].model)
+            self._finish(key, result)
 
     def _result(self, batch_id: str, key: str, request: Request, line: dict[str, Any]) -> Result:
         response = line.get("response") or {}
@@ -309,9 +317,7 @@ class BatchRun:
         entry["batch_id"] = batch_id
         if self.cache is not None and _cache.store(self.cache, entry):
             self.written += 1
-        return Completion(text=text, model=request.model, usage=usage, cost_usd=cost,
-                          latency_s=0.0, cached=False, key=key, logprobs=logprobs,
-                          backend=route.backend, cost_known=known)
+        return _cache.completion_from_entry(entry, cached=False)
 
 
 def _errors_of(job: Any) -> str:

@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from workbench import config
-from workbench.errors import BudgetExceeded, CacheMiss, ProviderError
+from workbench.errors import BudgetExceeded, CacheError, CacheMiss, ProviderError
 from workbench.llm import _cache, _http, _providers, _store
 from workbench.llm._keys import cache_key
 from workbench.llm._loop import run_sync
@@ -646,8 +646,14 @@ class _Runner:
                         continue
                 return CallFailure(key, kind, message, attempts, model)
             self._count(model, None, "")
-            if self.cache is not None and _cache.store(self.cache, entry):
-                self.written += 1
+            try:
+                if self.cache is not None and _cache.store(self.cache, entry):
+                    self.written += 1
+            except CacheError:
+                raise
+            except Exception as exc:  # this reply alone: never the other requests
+                return CallFailure(key, "malformed", "the reply could not be stored: "
+                                   + _providers.error_message(exc, request), attempts, model)
             return completion
 
     def _count(self, model: str, kind: str | None, message: str) -> None:
@@ -699,7 +705,4 @@ class _Runner:
             latency_s=round(latency, 6), backend=route.backend,
             finish_reason=get(choice, "finish_reason"),
             provider_model=get(response, "model"), attempts=attempts, cost_known=known)
-        completion = Completion(text=text, model=request.model, usage=usage, cost_usd=cost,
-                                latency_s=round(latency, 6), cached=False, key=key,
-                                logprobs=logprobs, backend=route.backend, cost_known=known)
-        return completion, entry
+        return _cache.completion_from_entry(entry, cached=False), entry
