@@ -294,12 +294,11 @@ class BatchRun:
         route = self.routes[key]
         try:
             choice = body["choices"][0]
-            text = choice["message"]["content"]
-            if text is None:
-                return CallFailure(key, "empty_reply", f"batch {batch_id}: the reply has no "
-                                   "content (content: null)", 1, request.model)
-            if not isinstance(text, str):
-                raise TypeError(type(text).__name__)
+            try:
+                text = _providers.check_text(choice["message"]["content"])
+            except (_providers.EmptyReply, _providers.TooLarge) as exc:
+                return CallFailure(key, _providers.classify(exc), f"batch {batch_id}: {exc}",
+                                   1, request.model)
             logprobs = _providers.normalise_logprobs(choice.get("logprobs"))
             raw_usage = body.get("usage") or {}
             usage = Usage(int(raw_usage.get("prompt_tokens") or 0),

@@ -688,11 +688,7 @@ class _Runner:
         if not choices or not isinstance(choices, list | tuple):
             raise ValueError("malformed reply: no choices")
         choice = choices[0]
-        text = get(get(choice, "message"), "content")
-        if text is None:
-            raise _providers.EmptyReply("the reply has no content (content: null)")
-        if not isinstance(text, str):
-            raise ValueError(f"malformed reply: content is {type(text).__name__}")
+        text = _providers.check_text(get(get(choice, "message"), "content"))
         logprobs = _providers.normalise_logprobs(get(choice, "logprobs"))
         raw_usage = get(response, "usage")
         usage = Usage(int(get(raw_usage, "prompt_tokens", 0) or 0),

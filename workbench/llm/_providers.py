@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from workbench import config  # noqa: F401  (sets litellm's offline switches first)
+from workbench import config  # (also sets litellm's offline switches first)
 from workbench.errors import ProviderError
 from workbench.llm._secrets import (
     is_secret_param,
@@ -222,6 +222,8 @@ _STATUS_TYPES = {400: "bad_request", 401: "auth", 402: "auth", 403: "auth", 404:
                  429: "rate_limit"}
 _NAME_TYPES = (
     ("EmptyReply", "empty_reply"),
+    ("TooLarge", "too_large"),
+    ("Redirected", "redirect"),
     ("Timeout", "timeout"),
     ("RateLimit", "rate_limit"),
     ("APIConnection", "connection_error"),
@@ -245,7 +247,41 @@ _MALFORMED = re.compile(r"(?i)(json ?decode|expecting value|unterminated string|
 
 
 class EmptyReply(ValueError):
-    """A reply without content (``content: null``): an ``empty_reply`` failure, retried."""
+    """A reply without text (``content: null``, ``""``, white space): an ``empty_reply``
+    failure, retried."""
+
+
+class TooLarge(ValueError):
+    """A reply body or text over its bound (:func:`workbench.config.reply_limit`): a
+    ``too_large`` failure, not retried (the same request would get the same reply)."""
+
+
+class Redirected(Exception):
+    """A 3xx answer: never followed (the other server's reply would be cached under this
+    request's key, and a 302 turns the POST into a GET); a ``redirect`` failure."""
+
+    def __init__(self, status_code: int, location: str | None):
+        where = strip_url_credentials(location) if location else "nowhere (no Location header)"
+        super().__init__(f"HTTP {status_code} redirect to {where}: not followed (point "
+                         "api_base at the server that answers)")
+        self.status_code = status_code
+
+
+def check_text(text: Any) -> str:
+    """``text`` if it is a reply text this layer keeps: a string with something in it other
+    than white space, of at most ``WORKBENCH_MAX_REPLY_CHARS`` characters; else raise
+    :class:`EmptyReply`, :class:`TooLarge` or ``ValueError`` (malformed)."""
+    if text is None:
+        raise EmptyReply("the reply has no content (content: null)")
+    if not isinstance(text, str):
+        raise ValueError(f"malformed reply: content is {type(text).__name__}")
+    if not text.strip():
+        raise EmptyReply(f"the reply's text is {'empty' if not text else 'only white space'}")
+    limit = config.reply_limit("chars")
+    if len(text) > limit:
+        raise TooLarge(f"the reply's text has {len(text):,} characters, more than "
+                       f"WORKBENCH_MAX_REPLY_CHARS={limit:,}: not kept")
+    return text
 
 
 def _chain(exc: BaseException) -> list[BaseException]:
