@@ -234,6 +234,19 @@ def test_classify_litellm_exceptions():
     assert classify(litellm.APIConnectionError("x", "openai", "m")) == "connection_error"
 
 
+def test_credentials_the_http_client_refuses_are_an_auth_failure_not_retried():
+    """aiohttp's refusal of URL credentials beside a header, as litellm reports it, was
+    classed server_error and retried (issue 20, item 6)."""
+    import litellm
+
+    from workbench.llm import RETRYABLE
+
+    refused = litellm.InternalServerError(
+        "OpenAIException - Cannot combine AUTHORIZATION header with AUTH argument or "
+        "credentials encoded in URL", "openai", "m")
+    assert classify(refused) == "auth" and "auth" not in RETRYABLE
+
+
 def test_error_message_never_carries_the_request_key():
     r = req(params={"api_key": "zz-request-secret-999"})
     exc = _FakeStatusError("401 Incorrect API key provided: zz-request-secret-999", 401)

@@ -121,9 +121,9 @@ def _client_kwargs(request: Request, route: _providers.Route) -> dict[str, Any]:
     for name in ("api_base", "api_key", "api_version", "organization", "extra_headers"):
         if request.params.get(name) is not None:
             kwargs[name] = request.params[name]
-    if kwargs.get("api_base") and not kwargs.get("api_key") and (
-            route.sim_server or not os.environ.get("OPENAI_API_KEY")):
-        kwargs["api_key"] = _providers.LOCAL_KEY
+    kwargs.update(_providers.auth(request.params, route))
+    if kwargs.get("api_base") and not kwargs.get("api_key"):
+        kwargs["api_key"] = _providers.LOCAL_KEY  # azure, hosted_vllm: a local server
     return kwargs
 
 

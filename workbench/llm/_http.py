@@ -36,7 +36,7 @@ from typing import Any
 
 from workbench import config
 from workbench.llm._providers import Redirected, TooLarge
-from workbench.llm._secrets import strip_url_credentials, url_credentials
+from workbench.llm._secrets import strip_url_credentials
 
 #: Request params the direct path understands; a request with any other goes via litellm.
 DIRECT_PARAMS = frozenset({"api_base", "api_key", "extra_body", "extra_headers", "timeout",
@@ -78,17 +78,15 @@ def _url(api_base: str, path: str) -> str:
 
 
 def _headers(kwargs: dict) -> dict[str, str]:
+    """The headers litellm's OpenAI client sends for these kwargs (whose credentials
+    :func:`~workbench.llm._providers.auth` settled): ``Bearer <api_key>``, then the
+    ``extra_headers`` over it."""
     headers = {"Content-Type": "application/json"}
     if kwargs.get("api_key"):
         headers["Authorization"] = f"Bearer {kwargs['api_key']}"
-    elif url_credentials(kwargs["api_base"]):
-        import base64
-        from urllib.parse import unquote, urlsplit
-
-        parts = urlsplit(kwargs["api_base"])
-        pair = f"{unquote(parts.username or '')}:{unquote(parts.password or '')}"
-        headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
     for name, value in (kwargs.get("extra_headers") or {}).items():
+        if str(name).lower() == "authorization":
+            headers.pop("Authorization", None)
         headers[str(name)] = str(value)
     return headers
 
