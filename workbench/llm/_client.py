@@ -20,7 +20,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 from workbench import config
@@ -347,23 +347,26 @@ def _run_keyed(requests: list[Request], keys: list[str], distinct: list[str], mo
                 route_id = _route_id(request)
                 if route_id not in routes:
                     routes[route_id] = _providers.route(request)
-            if cache is not None:
-                _store.require_writable(cache)
-            batched: dict[str, Result] = {}
-            if batch_poll is not None:
-                batched = _run_batches(jobs, routes, cache, bar, batch_poll,
-                                       {k: len(v) for k, v in todo.items()})
-                jobs = {key: request for key, request in jobs.items() if key not in batched}
-            runner = _Runner(
-                jobs, routes, slots={k: len(v) for k, v in todo.items()}, cache=cache,
-                claims=mode == "readwrite", bar=bar, concurrency=concurrency,
-                budget_usd=budget_usd, rpm=rpm, timeout=timeout, max_retries=max_retries,
-            )
-            try:
-                outcome = {**batched, **run_sync(runner.run())}
-            finally:
-                if runner.written:
-                    _store.checkpoint(cache)
+            with (_store.writing(cache.directory) if cache is not None else nullcontext()):
+                if cache is not None:  # the live store: a repair may have replaced it
+                    cache = _cache.open_cache(cache.directory)
+                    _store.require_writable(cache)
+                batched: dict[str, Result] = {}
+                if batch_poll is not None:
+                    batched = _run_batches(jobs, routes, cache, bar, batch_poll,
+                                           {k: len(v) for k, v in todo.items()})
+                    jobs = {key: request for key, request in jobs.items()
+                            if key not in batched}
+                runner = _Runner(
+                    jobs, routes, slots={k: len(v) for k, v in todo.items()}, cache=cache,
+                    claims=mode == "readwrite", bar=bar, concurrency=concurrency,
+                    budget_usd=budget_usd, rpm=rpm, timeout=timeout, max_retries=max_retries,
+                )
+                try:
+                    outcome = {**batched, **run_sync(runner.run())}
+                finally:
+                    if runner.written:
+                        _store.checkpoint(cache)
             for key, slots in todo.items():
                 for i in slots:
                     results[i] = outcome[key]
