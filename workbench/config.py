@@ -168,9 +168,9 @@ REPLY_LIMITS: dict[str, tuple[str, int]] = {
 
 
 def reply_limit(name: str) -> int:
-    """The bound ``name`` (``bytes``: of a reply's HTTP body as read, after decompression;
-    ``chars``: of its text) from its ``WORKBENCH_MAX_REPLY_*`` variable, else
-    :data:`REPLY_LIMITS`'s default."""
+    """The bound ``name``: ``bytes`` (of a reply's HTTP body as read, after
+    decompression: ``WORKBENCH_MAX_REPLY_BYTES``) or ``chars`` (of its text:
+    ``WORKBENCH_MAX_REPLY_CHARS``), else :data:`REPLY_LIMITS`'s default."""
     variable, default = REPLY_LIMITS[name]
     value = os.environ.get(variable, "").strip()
     if not value:
