@@ -223,7 +223,8 @@ class BatchRun:
             for key in keys:
                 self._finish(key, CallFailure(key, kind, why, 1, first.model))
             return None
-        record = {**record, "input_file_id": upload.id}
+        record = {**{k: v for k, v in record.items() if k != "since"},
+                  "input_file_id": upload.id}
         with _ledger() as ledger:
             ledger.pop(INTENT + tag, None)
             ledger[job.id] = record
