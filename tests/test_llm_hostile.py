@@ -450,7 +450,7 @@ def _writer(url: str, n: int) -> subprocess.Popen:
                             stderr=subprocess.PIPE, text=True)
 
 
-def test_a_repair_is_refused_while_a_run_writes_and_the_run_loses_nothing(_llm_cache):
+def test_a_repair_is_refused_while_a_run_writes_and_the_run_loses_nothing(_llm_cache, app):
     from workbench.sim.server import running_server
 
     with running_server(latency_ms=150.0) as (url, _):
@@ -463,6 +463,8 @@ def test_a_repair_is_refused_while_a_run_writes_and_the_run_loses_nothing(_llm_c
             with pytest.raises(CacheError, match="in use by a run that may write") as info:
                 repair_cache()
             assert str(_llm_cache) in str(info.value)
+            refused = CliRunner().invoke(app, ["cache", "repair"])
+            assert refused.exit_code == 1 and "in use by a run" in refused.output
             out, err = child.communicate(timeout=60)
         finally:
             child.kill()
