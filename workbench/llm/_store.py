@@ -16,6 +16,10 @@ hands back text, read-only when asked, with failures that name the folder.
   repair``.
 * Claims: a short-lived row ``claim/<key>`` says which process is sending a request,
   so that processes sharing a store rarely send the same request twice.
+* The writers' lock (:data:`LOCK_FILE`): a run that may write holds it shared
+  (:func:`writing`), ``workbench cache repair`` alone (:func:`replacing`), so a repair
+  never moves a live run's replies aside; a handle whose folder was replaced since it
+  was opened is opened again.
 """
 
 from __future__ import annotations
