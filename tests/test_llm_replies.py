@@ -47,6 +47,8 @@ def _rewrite(body: dict, status: int, payload: dict) -> dict:
 
 
 class FaultyServer(SimServer):
+    """A sim-server whose chat replies :func:`_rewrite` changes."""
+
     async def _answer(self, request: web.Request, fault: str | None) -> web.Response:
         response = await super()._answer(request, fault)
         payload = _rewrite(await request.json(), response.status, json.loads(response.text))
@@ -54,8 +56,14 @@ class FaultyServer(SimServer):
 
 
 class FaultyBatches(BatchService):
+    """The same faults in the answers of batch jobs."""
+
     def routes(self, app: web.Application, answer) -> None:
-        super().routes(app, lambda body: (lambda s, p: (s, _rewrite(body, s, p)))(*answer(body)))
+        def faulty(body: dict) -> tuple[int, dict]:
+            status, payload = answer(body)
+            return status, _rewrite(body, status, payload)
+
+        super().routes(app, faulty)
 
 
 def _run(path: str, requests: list[Request], monkeypatch) -> list:
