@@ -3,6 +3,7 @@ Batch endpoints -- mapping, replay, failures, resume after kill -9, batch prices
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import os
@@ -21,11 +22,14 @@ from workbench.llm import (
     Request,
     _batch,
     batch_price,
+    cache_key,
     complete_many,
     peek,
     price,
     temporary_settings,
 )
+from workbench.sim._batches import BatchService
+from workbench.sim.server import SimServer, running_server
 
 FAST = {"batch_latency_ms": 300.0}
 
@@ -282,3 +286,66 @@ def test_a_job_the_provider_refuses_gives_call_failures():
     assert all(isinstance(r, CallFailure) and r.error_type == "connection_error" for r in got)
     assert "could not submit a batch job" in got[0].message
     assert _batch.pending_jobs() == {}
+
+
+# --- a kill between the provider creating a job and the ledger recording it (issue 20, item 2)
+
+class SlowToAnswer(BatchService):
+    """Creates the job at once, answers the create call only ``delay_s`` later."""
+
+    def __init__(self, delay_s: float, **kwargs):
+        super().__init__(**kwargs)
+        self.delay_s = delay_s
+
+    async def create(self, request):
+        response = await super().create(request)
+        await asyncio.sleep(self.delay_s)
+        return response
+
+
+KILLED = textwrap.dedent("""
+    import sys
+    from workbench.llm import Request, complete_many
+    url = sys.argv[1]
+    requests = [Request("openai/sim-judge-a", [{"role": "user", "content": f"Paid once {i}."}],
+                        params={"api_base": url}) for i in range(6)]
+    complete_many(requests, mode="batch", poll_interval=0.05, progress=False)
+""")
+
+
+def test_a_kill_while_the_job_is_created_does_not_submit_it_again(_llm_cache):
+    server = SimServer(batches=SlowToAnswer(30.0, latency_ms=200.0))
+    with running_server(server=server) as (url, _):
+        child = subprocess.Popen([sys.executable, "-c", KILLED, url], env=os.environ.copy(),
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 60
+            while server.batches.counts["created"] < 1:  # created; the reply is on its way
+                assert child.poll() is None and time.monotonic() < deadline, child.stderr.read()
+                time.sleep(0.02)
+        finally:
+            child.send_signal(signal.SIGKILL)
+            child.wait(timeout=10)
+            child.stdout.close()
+            child.stderr.close()
+        server.batches.delay_s = 0.0
+        requests = [Request("openai/sim-judge-a", [{"role": "user", "content": f"Paid once {i}."}],
+                            params={"api_base": url}) for i in range(6)]
+        got = batch(requests)
+        stats = server.batches.stats()
+    assert all(isinstance(r, Completion) for r in got), got
+    assert stats["created"] == 1  # found the job the killed run had submitted, not a second
+    assert _batch.pending_jobs() == {}
+
+
+def test_an_intent_whose_job_was_never_created_is_submitted(_llm_cache):
+    with running_server() as (url, server):
+        requests = requests_for(url, 3, "intent")
+        with _batch._ledger() as ledger:  # a run killed before its upload
+            ledger[_batch.INTENT + "0" * 32] = {
+                "model": "openai/sim-judge-a", "keys": [cache_key(r) for r in requests[:2]], "tag": "0" * 32,
+                "since": time.time(), "submitted": "2026-01-01T00:00:00+00:00"}
+        got = batch(requests)
+        stats = server.batches.stats()
+    assert all(isinstance(r, Completion) for r in got), got
+    assert stats["created"] == 1 and _batch.pending_jobs() == {}

@@ -421,6 +421,92 @@ def test_a_damaged_store_names_its_folder_and_repair_salvages_the_rest(_llm_cach
     assert all(r.ok for r in again) and sum(r.cached for r in again) == report["salvaged"]
 
 
+# --- a repair while a run writes (issue 20, item 3) ------------------------------------------
+
+WRITER = textwrap.dedent("""
+    import sys
+    from workbench.llm import Request, complete, complete_many
+    url, n = sys.argv[1], int(sys.argv[2])
+    ask = lambda i: Request("openai/sim-judge-a", [{"role": "user", "content": f"live {i}"}],
+                            params={"api_base": url})
+    if n:  # one run of n requests, one at a time
+        complete_many([ask(i) for i in range(n)], progress=False, concurrency=1)
+    else:  # a notebook kernel: a call, a wait, another call
+        complete_many([ask(0)], progress=False)
+        print("first", flush=True)
+        sys.stdin.readline()
+        complete_many([ask(1)], progress=False)
+    print("done", flush=True)
+""")
+
+
+def _live(url: str, i: int) -> Request:
+    return Request(SERVER_MODEL, msgs(f"live {i}"), params={"api_base": url})
+
+
+def _writer(url: str, n: int) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", WRITER, url, str(n)], env=os.environ.copy(),
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def test_a_repair_is_refused_while_a_run_writes_and_the_run_loses_nothing(_llm_cache, app):
+    from workbench.sim.server import running_server
+
+    with running_server(latency_ms=150.0) as (url, _):
+        child = _writer(url, 12)
+        try:
+            deadline = time.monotonic() + 60
+            while sum(peek(_live(url, i)) is not None for i in range(12)) < 2:  # writing now
+                assert child.poll() is None and time.monotonic() < deadline, child.stderr.read()
+                time.sleep(0.05)
+            with pytest.raises(CacheError, match="in use by a run that may write") as info:
+                repair_cache()
+            assert str(_llm_cache) in str(info.value)
+            refused = CliRunner().invoke(app, ["cache", "repair"])
+            assert refused.exit_code == 1 and "in use by a run" in refused.output
+            out, err = child.communicate(timeout=60)
+        finally:
+            child.kill()
+    assert out.strip() == "done", err
+    assert list(_llm_cache.parent.glob(_llm_cache.name + ".before-repair*")) == []
+    assert all(peek(_live(url, i)) is not None for i in range(12))  # all in the live store
+    assert repair_cache()["salvaged"] == 12  # once the run is over
+
+
+def test_a_process_that_wrote_before_a_repair_writes_into_the_repaired_store(_llm_cache):
+    from workbench.sim.server import running_server
+
+    with running_server() as (url, _):
+        child = _writer(url, 0)
+        try:
+            assert child.stdout.readline().strip() == "first", child.stderr.read()
+            report = repair_cache()  # between two calls of a kernel: allowed
+            child.stdin.write("go\n")
+            child.stdin.flush()
+            out, err = child.communicate(timeout=60)
+        finally:
+            child.kill()
+    assert out.strip() == "done", err
+    assert report["salvaged"] == 1
+    assert peek(_live(url, 0)) is not None and peek(_live(url, 1)) is not None
+    with temporary_settings(cache_dir=report["backup"]):
+        assert peek(_live(url, 1)) is None  # nothing written into the store moved aside
+
+
+def test_a_run_started_during_a_repair_waits_for_it(_llm_cache):
+    fill(1, "before")
+    done: list = []
+    with _store.replacing(_llm_cache):  # as a repair holds it
+        thread = threading.Thread(target=lambda: done.extend(
+            complete_many([Request(SIM, msgs("during"))], progress=False)))
+        thread.start()
+        thread.join(1.0)
+        assert thread.is_alive() and not done  # waiting, nothing sent
+    thread.join(30)
+    assert done and done[0].ok and peek(Request(SIM, msgs("during"))) is not None
+
+
 def test_a_zero_byte_store_is_reported_never_silently_empty(_llm_cache, app, monkeypatch):
     requests = fill(4, "zero")
     _store.close_caches()
@@ -559,14 +645,12 @@ def test_url_credentials_are_never_stored_hashed_or_shown(sim_server, _llm_cache
     request = Request(SIM, msgs("x"), params={"api_base": base})
     assert secret not in repr(request) and secret not in json.dumps(request.to_dict())
     served = sim_server.replace("http://", f"http://bob:{secret}@")
-    monkeypatch.setenv("WORKBENCH_HTTP_PATH", "litellm")
-    (failed,) = complete_many([Request(SERVER_MODEL, msgs("refused"), params={"api_base": served})],
-                              max_retries=0, progress=False)  # aiohttp refuses URL credentials
-    assert not failed.ok and secret not in failed.message
-    monkeypatch.setenv("WORKBENCH_HTTP_PATH", "direct")  # sends them as Basic auth instead
-    (sent,) = complete_many([Request(SERVER_MODEL, msgs("basic auth"), params={"api_base": served})],
-                            max_retries=0, progress=False)
-    assert sent.ok and secret not in repr(sent)
+    for path in ("litellm", "direct"):  # both send them as Basic auth, not in the URL
+        monkeypatch.setenv("WORKBENCH_HTTP_PATH", path)
+        (sent,) = complete_many([Request(SERVER_MODEL, msgs(f"basic auth {path}"),
+                                         params={"api_base": served})],
+                                max_retries=0, progress=False)
+        assert sent.ok and secret not in repr(sent)
     monkeypatch.setenv("WORKBENCH_CACHE_MODE", "readonly")
     with pytest.raises(Exception, match="cache miss"):
         complete(SIM, msgs("not cached"), api_base=base)

@@ -11,7 +11,7 @@ import pytest
 
 from workbench.llm import Request, _http, complete_many, peek
 from workbench.llm._cache import open_cache
-from workbench.sim.server import running_server
+from workbench.sim.server import SimServer, running_server
 
 MODEL = "openai/sim-judge-a"
 
@@ -191,3 +191,68 @@ def test_prices_are_looked_up_once_per_model_and_run(monkeypatch, caplog):
     assert looked == ["openai/local"]
     assert caplog.text.count("no price") == 1
     assert _providers.Prices().known(plain[0], "openai") is False and len(looked) == 2
+
+
+# --- credentials: the same Authorization whichever path sends the request ----------------
+
+class Recording(SimServer):
+    """A sim-server that keeps the ``Authorization`` header of every chat request."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.authorizations: list[str | None] = []
+
+    async def chat(self, request):
+        self.authorizations.append(request.headers.get("Authorization"))
+        return await super().chat(request)
+
+
+def _basic(pair: str) -> str:
+    import base64
+
+    return "Basic " + base64.b64encode(pair.encode()).decode()
+
+
+def _with_credentials(url: str) -> str:
+    return url.replace("http://", "http://alice:pa%40ss@")  # the password is "pa@ss"
+
+
+@pytest.mark.parametrize(("case", "expected"), [
+    ("url credentials", _basic("alice:pa@ss")),
+    ("url credentials and api_key", "Bearer sk-param-key-123"),
+    ("OPENAI_API_KEY", "Bearer sk-env-key-456"),
+    ("nothing", "Bearer sk-local-no-key"),
+    ("own header", "Token own-789"),
+    ("url credentials via litellm", _basic("alice:pa@ss")),
+    ("OPENAI_BASE_URL with credentials", _basic("alice:pa@ss")),
+])
+def test_a_server_gets_the_same_credentials_from_both_paths(case, expected, monkeypatch):
+    from workbench.llm import _providers
+
+    # taken for a real server: a sim-server always gets the placeholder key
+    monkeypatch.setattr(_providers, "is_sim_server", lambda model, params: False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("WORKBENCH_CACHE_MODE", "off")
+    server = Recording()
+    with running_server(server=server) as (url, _):
+        params = {"api_base": url}
+        if case.startswith("url credentials"):
+            params["api_base"] = _with_credentials(url)
+        if case == "url credentials and api_key":
+            params["api_key"] = "sk-param-key-123"
+        if case == "url credentials via litellm":
+            params["user"] = "a-param-only-litellm-sends"
+        if case == "OPENAI_API_KEY":
+            monkeypatch.setenv("OPENAI_API_KEY", "sk-env-key-456")
+        if case == "own header":
+            params["extra_headers"] = {"Authorization": "Token own-789"}
+        if case == "OPENAI_BASE_URL with credentials":
+            monkeypatch.setenv("OPENAI_BASE_URL", _with_credentials(url))
+            monkeypatch.setenv("OPENAI_API_KEY", "sk-env-key-456")
+            del params["api_base"]
+        request = Request(MODEL, msgs(case), params=params)
+        for path in ("direct", "litellm"):
+            monkeypatch.setenv("WORKBENCH_HTTP_PATH", path)
+            (reply,) = complete_many([request], progress=False, max_retries=0)
+            assert reply.ok, (path, reply)
+    assert server.authorizations == [expected, expected]

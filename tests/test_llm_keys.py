@@ -234,8 +234,52 @@ def test_classify_litellm_exceptions():
     assert classify(litellm.APIConnectionError("x", "openai", "m")) == "connection_error"
 
 
+def test_credentials_the_http_client_refuses_are_an_auth_failure_not_retried():
+    """aiohttp's refusal of URL credentials beside a header, as litellm reports it, was
+    classed server_error and retried (issue 20, item 6)."""
+    import litellm
+
+    from workbench.llm import RETRYABLE
+
+    refused = litellm.InternalServerError(
+        "OpenAIException - Cannot combine AUTHORIZATION header with AUTH argument or "
+        "credentials encoded in URL", "openai", "m")
+    assert classify(refused) == "auth" and "auth" not in RETRYABLE
+
+
 def test_error_message_never_carries_the_request_key():
     r = req(params={"api_key": "zz-request-secret-999"})
     exc = _FakeStatusError("401 Incorrect API key provided: zz-request-secret-999", 401)
     message = error_message(exc, r)
     assert "zz-request-secret-999" not in message and "401" in message
+
+
+# Credentials under names beyond api_key/token/secret (issue 20, item 8): each word, alone
+# and inside longer names, in any spelling.
+_CREDENTIAL_NAMES = ["auth", "authorization", "cookie", "bearer", "credential", "session",
+                     "signature", "x-auth", "Auth-Header", "cookies", "sessionId",
+                     "request_signature", "bearer_value", "credential_ref"]
+
+
+@pytest.mark.parametrize("name", _CREDENTIAL_NAMES)
+def test_a_credential_under_any_such_name_is_neither_stored_nor_hashed(name, sim_server,
+                                                                       _llm_cache):
+    secret = "s3cret-" + name.lower().replace("-", "")
+    plain = Request("openai/sim-judge-a", MSGS, params={"api_base": sim_server,
+                                                        "extra_body": {"top_k": 5}})
+    carrying = Request("openai/sim-judge-a", MSGS, params={
+        "api_base": sim_server, "extra_body": {"top_k": 5, name: secret}, name: secret})
+    assert cache_key(carrying) == cache_key(plain)
+    assert secret not in repr(carrying) and secret not in str(carrying.to_dict())
+    (reply,) = llm.complete_many([carrying], progress=False)
+    assert reply.ok, reply
+    stored = [path for path in _llm_cache.rglob("*") if path.is_file()
+              and secret.encode() in path.read_bytes()]
+    assert stored == []
+
+
+def test_names_that_only_contain_such_letters_are_not_secrets():
+    from workbench.llm._secrets import is_secret_param
+
+    assert not any(is_secret_param(name) for name in (
+        "author", "oauth_scope", "authority", "sessions_per_day", "max_tokens", "top_k"))

@@ -32,6 +32,12 @@ them in this process's :func:`overrides`, winning over the environment.
 ``WORKBENCH_HTTP_PATH``           ``direct`` (default): ``openai/<model>`` calls
                                   to an ``api_base`` skip litellm (one aiohttp
                                   POST, same body and entry) | ``litellm``
+``WORKBENCH_MAX_REPLY_BYTES``     a reply body larger than this (bytes, as read
+                                  after decompression; default 16 MiB) is not read
+                                  further: that request fails ``too_large``
+``WORKBENCH_MAX_REPLY_CHARS``     a reply text longer than this (characters;
+                                  default 1,000,000, more than any model's output
+                                  window) fails ``too_large`` and is not cached
 ``WORKBENCH_GC_FREEZE``           ``0`` leaves litellm's import-time heap in the
                                   cyclic collector's view (default: frozen)
 ``WORKBENCH_MEMO``                ``0`` turns off the memo of derived results (a
@@ -150,6 +156,30 @@ def call_mode() -> str:
     if mode not in CALL_MODES:
         raise ValueError(f"WORKBENCH_CALL_MODE={mode!r}: expected one of {', '.join(CALL_MODES)}")
     return mode
+
+
+#: What one reply may be: name -> (environment variable, default).
+REPLY_LIMITS: dict[str, tuple[str, int]] = {
+    "bytes": ("WORKBENCH_MAX_REPLY_BYTES", 16 * 2**20),
+    "chars": ("WORKBENCH_MAX_REPLY_CHARS", 1_000_000),
+}
+
+
+def reply_limit(name: str) -> int:
+    """The bound ``name``: ``bytes`` (of a reply's HTTP body as read, after
+    decompression: ``WORKBENCH_MAX_REPLY_BYTES``) or ``chars`` (of its text:
+    ``WORKBENCH_MAX_REPLY_CHARS``), else :data:`REPLY_LIMITS`'s default."""
+    variable, default = REPLY_LIMITS[name]
+    value = os.environ.get(variable, "").strip()
+    if not value:
+        return default
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise ValueError(f"{variable}={value!r}: expected a whole number >= 1")
+    return number
 
 
 def runs_dir() -> Path:

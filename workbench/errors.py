@@ -25,7 +25,8 @@ class CacheMiss(WorkbenchError):
 
 
 class CacheError(WorkbenchError):
-    """The LLM cache store cannot be used as asked: damaged, read-only or full.
+    """The LLM cache store cannot be used as asked: damaged, read-only or full, or (for a
+    repair) in use by a run that may write to it.
 
     The message names the folder (``folder``) and the command or setting that helps.
     """

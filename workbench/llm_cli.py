@@ -174,7 +174,7 @@ def cache_repair(directory: Annotated[Path | None, _DIR] = None) -> None:
     """Salvage every sound entry into a fresh store in the folder's place.
 
     The old folder is kept as <folder>.before-repair-<time>; the report says what was
-    salvaged and what was lost, and why.
+    salvaged and what was lost, and why. Refused while a run may write to the store.
     """
     from workbench.llm import repair_cache
 

@@ -15,7 +15,11 @@ Jobs are polled with exponential backoff (from ``poll_interval`` seconds, doubli
 at most :data:`MAX_POLL_S`). Every submitted job is recorded in a ledger,
 ``batch_jobs.json`` in the cache folder (job id, model, input file, the keys it
 holds; no secret), until its results are stored: a run that was killed resumes
-polling the jobs holding its requests instead of submitting them again. A request
+polling the jobs holding its requests instead of submitting them again. The intent
+to submit is recorded before the provider is asked, and the job's metadata carries an
+id of ours (``workbench_job``): a run killed between the provider creating a job and
+the ledger recording it finds that job in the provider's list before submitting
+anything (:meth:`BatchRun._find`). A request
 a job did not answer is a :class:`CallFailure` naming the job and why (a failed or
 expired job, an error line); it can be sent again with ``mode="online"``.
 Providers: OpenAI-compatible batch endpoints (:data:`PROVIDERS`, sim-servers
@@ -29,18 +33,26 @@ import contextlib
 import datetime as _dt
 import json
 import os
+import time
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from workbench import config
-from workbench.errors import ProviderError
+from workbench.errors import CacheError, ProviderError
 from workbench.llm import _cache, _providers
 from workbench.llm._types import CallFailure, Completion, Request, Usage
 
 Result = Completion | CallFailure
 
 LEDGER_FILE = "batch_jobs.json"
+#: Ledger ids of jobs being submitted (``intent:<tag>``), recorded before the provider is
+#: asked; the job's metadata carries the tag under :data:`TAG_FIELD`.
+INTENT = "intent:"
+TAG_FIELD = "workbench_job"
+_CLOCK_SLACK_S = 600.0  # the provider's clock may differ from ours
+_MAX_PAGES = 50
 #: litellm providers whose batch endpoint takes the OpenAI JSONL format as is.
 PROVIDERS = ("openai", "azure", "hosted_vllm")
 #: Requests per job (OpenAI's limit).
@@ -95,8 +107,9 @@ def _ledger() -> Iterator[dict[str, Any]]:
 
 
 def pending_jobs() -> dict[str, dict[str, Any]]:
-    """Job id -> ledger record (``model``, ``input_file_id``, ``keys``, ``submitted``) of
-    the jobs submitted and not yet stored."""
+    """Job id -> ledger record (``model``, ``input_file_id``, ``keys``, ``submitted``,
+    ``tag``) of the jobs submitted and not yet stored; ``intent:<tag>`` -> record for a
+    job whose submission a killed run may not have seen through."""
     with _ledger() as jobs:
         return dict(jobs)
 
@@ -121,9 +134,9 @@ def _client_kwargs(request: Request, route: _providers.Route) -> dict[str, Any]:
     for name in ("api_base", "api_key", "api_version", "organization", "extra_headers"):
         if request.params.get(name) is not None:
             kwargs[name] = request.params[name]
-    if kwargs.get("api_base") and not kwargs.get("api_key") and (
-            route.sim_server or not os.environ.get("OPENAI_API_KEY")):
-        kwargs["api_key"] = _providers.LOCAL_KEY
+    kwargs.update(_providers.auth(request.params, route))
+    if kwargs.get("api_base") and not kwargs.get("api_key"):
+        kwargs["api_key"] = _providers.LOCAL_KEY  # azure, hosted_vllm: a local server
     return kwargs
 
 
@@ -149,11 +162,17 @@ class BatchRun:
         covered: set[str] = set()
         for batch_id, record in pending.items():
             mine = [k for k in record["keys"] if k in self.jobs and k not in covered]
-            if mine:
-                covered.update(mine)
-                _cache.log.info("resuming batch job %s (%d request(s) of this run)", batch_id,
-                                len(mine))
-                polls.append(self._poll(batch_id, record, mine[0]))
+            if not mine:
+                continue
+            if batch_id.startswith(INTENT):  # submitted when a run was killed: created?
+                found = await self._find(batch_id, record, mine[0])
+                if found is None:
+                    continue  # never created: its requests are submitted below
+                batch_id, record = found
+            covered.update(mine)
+            _cache.log.info("resuming batch job %s (%d request(s) of this run)", batch_id,
+                            len(mine))
+            polls.append(self._poll(batch_id, record, mine[0]))
         groups: dict[tuple, list[str]] = {}
         for key, request in self.jobs.items():
             if key not in covered:
@@ -178,26 +197,75 @@ class BatchRun:
                                    ensure_ascii=False, separators=(",", ":")) + "\n"
                         for key in keys)
         kwargs = _client_kwargs(first, route)
+        tag = uuid.uuid4().hex
+        record = {"model": first.model, "keys": keys, "tag": tag, "since": time.time(),
+                  "submitted": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")}
+        with _ledger() as ledger:  # the intent first: a kill from here on is resumed
+            ledger[INTENT + tag] = record
+        created = False
         try:
             upload = await self.litellm.acreate_file(
                 file=("workbench_batch.jsonl", lines.encode("utf-8")), purpose="batch", **kwargs)
+            created = True  # from here, an error may come after the job was created
             job = await self.litellm.acreate_batch(
                 completion_window="24h", endpoint=ENDPOINT, input_file_id=upload.id,
-                metadata={"client": "workbench"}, **kwargs)
+                metadata={"client": "workbench", TAG_FIELD: tag}, **kwargs)
         except Exception as exc:
             kind = _providers.classify(exc)
+            unsure = created and kind not in ("auth", "bad_request", "not_found", "rate_limit")
             why = (f"could not submit a batch job of {len(keys)} request(s): "
-                   f"{_providers.error_message(exc, first, kind)}")
+                   f"{_providers.error_message(exc, first, kind)}"
+                   + ("; the job may exist all the same: a rerun looks for it before "
+                      "submitting again" if unsure else ""))
+            if not unsure:
+                with _ledger() as ledger:
+                    ledger.pop(INTENT + tag, None)
             for key in keys:
                 self._finish(key, CallFailure(key, kind, why, 1, first.model))
             return None
-        record = {"model": first.model, "input_file_id": upload.id, "keys": keys,
-                  "submitted": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")}
+        record = {**{k: v for k, v in record.items() if k != "since"},
+                  "input_file_id": upload.id}
         with _ledger() as ledger:
+            ledger.pop(INTENT + tag, None)
             ledger[job.id] = record
         _cache.log.info("submitted batch job %s: %d request(s) of %s", job.id, len(keys),
                         first.model)
         return job.id, record
+
+    async def _find(self, intent: str, record: dict[str, Any], key: str
+                    ) -> tuple[str, dict[str, Any]] | None:
+        """The job the ledger's ``intent`` was submitting when its run was killed: looked
+        up in the provider's list of jobs (newest first) by the id of ours in its
+        metadata, back to a few minutes before the intent. Found, the ledger records it
+        under its job id; not found (or the provider cannot list its jobs), the intent is
+        dropped and ``None`` returned: its requests are submitted anew."""
+        kwargs = _client_kwargs(self.jobs[key], self.routes[key])
+        since = float(record.get("since") or 0) - _CLOCK_SLACK_S
+        after, found = None, None
+        try:
+            for _ in range(_MAX_PAGES):
+                page = await self.litellm.alist_batches(after=after, limit=100, **kwargs)
+                jobs = list(getattr(page, "data", None) or [])
+                found = next((job for job in jobs if (_field(job, "metadata") or {}).get(
+                    TAG_FIELD) == record["tag"]), None)
+                if found is not None or not jobs or not _field(page, "has_more") or min(
+                        int(_field(job, "created_at") or 0) for job in jobs) < since:
+                    break
+                after = _field(jobs[-1], "id")
+        except Exception as exc:  # noqa: BLE001 (cannot tell: submit, as before intents)
+            _cache.log.warning("could not list the batch jobs of %s to find one submitted "
+                               "by a killed run (%s): its requests are submitted again",
+                               record["model"], _providers.error_message(exc, self.jobs[key]))
+        with _ledger() as ledger:
+            ledger.pop(intent, None)
+            if found is None:
+                return None
+            record = {name: value for name, value in record.items() if name != "since"}
+            record["input_file_id"] = _field(found, "input_file_id")
+            ledger[_field(found, "id")] = record
+        _cache.log.info("found batch job %s, submitted by a run that was killed",
+                        _field(found, "id"))
+        return _field(found, "id"), record
 
     async def _poll(self, batch_id: str, record: dict[str, Any], key: str) -> None:
         """Poll ``batch_id`` (backoff) until final, then store its results (``key``: one
@@ -256,7 +324,7 @@ class BatchRun:
                     kwargs: dict[str, Any]) -> None:
         content = await self.litellm.afile_content(file_id=file_id, **kwargs)
         keys = set(record["keys"]) & self.jobs.keys()
-        for raw in content.content.decode("utf-8").splitlines():
+        for raw in content.content.decode("utf-8", "replace").splitlines():
             if not raw.strip():
                 continue
             try:
@@ -266,7 +334,15 @@ class BatchRun:
                 continue  # not a result line: its request is reported as not answered
             if key not in keys or key in self.results:
                 continue
-            self._finish(key, self._result(batch_id, key, self.jobs[key], line))
+            try:
+                result = self._result(batch_id, key, self.jobs[key], line)
+            except CacheError:
+                raise
+            except Exception as exc:  # this line alone: never the job's other replies
+                result = CallFailure(key, "malformed", f"batch {batch_id}: the reply could "
+                                     "not be stored: " + _providers.error_message(
+                                         exc, self.jobs[key]), 1, self.jobs[key].model)
+            self._finish(key, result)
 
     def _result(self, batch_id: str, key: str, request: Request, line: dict[str, Any]) -> Result:
         response = line.get("response") or {}
@@ -286,12 +362,11 @@ class BatchRun:
         route = self.routes[key]
         try:
             choice = body["choices"][0]
-            text = choice["message"]["content"]
-            if text is None:
-                return CallFailure(key, "empty_reply", f"batch {batch_id}: the reply has no "
-                                   "content (content: null)", 1, request.model)
-            if not isinstance(text, str):
-                raise TypeError(type(text).__name__)
+            try:
+                text = _providers.check_text(choice["message"]["content"])
+            except (_providers.EmptyReply, _providers.TooLarge) as exc:
+                return CallFailure(key, _providers.classify(exc), f"batch {batch_id}: {exc}",
+                                   1, request.model)
             logprobs = _providers.normalise_logprobs(choice.get("logprobs"))
             raw_usage = body.get("usage") or {}
             usage = Usage(int(raw_usage.get("prompt_tokens") or 0),
@@ -309,9 +384,12 @@ class BatchRun:
         entry["batch_id"] = batch_id
         if self.cache is not None and _cache.store(self.cache, entry):
             self.written += 1
-        return Completion(text=text, model=request.model, usage=usage, cost_usd=cost,
-                          latency_s=0.0, cached=False, key=key, logprobs=logprobs,
-                          backend=route.backend, cost_known=known)
+        return _cache.completion_from_entry(entry, cached=False)
+
+
+def _field(obj: Any, name: str) -> Any:
+    """``obj.name``, or ``obj[name]`` for a dict (litellm gives objects, or dicts)."""
+    return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
 
 
 def _errors_of(job: Any) -> str:

@@ -197,7 +197,13 @@ def make_entry(key: str, request: Request, *, text: str, logprobs: list | None,
     """A cache entry: the reply and its bookkeeping, then the request without secrets.
 
     A reply whose model has no price is flagged ``response.cost_known: false`` (the key
-    is absent otherwise, so entries of priced and simulated models are unchanged)."""
+    is absent otherwise, so entries of priced and simulated models are unchanged). The
+    reply text and logprob tokens are stored as :func:`unicode_text` makes them."""
+    text = unicode_text(text)
+    if logprobs:
+        logprobs = [{**item, "token": unicode_text(item["token"]),
+                     "top_logprobs": [{**top, "token": unicode_text(top["token"])}
+                                      for top in item["top_logprobs"]]} for item in logprobs]
     entry = {
         "key": key,
         "model": request.model,
@@ -223,6 +229,28 @@ def make_entry(key: str, request: Request, *, text: str, logprobs: list | None,
     return entry
 
 
+def unicode_text(text: str) -> str:
+    """``text`` with each unpaired surrogate (``"\\ud83d"``) replaced by U+FFFD.
+
+    A server that cuts a reply inside a character made of a surrogate pair (an emoji cut
+    at a token boundary) sends half of the pair as a JSON escape; Python decodes it into
+    a string that cannot be written as UTF-8 (not to the cache, a results table or a
+    notebook). Each such half becomes U+FFFD, as a UTF-8 decoder makes of broken bytes;
+    a pair split over two code points is joined. Any other text is returned unchanged
+    (the same object).
+
+    Examples
+    --------
+    >>> unicode_text("score: 7 \\ud83d"), unicode_text("\\ud83d\\ude00") == "\\U0001f600"
+    ('score: 7 \ufffd', True)
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return text
+
+
 def replay_entry(request: Request, text: str, *, backend: str, source: str) -> dict[str, Any]:
     """A cache entry replaying ``text`` as the reply to ``request`` (built as real writes are).
 
@@ -245,12 +273,18 @@ def replay_entry(request: Request, text: str, *, backend: str, source: str) -> d
 
 
 def encode_entry(entry: Mapping[str, Any]) -> str:
-    """The stored JSON of an entry, reply fields first (see :func:`read_reply`)."""
+    """The stored JSON of an entry, reply fields first (see :func:`read_reply`): always
+    text that UTF-8 can encode (what the seal hashes and SQLite stores)."""
     ordered = {name: entry[name] for name in _REPLY_FIELDS if name in entry}
     if "model" not in ordered:
         ordered["model"] = entry["request"]["model"]
     ordered.update((name, value) for name, value in entry.items() if name not in ordered)
-    return json.dumps(ordered, ensure_ascii=False, separators=(",", ":"))
+    raw = json.dumps(ordered, ensure_ascii=False, separators=(",", ":"))
+    try:
+        raw.encode("utf-8")
+    except UnicodeEncodeError:  # an unpaired surrogate somewhere: kept as its JSON escape
+        raw = json.dumps(ordered, ensure_ascii=True, separators=(",", ":"))
+    return raw
 
 
 def decode_entry(raw: str) -> dict[str, Any]:

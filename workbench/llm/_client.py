@@ -20,11 +20,11 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 from workbench import config
-from workbench.errors import BudgetExceeded, CacheMiss, ProviderError
+from workbench.errors import BudgetExceeded, CacheError, CacheMiss, ProviderError
 from workbench.llm import _cache, _http, _providers, _store
 from workbench.llm._keys import cache_key
 from workbench.llm._loop import run_sync
@@ -347,23 +347,26 @@ def _run_keyed(requests: list[Request], keys: list[str], distinct: list[str], mo
                 route_id = _route_id(request)
                 if route_id not in routes:
                     routes[route_id] = _providers.route(request)
-            if cache is not None:
-                _store.require_writable(cache)
-            batched: dict[str, Result] = {}
-            if batch_poll is not None:
-                batched = _run_batches(jobs, routes, cache, bar, batch_poll,
-                                       {k: len(v) for k, v in todo.items()})
-                jobs = {key: request for key, request in jobs.items() if key not in batched}
-            runner = _Runner(
-                jobs, routes, slots={k: len(v) for k, v in todo.items()}, cache=cache,
-                claims=mode == "readwrite", bar=bar, concurrency=concurrency,
-                budget_usd=budget_usd, rpm=rpm, timeout=timeout, max_retries=max_retries,
-            )
-            try:
-                outcome = {**batched, **run_sync(runner.run())}
-            finally:
-                if runner.written:
-                    _store.checkpoint(cache)
+            with (_store.writing(cache.directory) if cache is not None else nullcontext()):
+                if cache is not None:  # the live store: a repair may have replaced it
+                    cache = _cache.open_cache(cache.directory)
+                    _store.require_writable(cache)
+                batched: dict[str, Result] = {}
+                if batch_poll is not None:
+                    batched = _run_batches(jobs, routes, cache, bar, batch_poll,
+                                           {k: len(v) for k, v in todo.items()})
+                    jobs = {key: request for key, request in jobs.items()
+                            if key not in batched}
+                runner = _Runner(
+                    jobs, routes, slots={k: len(v) for k, v in todo.items()}, cache=cache,
+                    claims=mode == "readwrite", bar=bar, concurrency=concurrency,
+                    budget_usd=budget_usd, rpm=rpm, timeout=timeout, max_retries=max_retries,
+                )
+                try:
+                    outcome = {**batched, **run_sync(runner.run())}
+                finally:
+                    if runner.written:
+                        _store.checkpoint(cache)
             for key, slots in todo.items():
                 for i in slots:
                     results[i] = outcome[key]
@@ -646,8 +649,14 @@ class _Runner:
                         continue
                 return CallFailure(key, kind, message, attempts, model)
             self._count(model, None, "")
-            if self.cache is not None and _cache.store(self.cache, entry):
-                self.written += 1
+            try:
+                if self.cache is not None and _cache.store(self.cache, entry):
+                    self.written += 1
+            except CacheError:
+                raise
+            except Exception as exc:  # this reply alone: never the other requests
+                return CallFailure(key, "malformed", "the reply could not be stored: "
+                                   + _providers.error_message(exc, request), attempts, model)
             return completion
 
     def _count(self, model: str, kind: str | None, message: str) -> None:
@@ -682,11 +691,7 @@ class _Runner:
         if not choices or not isinstance(choices, list | tuple):
             raise ValueError("malformed reply: no choices")
         choice = choices[0]
-        text = get(get(choice, "message"), "content")
-        if text is None:
-            raise _providers.EmptyReply("the reply has no content (content: null)")
-        if not isinstance(text, str):
-            raise ValueError(f"malformed reply: content is {type(text).__name__}")
+        text = _providers.check_text(get(get(choice, "message"), "content"))
         logprobs = _providers.normalise_logprobs(get(choice, "logprobs"))
         raw_usage = get(response, "usage")
         usage = Usage(int(get(raw_usage, "prompt_tokens", 0) or 0),
@@ -699,7 +704,4 @@ class _Runner:
             latency_s=round(latency, 6), backend=route.backend,
             finish_reason=get(choice, "finish_reason"),
             provider_model=get(response, "model"), attempts=attempts, cost_known=known)
-        completion = Completion(text=text, model=request.model, usage=usage, cost_usd=cost,
-                                latency_s=round(latency, 6), cached=False, key=key,
-                                logprobs=logprobs, backend=route.backend, cost_known=known)
-        return completion, entry
+        return _cache.completion_from_entry(entry, cached=False), entry

@@ -34,11 +34,14 @@ import json
 import os
 from typing import Any
 
-from workbench.llm._secrets import strip_url_credentials, url_credentials
+from workbench import config
+from workbench.llm._providers import Redirected, TooLarge
+from workbench.llm._secrets import strip_url_credentials
 
 #: Request params the direct path understands; a request with any other goes via litellm.
 DIRECT_PARAMS = frozenset({"api_base", "api_key", "extra_body", "extra_headers", "timeout",
                            "num_retries", "input_cost_per_token", "output_cost_per_token"})
+_CHUNK = 2**16
 _sessions: dict[int, Any] = {}  # id(event loop) -> aiohttp.ClientSession
 _forms: dict[str, str] = {}  # api_base -> "json_schema" | "json_object"
 #: ``owned_by`` of the models listed by llama.cpp's server (``llamacpp``) and by
@@ -75,17 +78,15 @@ def _url(api_base: str, path: str) -> str:
 
 
 def _headers(kwargs: dict) -> dict[str, str]:
+    """The headers litellm's OpenAI client sends for these kwargs (whose credentials
+    :func:`~workbench.llm._providers.auth` settled): ``Bearer <api_key>``, then the
+    ``extra_headers`` over it."""
     headers = {"Content-Type": "application/json"}
     if kwargs.get("api_key"):
         headers["Authorization"] = f"Bearer {kwargs['api_key']}"
-    elif url_credentials(kwargs["api_base"]):
-        import base64
-        from urllib.parse import unquote, urlsplit
-
-        parts = urlsplit(kwargs["api_base"])
-        pair = f"{unquote(parts.username or '')}:{unquote(parts.password or '')}"
-        headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
     for name, value in (kwargs.get("extra_headers") or {}).items():
+        if str(name).lower() == "authorization":
+            headers.pop("Authorization", None)
         headers[str(name)] = str(value)
     return headers
 
@@ -131,17 +132,46 @@ def _error_message(text: str) -> str:
     return text.strip()[:300] or "(empty body)"
 
 
+async def _body(reply: Any, limit: int) -> bytes:
+    """The reply's body (decompressed), read ``_CHUNK`` bytes at a time; :class:`TooLarge`
+    as soon as it passes ``limit`` bytes, or at once when its declared length does."""
+    declared = reply.content_length  # of the bytes sent: compressed, if they are
+    if declared is not None and declared > limit and not reply.headers.get("Content-Encoding"):
+        raise TooLarge(f"the reply body is {declared:,} bytes, more than "
+                       f"WORKBENCH_MAX_REPLY_BYTES={limit:,}: not read")
+    parts, size = [], 0
+    async for part in reply.content.iter_chunked(_CHUNK):
+        size += len(part)
+        if size > limit:
+            raise TooLarge(f"the reply body passed WORKBENCH_MAX_REPLY_BYTES={limit:,} bytes "
+                           "(decompressed): not read further")
+        parts.append(part)
+    return b"".join(parts)
+
+
 async def send(kwargs: dict) -> dict[str, Any]:
     """POST the chat request; the reply's JSON as a dict.
 
-    Raises :class:`HTTPStatusError` for a non-2xx status, ``ValueError`` ("malformed
-    reply ...") for a body that is not a JSON object, and aiohttp's connection errors
-    (``OSError`` subclasses) as they come; the caller's ``asyncio.timeout`` bounds it.
+    Raises :class:`HTTPStatusError` for a non-2xx status,
+    :class:`~workbench.llm._providers.Redirected` for a 3xx (never followed: the other
+    server's reply would be cached under this request's key),
+    :class:`~workbench.llm._providers.TooLarge` for a body over
+    ``WORKBENCH_MAX_REPLY_BYTES`` (never read whole: a gzip bomb costs at most that
+    much memory), ``ValueError`` ("malformed reply ...") for a body that is not a JSON
+    object, and aiohttp's connection errors (``OSError`` subclasses) as they come; the
+    caller's ``asyncio.timeout`` bounds it.
     """
     session = _session()
     async with session.post(_url(kwargs["api_base"], "/chat/completions"),
-                            data=json.dumps(body_of(kwargs)), headers=_headers(kwargs)) as reply:
-        text = await reply.text()
+                            data=json.dumps(body_of(kwargs)), headers=_headers(kwargs),
+                            allow_redirects=False) as reply:
+        if 300 <= reply.status < 400:
+            raise Redirected(reply.status, reply.headers.get("Location"))
+        data = await _body(reply, config.reply_limit("bytes"))
+        try:
+            text = data.decode(reply.charset or "utf-8", "replace")
+        except LookupError:  # a charset Python does not know
+            text = data.decode("utf-8", "replace")
         if reply.status >= 300:
             raise HTTPStatusError(reply.status, _error_message(text))
     try:

@@ -253,18 +253,20 @@ def import_cache(file: str | os.PathLike, *, path: str | os.PathLike | None = No
             except ValueError as exc:
                 raise ValueError(f"{file}, line {number}: {exc}") from None
             entries.append((key, entry))
-    cache = _cache.open_cache(path)
-    if entries:
-        _store.require_writable(cache)
+    folder = _cache.open_cache(path).directory
     imported = skipped = 0
-    for key, entry in entries:
-        if not overwrite and key in cache:
-            skipped += 1
-            continue
-        if not _cache.store(cache, entry):
-            raise OSError(f"could not write entry {key[:16]}… to {cache.directory}")
-        imported += 1
-    _store.checkpoint(cache)
+    with _store.writing(folder):  # no repair meanwhile
+        cache = _cache.open_cache(folder)
+        if entries:
+            _store.require_writable(cache)
+        for key, entry in entries:
+            if not overwrite and key in cache:
+                skipped += 1
+                continue
+            if not _cache.store(cache, entry):
+                raise OSError(f"could not write entry {key[:16]}… to {cache.directory}")
+            imported += 1
+        _store.checkpoint(cache)
     return {"read": len(entries), "imported": imported, "skipped": skipped,
             "secrets_removed": removed}
 

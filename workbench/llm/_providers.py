@@ -15,9 +15,9 @@ import re
 import warnings
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
-from workbench import config  # noqa: F401  (sets litellm's offline switches first)
+from workbench import config  # (also sets litellm's offline switches first)
 from workbench.errors import ProviderError
 from workbench.llm._secrets import (
     is_secret_param,
@@ -181,8 +181,69 @@ def sampling_args(request: Request) -> dict[str, Any]:
     return args
 
 
+#: Providers reached at an OpenAI-compatible URL whose credentials :func:`auth` settles.
+_OPENAI_LIKE = ("openai", "text-completion-openai")
+_BASE_ENV = ("OPENAI_BASE_URL", "OPENAI_API_BASE")  # litellm's order
+
+
+def auth(params: Any, route_: Route) -> dict[str, Any]:
+    """How a request to an OpenAI-compatible endpoint authenticates: the ``api_base``,
+    ``api_key`` and ``extra_headers`` to send, the same for the direct path, litellm and
+    batch jobs, so a server gets the same ``Authorization`` whichever sends it.
+
+    In order: an ``Authorization`` in the request's ``extra_headers``; else its
+    ``api_key`` (``Bearer``); else ``user:password@`` in the URL (``api_base``, or
+    ``OPENAI_BASE_URL`` / ``OPENAI_API_BASE`` when there is none), sent as ``Basic``
+    auth; else, for a sim-server, the placeholder :data:`LOCAL_KEY`; else
+    ``OPENAI_API_KEY``; else, for a local server, :data:`LOCAL_KEY`. Credentials are
+    never left in the URL: aiohttp refuses a URL with credentials beside an
+    ``Authorization`` header ("Cannot combine AUTHORIZATION header ..."), which
+    litellm always sends. Returns only the entries that change the request's own.
+    """
+    out: dict[str, Any] = {}
+    if route_.provider not in _OPENAI_LIKE and not route_.sim_server:
+        return out
+    base = params.get("api_base")
+    if not base and route_.provider == "openai":
+        base = next((os.environ[n] for n in _BASE_ENV if os.environ.get(n)), None)
+    userinfo = url_credentials(base)
+    if userinfo:
+        out["api_base"] = strip_url_credentials(base)
+    headers = dict(params.get("extra_headers") or {})
+    has_header = any(str(name).lower() == "authorization" for name in headers)
+    if params.get("api_key"):
+        return out
+    if userinfo and not has_header:
+        out["extra_headers"] = {**headers, "Authorization": "Basic " + basic_token(base)}
+    if userinfo or has_header or route_.sim_server:
+        out["api_key"] = LOCAL_KEY  # litellm needs one; the header above wins over it
+    elif os.environ.get("OPENAI_API_KEY"):
+        out["api_key"] = os.environ["OPENAI_API_KEY"]
+    elif base:
+        out["api_key"] = LOCAL_KEY
+    return out
+
+
+def basic_token(url: Any) -> str | None:
+    """The ``Basic`` auth token (base64 of ``user:password``) of a URL's credentials.
+
+    Examples
+    --------
+    >>> basic_token("http://alice:s%40fe@10.0.0.5:8000/v1"), basic_token("http://h/v1")
+    ('YWxpY2U6c0BmZQ==', None)
+    """
+    if not url_credentials(url):
+        return None
+    import base64
+
+    parts = urlsplit(url)
+    pair = f"{unquote(parts.username or '')}:{unquote(parts.password or '')}"
+    return base64.b64encode(pair.encode()).decode()
+
+
 def call_kwargs(request: Request, route_: Route, *, timeout: float) -> dict[str, Any]:
-    """Keyword arguments for ``litellm.acompletion`` (litellm's own retries off)."""
+    """Keyword arguments for ``litellm.acompletion`` (litellm's own retries off), with
+    the credentials of :func:`auth`."""
     kwargs: dict[str, Any] = {"model": request.model, **sampling_args(request)}
     for name, value in request.params.items():
         if name not in _PRICING:
@@ -196,16 +257,17 @@ def call_kwargs(request: Request, route_: Route, *, timeout: float) -> dict[str,
         extra = dict(kwargs.get("extra_body") or {})
         extra["workbench_sample"] = request.sample
         kwargs["extra_body"] = extra
-        kwargs.setdefault("api_key", LOCAL_KEY)
-    elif (route_.provider in ("openai", "text-completion-openai") and kwargs.get("api_base")
-          and not kwargs.get("api_key") and not os.environ.get("OPENAI_API_KEY")):
-        kwargs["api_key"] = LOCAL_KEY
+    kwargs.update(auth(request.params, route_))
     return kwargs
 
 
 def secrets_of(request: Request) -> list[str]:
-    """Secret values carried by a request (to scrub from messages), URL credentials too."""
+    """Secret values carried by a request (to scrub from messages), URL credentials too
+    (also as the ``Basic`` token :func:`auth` makes of them)."""
     out: list[str] = url_credentials(request.params.get("api_base"))
+    token = basic_token(request.params.get("api_base"))
+    if token:
+        out.append(token)
     for name, value in request.params.items():
         if is_secret_param(name):
             if isinstance(value, dict):
@@ -222,6 +284,8 @@ _STATUS_TYPES = {400: "bad_request", 401: "auth", 402: "auth", 403: "auth", 404:
                  429: "rate_limit"}
 _NAME_TYPES = (
     ("EmptyReply", "empty_reply"),
+    ("TooLarge", "too_large"),
+    ("Redirected", "redirect"),
     ("Timeout", "timeout"),
     ("RateLimit", "rate_limit"),
     ("APIConnection", "connection_error"),
@@ -244,8 +308,46 @@ _MALFORMED = re.compile(r"(?i)(json ?decode|expecting value|unterminated string|
                         r"malformed|could not parse|failed to parse|extra data)")
 
 
+#: aiohttp's refusal of a URL with credentials beside an ``Authorization`` header.
+_CLIENT_AUTH = "Cannot combine AUTHORIZATION header"
+
+
 class EmptyReply(ValueError):
-    """A reply without content (``content: null``): an ``empty_reply`` failure, retried."""
+    """A reply without text (``content: null``, ``""``, white space): an ``empty_reply``
+    failure, retried."""
+
+
+class TooLarge(ValueError):
+    """A reply body or text over its bound (:func:`workbench.config.reply_limit`): a
+    ``too_large`` failure, not retried (the same request would get the same reply)."""
+
+
+class Redirected(Exception):
+    """A 3xx answer: never followed (the other server's reply would be cached under this
+    request's key, and a 302 turns the POST into a GET); a ``redirect`` failure."""
+
+    def __init__(self, status_code: int, location: str | None):
+        where = strip_url_credentials(location) if location else "nowhere (no Location header)"
+        super().__init__(f"HTTP {status_code} redirect to {where}: not followed (point "
+                         "api_base at the server that answers)")
+        self.status_code = status_code
+
+
+def check_text(text: Any) -> str:
+    """``text`` if it is a reply text this layer keeps: a string with something in it other
+    than white space, of at most ``WORKBENCH_MAX_REPLY_CHARS`` characters; else raise
+    :class:`EmptyReply`, :class:`TooLarge` or ``ValueError`` (malformed)."""
+    if text is None:
+        raise EmptyReply("the reply has no content (content: null)")
+    if not isinstance(text, str):
+        raise ValueError(f"malformed reply: content is {type(text).__name__}")
+    if not text.strip():
+        raise EmptyReply(f"the reply's text is {'empty' if not text else 'only white space'}")
+    limit = config.reply_limit("chars")
+    if len(text) > limit:
+        raise TooLarge(f"the reply's text has {len(text):,} characters, more than "
+                       f"WORKBENCH_MAX_REPLY_CHARS={limit:,}: not kept")
+    return text
 
 
 def _chain(exc: BaseException) -> list[BaseException]:
@@ -277,16 +379,19 @@ def _unreachable(exc: BaseException) -> BaseException | None:
 def classify(exc: BaseException) -> str:
     """The ``CallFailure.error_type`` of an exception from a provider call.
 
-    Order: the exception class (litellm/openai names), a host that could not be
-    reached anywhere in the exception's chain (``connection_error``), then an HTTP
-    status code, then the message (malformed bodies). Retryable: timeout,
-    rate_limit, server_error, connection_error, empty_reply, malformed; never
-    bad_request, auth or not_found.
+    Order: credentials the HTTP client refuses to send (``auth``), the exception
+    class (litellm/openai names, and this layer's own: ``empty_reply``, ``too_large``,
+    ``redirect``), a host that could not be reached anywhere in the exception's chain
+    (``connection_error``), then an HTTP status code, then the message (malformed
+    bodies). Retryable: timeout, rate_limit, server_error, connection_error,
+    empty_reply, malformed; never bad_request, auth, not_found, redirect or too_large.
     """
     import asyncio
 
     if isinstance(exc, asyncio.TimeoutError | TimeoutError):
         return "timeout"
+    if any(_CLIENT_AUTH in str(link) for link in _chain(exc)):
+        return "auth"  # credentials the client cannot send: another try cannot help
     names = [cls.__name__ for cls in type(exc).__mro__]
     for fragment, kind in _NAME_TYPES:
         if any(fragment in n for n in names[:3]):

@@ -181,7 +181,10 @@ def repair_cache(path: str | os.PathLike | None = None) -> dict[str, Any]:
 
     The fresh store is built beside the folder, then the folder is renamed to
     ``<folder>.before-repair-<YYYYmmdd-HHMMSS>`` (kept: delete it when satisfied) and the
-    fresh store takes its name. Every salvaged entry is written sealed.
+    fresh store takes its name. Every salvaged entry is written sealed. A run that may
+    write to the store (in any process) makes a repair refuse at once, and a run
+    started during a repair waits for it (:func:`workbench.llm._store.replacing`): the
+    replies of a run are never written into the store moved aside.
 
     Returns
     -------
@@ -191,10 +194,20 @@ def repair_cache(path: str | os.PathLike | None = None) -> dict[str, Any]:
         ``problems`` (entries left out, and why), ``unreadable`` (rows on damaged
         pages), ``expected`` (what diskcache's count said the store held, None if
         unreadable) and ``lost`` (``expected - salvaged`` when known).
+
+    Raises
+    ------
+    CacheError
+        at once while a run may write to the store (it names the folder).
     """
     folder = _folder(path)
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder}: no cache folder to repair")
+    with _store.replacing(folder):  # refused while a run may write to the store
+        return _repair(folder)
+
+
+def _repair(folder: Path) -> dict[str, Any]:
     _store.close_caches(folder)
     stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     fresh = folder.with_name(f"{folder.name}.repairing-{stamp}")

@@ -2,9 +2,10 @@
 
 Two lists decide what happens to a provider keyword argument (``Request.params``):
 
-* *secret* parameters (API keys, tokens, passwords, headers; ``snake_case``,
-  ``camelCase`` or ``dash-case``) are never stored, never hashed, never shown in a
-  ``repr`` and are scrubbed from error messages;
+* *secret* parameters (API keys, tokens, passwords, headers, and any name with a
+  word ``auth``, ``authorization``, ``bearer``, ``cookie``, ``credential``, ``session``
+  or ``signature`` in it; ``snake_case``, ``camelCase`` or ``dash-case``) are never
+  stored, never hashed, never shown in a ``repr`` and are scrubbed from error messages;
 * *transport* parameters (timeouts, retries, pricing hints) are stored with the
   entry but do not enter the cache key, because they cannot change the reply.
 
@@ -37,8 +38,10 @@ _SECRET_NAMES = frozenset(
     }
 )
 _SECRET_PATTERN = re.compile(
-    r"(^|_)(api_?key|key|secret|token|password|passwd|credentials?|authorization|headers?"
-    r"|cookie)$"
+    r"(^|_)(api_?key|key|secret|token|password|passwd|headers?)$"
+    # words that name a credential wherever they stand (``auth``, ``x_auth_token``,
+    # ``session_id``, ``request_signature``, ``set_cookie``, ``bearer``)
+    r"|(^|_)(auth|authorization|bearer|cookies?|credentials?|session|signature)(_|$)"
 )
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
@@ -74,6 +77,8 @@ def is_secret_param(name: str) -> bool:
     --------
     >>> [is_secret_param(n) for n in ("api_key", "x-api-key", "accessToken", "max_tokens")]
     [True, True, True, False]
+    >>> [is_secret_param(n) for n in ("auth", "sessionId", "X-Signature", "oauth_scope", "author")]
+    [True, True, True, False, False]
     """
     if name in _SECRET_NAMES:
         return True

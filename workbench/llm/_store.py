@@ -16,6 +16,10 @@ hands back text, read-only when asked, with failures that name the folder.
   repair``.
 * Claims: a short-lived row ``claim/<key>`` says which process is sending a request,
   so that processes sharing a store rarely send the same request twice.
+* The writers' lock (:data:`LOCK_FILE`): a run that may write holds it shared
+  (:func:`writing`), ``workbench cache repair`` alone (:func:`replacing`), so a repair
+  never moves a live run's replies aside; a handle whose folder was replaced since it
+  was opened is opened again.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from itertools import chain
 from pathlib import Path
 from typing import Any
@@ -304,20 +309,42 @@ def check_not_empty(folder: str | os.PathLike) -> None:
 
 # --- opening ---------------------------------------------------------------------------------
 
-_handles: dict[tuple[str, int, bool], Any] = {}
+_handles: dict[tuple[str, int, bool], tuple[Any, tuple[int, int] | None]] = {}
 _handles_lock = threading.Lock()
 
 
+def _identity(folder: Path) -> tuple[int, int] | None:
+    """The folder's ``(device, inode)``: a store moved away and replaced (``workbench cache
+    repair`` in another process) is another folder under the same name."""
+    try:
+        stat = folder.stat()
+    except OSError:
+        return None
+    return stat.st_dev, stat.st_ino
+
+
 def _handle(folder: Path, readonly: bool) -> Any:
+    """The open store of ``folder``, opened again when the folder was replaced since."""
     key = (str(folder), os.getpid(), readonly)
-    store = _handles.get(key)
-    if store is None:
+    identity = _identity(folder)
+    found = _handles.get(key)
+    if found is None or found[1] != identity:
         with _handles_lock:
-            store = _handles.get(key)
-            if store is None:
-                store = _handles[key] = (ReadOnlyCache(folder) if readonly
-                                         else _open_writable(folder))
-    return store
+            found = _handles.get(key)
+            if found is not None and found[1] != identity:
+                _close(_handles.pop(key)[0])
+                found = None
+            if found is None:
+                store = ReadOnlyCache(folder) if readonly else _open_writable(folder)
+                found = _handles[key] = (store, _identity(folder))
+    return found[0]
+
+
+def _close(store: Any) -> None:
+    try:
+        store.close()
+    except Exception:  # closing must never raise
+        pass
 
 
 def _open_writable(folder: Path) -> Store:
@@ -354,10 +381,77 @@ def close_caches(folder: str | os.PathLike | None = None) -> None:
     with _handles_lock:
         for key in list(_handles):
             if folder is None or key[0] == str(Path(folder).expanduser()):
-                try:
-                    _handles.pop(key).close()
-                except Exception:  # closing must never raise
-                    pass
+                _close(_handles.pop(key)[0])
+
+
+# --- the writers' lock: no repair while a run may write -------------------------------------
+
+#: A file in the cache folder that every run which may write holds a shared ``flock`` on,
+#: and a repair an exclusive one (released by the system when a process dies).
+LOCK_FILE = "writers.lock"
+
+
+def _lock(folder: Path, *, exclusive: bool) -> int | None:
+    """A descriptor of ``folder``'s :data:`LOCK_FILE` holding its lock (``None``: no lock
+    can be taken there, e.g. a read-only folder, where nothing is written anyway)."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no lock
+        return None
+    path = folder / LOCK_FILE
+    while True:
+        try:
+            descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError:
+            return None
+        kind = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
+        try:
+            fcntl.flock(descriptor, kind | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if exclusive:
+                os.close(descriptor)
+                raise CacheError(
+                    f"the LLM cache at {folder} is in use by a run that may write to it (a "
+                    "notebook, `workbench run`, a batch job being collected, another "
+                    "process): replacing the store now would move the replies it writes "
+                    "aside. Let it finish (or stop it), then run this again",
+                    folder=str(folder)) from None
+            log.warning("the LLM cache at %s is being repaired: waiting for it", folder)
+            fcntl.flock(descriptor, kind)
+        except OSError:
+            os.close(descriptor)
+            return None
+        try:  # a repair may have moved the folder (and this file) away meanwhile
+            if os.path.samestat(os.fstat(descriptor), os.stat(path)):
+                return descriptor
+        except OSError:
+            pass
+        os.close(descriptor)
+
+
+@contextmanager
+def writing(folder: str | os.PathLike) -> Iterator[None]:
+    """Hold the store's writers' lock, shared, while a run may write to it: a repair
+    (:func:`replacing`) refuses meanwhile, and a run started during a repair waits for
+    it."""
+    descriptor = _lock(Path(folder), exclusive=False)
+    try:
+        yield
+    finally:
+        if descriptor is not None:
+            os.close(descriptor)
+
+
+@contextmanager
+def replacing(folder: str | os.PathLike) -> Iterator[None]:
+    """Hold the store's writers' lock alone, while the store is replaced; raise
+    :class:`~workbench.errors.CacheError` at once while a run may write to it."""
+    descriptor = _lock(Path(folder), exclusive=True)
+    try:
+        yield
+    finally:
+        if descriptor is not None:
+            os.close(descriptor)
 
 
 def writable(store: Store) -> bool:

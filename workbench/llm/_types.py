@@ -27,8 +27,10 @@ ERROR_TYPES = (
     "not_run",
     "other",
     "rate_limit",
+    "redirect",
     "server_error",
     "timeout",
+    "too_large",
 )
 
 #: Error types worth another attempt (with backoff).
@@ -316,8 +318,11 @@ class CallFailure:
     ``error_type`` is one of :data:`ERROR_TYPES`; ``message`` is scrubbed of secrets;
     ``attempts`` counts the provider calls made (0 for ``cache_miss``, ``budget`` and
     ``not_run``). ``connection_error``: the host could not be reached;
-    ``empty_reply``: a reply without content (``content: null``); ``not_run``: not
-    sent, because an earlier stage failed or the model's circuit breaker opened.
+    ``empty_reply``: a reply without text (``content: null``, ``""`` or only white
+    space); ``too_large``: a reply body or text over ``WORKBENCH_MAX_REPLY_BYTES`` /
+    ``WORKBENCH_MAX_REPLY_CHARS``; ``redirect``: the server answered with a redirect
+    (never followed: the message says where it pointed); ``not_run``: not sent,
+    because an earlier stage failed or the model's circuit breaker opened.
     """
 
     key: str

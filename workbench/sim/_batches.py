@@ -1,7 +1,8 @@
 """The sim-server's OpenAI Files and Batch endpoints, with injected job failures.
 
 ``POST /v1/files`` (multipart ``file`` + ``purpose``), ``GET /v1/files/{id}``,
-``GET /v1/files/{id}/content``, ``POST /v1/batches`` and ``GET /v1/batches/{id}``,
+``GET /v1/files/{id}/content``, ``POST /v1/batches``, ``GET /v1/batches`` (the list,
+newest first, paged with ``limit`` and ``after``) and ``GET /v1/batches/{id}``,
 as in the OpenAI Batch API (https://platform.openai.com/docs/guides/batch and
 https://platform.openai.com/docs/api-reference/batch): the input file holds one JSON
 line per request, ``{"custom_id", "method": "POST", "url": "/v1/chat/completions",
@@ -62,6 +63,7 @@ class BatchService:
         app.router.add_get("/v1/files/{file_id}", self.file)
         app.router.add_get("/v1/files/{file_id}/content", self.content)
         app.router.add_post("/v1/batches", self.create)
+        app.router.add_get("/v1/batches", self.listing)
         app.router.add_get("/v1/batches/{batch_id}", self.retrieve)
 
     def stats(self) -> dict[str, Any]:
@@ -119,6 +121,24 @@ class BatchService:
             "metadata": body.get("metadata"), "_started": time.monotonic(),
         }
         return web.json_response(_public(self.batches[batch_id]))
+
+    async def listing(self, request: web.Request) -> web.Response:
+        """``GET /v1/batches?limit=&after=``: the jobs, newest first, a page at a time."""
+        try:
+            limit = min(100, max(1, int(request.query.get("limit", "20"))))
+        except ValueError:
+            return _error(400, "limit: expected an integer")
+        order = list(reversed(self.batches))  # dicts keep the creation order
+        after = request.query.get("after")
+        if after is not None:
+            if after not in self.batches:
+                return _error(400, f"after: no such batch {after!r}")
+            order = order[order.index(after) + 1:]
+        page = [_public(self.batches[batch_id]) for batch_id in order[:limit]]
+        return web.json_response({"object": "list", "data": page,
+                                  "first_id": page[0]["id"] if page else None,
+                                  "last_id": page[-1]["id"] if page else None,
+                                  "has_more": len(order) > limit})
 
     async def retrieve(self, request: web.Request) -> web.Response:
         batch = self.batches.get(request.match_info["batch_id"])

@@ -314,13 +314,18 @@ def serve(*, port: int = 8765, host: str = "127.0.0.1", latency_ms: float = 0.0,
 
 @contextmanager
 def running_server(*, latency_ms: float = 0.0, faults: FaultRates | None = None,
-                   seed: int = 0, mimic: str = "openai") -> Iterator[tuple[str, SimServer]]:
+                   seed: int = 0, mimic: str = "openai",
+                   server: SimServer | None = None) -> Iterator[tuple[str, SimServer]]:
     """A sim-server in a background thread of this process: ``(base_url, server)``.
 
     For tests that need the server in-process (e.g. to watch what reaches the
     engine); benchmarks should run ``workbench sim-server`` as its own process.
+    ``server``: serve this one instead (the other arguments are then ignored), e.g. a
+    test's subclass of :class:`SimServer` or :class:`~workbench.sim._batches.BatchService`
+    that injects a fault of its own.
     """
-    server = SimServer(latency_ms=latency_ms, faults=faults, seed=seed, mimic=mimic)
+    if server is None:
+        server = SimServer(latency_ms=latency_ms, faults=faults, seed=seed, mimic=mimic)
     loop = asyncio.new_event_loop()
     ready: dict[str, Any] = {}
     started = threading.Event()
