@@ -21,7 +21,6 @@ from workbench.qualify import (
     selective_report,
 )
 from workbench.studies._contract import StudyResults
-from workbench.studies._memo import memoized
 from workbench.studies.common import judge_scores
 from workbench.studies.raters import RATERS
 from workbench.studies.s2_summarize_then_judge import (
@@ -282,7 +281,6 @@ _TABLES: dict[str, list[str]] = {
 }
 
 
-@memoized(STUDY)
 def run(config: Config) -> StudyResults:
     """Run study X3 and return its tables (no plotting); absent analyses are empty frames
     with their columns.
