@@ -1,7 +1,6 @@
 """Shared test fixtures.
 
-* every test gets its own empty LLM cache folder in ``readwrite`` mode, and the memo of
-  derived results off (autouse);
+* every test gets its own empty LLM cache folder in ``readwrite`` mode (autouse);
 * ``sim_server`` is the base URL (``http://127.0.0.1:P/v1``) of a fault-free
   ``workbench sim-server`` started once per session in its own process;
 * ``sim_server_factory(**options)`` starts (once per option set) a server with the
@@ -41,7 +40,6 @@ def _llm_cache(tmp_path_factory, monkeypatch):
     folder = tmp_path_factory.mktemp("llm-cache")
     monkeypatch.setenv("WORKBENCH_CACHE_DIR", str(folder))
     monkeypatch.setenv("WORKBENCH_CACHE_MODE", "readwrite")
-    monkeypatch.setenv("WORKBENCH_MEMO", "0")  # tests compute; tests/test_studies_memo.py turns it on
     yield folder
     cache_module = sys.modules.get("workbench.llm._cache")
     if cache_module is not None:  # release the per-folder handles (file descriptors)
@@ -57,7 +55,6 @@ def own_cache_run(tmp_path_factory):
         with pytest.MonkeyPatch.context() as mp:
             mp.setenv("WORKBENCH_CACHE_DIR", str(tmp_path_factory.mktemp(f"{tag}-cache")))
             mp.setenv("WORKBENCH_CACHE_MODE", "readwrite")
-            mp.setenv("WORKBENCH_MEMO", "0")
             try:
                 return run(config)
             finally:

@@ -12,7 +12,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "workbench"
 
 #: Top-level module or package -> layer (1 = foundation ... 5 = surfaces).
 LAYERS = {
-    "config": 1, "errors": 1, "text": 1, "columns": 1, "memo": 1,
+    "config": 1, "errors": 1, "text": 1, "columns": 1,
     "datasets": 2, "prompts": 2, "stats": 2,
     "sim": 3, "llm": 3.5,  # llm sits on sim: it registers the simulated provider
     "judges": 4, "perturb": 4, "metrics": 4, "qualify": 4,

@@ -109,8 +109,7 @@ COLUMNS: dict[str, str] = {
     "prep_text": "output of the preparatory call: the summary, or the units as JSON",
     "prep_cost_usd": "cost of the preparatory call, on the first row that used it (0 on the others), "
     "so cost_usd + prep_cost_usd summed over a frame is what the run spent",
-    "cached": "True when the reply came from the cache (in the run that computed the row: results "
-    "kept by the memo of derived results keep their run's value)",
+    "cached": "True when the reply came from the cache",
     "raw_reply": "the judge's reply text, kept verbatim (also when it did not parse; a surrogate "
     "code point, which UTF-8 cannot hold, becomes U+FFFD)",
     "n_candidates": "candidates the parser chose among in the reply: JSON replies — JSON objects side "

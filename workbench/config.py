@@ -40,10 +40,6 @@ them in this process's :func:`overrides`, winning over the environment.
                                   window) fails ``too_large`` and is not cached
 ``WORKBENCH_GC_FREEZE``           ``0`` leaves litellm's import-time heap in the
                                   cyclic collector's view (default: frozen)
-``WORKBENCH_MEMO``                ``0`` turns off the memo of derived results (a
-                                  study's results, a figure's files; on by default:
-                                  :mod:`workbench.memo`)
-``WORKBENCH_MEMO_DIR``            its folder (default ``data/cache/derived``)
 ``WORKBENCH_LOCAL_API_BASE``      the local model server ``make real-local`` and the
                                   ``local`` tests use (default
                                   ``http://127.0.0.1:8000/v1``)
@@ -61,7 +57,6 @@ import logging
 import os
 import re
 import sys
-import time
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
@@ -69,9 +64,6 @@ from typing import Any
 
 #: The package version (``workbench.__version__``), recorded in every cache entry.
 __version__ = "0.1.0"
-#: When this process imported the package (``time.time_ns()``): a package file modified
-#: later may differ from the code in memory (``workbench.memo`` turns itself off then).
-IMPORTED_NS = time.time_ns()
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -275,7 +275,7 @@ def bench_run_all(
         "--shared-kernel/--kernel-per-notebook",
         help="As for run-all: one kernel for all notebooks (default) or a new one each.")] = True,
 ) -> None:
-    """`workbench run-all` cold, warm, and warm with the memo off (target: warm >= 10x faster).
+    """`workbench run-all` cold, then warm from the reply cache (target: warm >= 5x faster).
 
     Default designs, temporary cache and output folders: figures/ and data/results/ are
     not written. Prints per-notebook seconds and where the warm time goes.

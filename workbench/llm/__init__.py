@@ -8,8 +8,7 @@ keyed by :func:`cache_key`.
 Settings (cache folder and mode, concurrency, timeout, retries, backoff) come from
 :func:`configure` in code, else the ``WORKBENCH_*`` environment variables read at each
 call, else the defaults: the table is in :mod:`workbench.config`. :func:`peek` reads a
-cached reply without calling, :func:`recording` and :func:`seals` tell which entries a
-result was computed from, :func:`price` prices tokens from litellm's cost map (:func:`batch_price` for
+cached reply without calling, :func:`price` prices tokens from litellm's cost map (:func:`batch_price` for
 provider batch jobs: ``complete_many(..., mode="batch")``), and
 :func:`write_replay_file` turns replies found elsewhere (e.g. a paper's release) into a
 file for ``workbench cache import``.
@@ -30,18 +29,12 @@ from workbench.llm._cache import (
     open_cache,
     peek,
     replay_entry,
-    same_reply,
-    sealed_replies,
-    seals,
     settings,
     temporary_settings,
 )
 from workbench.llm._client import (
-    Recording,
     complete,
     complete_many,
-    recording,
-    recording_active,
 )
 from workbench.llm._keys import cache_key, canonical, key_fields
 from workbench.llm._maintenance import (
@@ -70,7 +63,6 @@ __all__ = [
     "Completion",
     "ERROR_TYPES",
     "RETRYABLE",
-    "Recording",
     "Request",
     "Usage",
     "batch_price",
@@ -91,14 +83,9 @@ __all__ = [
     "open_cache",
     "peek",
     "price",
-    "recording",
-    "recording_active",
     "repair_cache",
     "replay_entry",
-    "same_reply",
     "scrub",
-    "sealed_replies",
-    "seals",
     "settings",
     "temporary_settings",
     "validate_entry",

@@ -486,60 +486,6 @@ def replay_many(rows: Iterable[tuple[str, Any, Any]]
     return hits, corrupt
 
 
-def seals(keys: Iterable[str]) -> dict[str, str]:
-    """The seal of the entry stored under each of ``keys`` that has one in the configured
-    cache (``sha256:<hex>`` of its text, :func:`seal`): what a derived result computed
-    from these replies is checked against (``workbench.studies``' memo), without
-    decoding a single entry. An entry written without a seal gets one from its text; a
-    key with nothing stored (or a non-text value) is left out.
-
-    The ``off`` and ``refresh`` modes replay nothing: an empty dict.
-    """
-    keys = list(dict.fromkeys(keys))
-    if config.cache_mode() in ("off", "refresh") or not keys:
-        return {}
-    store = open_reader()
-    found, rest = _store.stored_tags(store, keys)
-    for key, raw, tag in _store.iter_stored(store, rest):
-        if type(raw) is str:
-            found[key] = seal_of(raw, tag)
-    return found
-
-
-def seal_of(raw: str, tag: Any) -> str:
-    """An entry's seal: the one stored beside it, else one made from its text (an entry
-    written before seals)."""
-    return tag if tag is not None else seal(raw)
-
-
-def sealed_replies(keys: Iterable[str]) -> dict[str, tuple[str, Completion]]:
-    """The seal and the replayed completion of each of ``keys`` with a sound entry in the
-    configured cache, both from one read of its row: what a result kept from a run is
-    checked against before it is kept (``workbench.studies``' memo)."""
-    keys = list(dict.fromkeys(keys))
-    if config.cache_mode() in ("off", "refresh") or not keys:
-        return {}
-    sealed: dict[str, str] = {}
-
-    def rows() -> Iterator[tuple[str, Any, Any]]:
-        for key, raw, tag in _store.iter_stored(open_reader(), keys):
-            if type(raw) is str:
-                sealed[key] = seal_of(raw, tag)
-            yield key, raw, tag
-
-    hits, _corrupt = replay_many(rows())
-    return {key: (sealed[key], completion) for key, completion in hits.items()}
-
-
-def same_reply(a: Completion, b: Completion) -> bool:
-    """Whether two completions carry the same reply: every field but ``cached``."""
-    return all(getattr(a, name) == getattr(b, name) for name in _COMPLETION_FIELDS)
-
-
-_COMPLETION_FIELDS = ("text", "model", "usage", "cost_usd", "latency_s", "key", "logprobs",
-                      "backend", "cost_known")
-
-
 def peek(request: Request) -> Completion | None:
     """The cached reply to ``request``, or ``None``; never calls a provider, never writes.
 

@@ -16,11 +16,10 @@ from __future__ import annotations
 import asyncio
 import random
 import sys
-import threading
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager, nullcontext
+from collections.abc import Iterable, Mapping
+from contextlib import nullcontext
 from typing import Any
 
 from workbench import config
@@ -33,71 +32,6 @@ from workbench.llm._types import RETRYABLE, CallFailure, Completion, Request, Us
 
 Result = Completion | CallFailure
 _MAX_BACKOFF_S = 60.0
-
-
-class Recording:
-    """What the calls made in this process while :func:`recording` is active asked for
-    and got: the distinct cache ``keys``, the completion each key's requests got
-    (``replies``), how many requests ended in a :class:`CallFailure` (``failures``:
-    failures are never cached, so a rerun sends them again), and whether a call raised
-    (``raised``). A result derived from these calls is a function of their cache
-    entries only when ``failures == 0`` and not ``raised`` (:attr:`complete`)."""
-
-    __slots__ = ("keys", "replies", "failures", "raised")
-
-    def __init__(self) -> None:
-        self.keys: set[str] = set()
-        self.replies: dict[str, Completion] = {}
-        self.failures = 0
-        self.raised = False
-
-    @property
-    def complete(self) -> bool:
-        return self.failures == 0 and not self.raised
-
-
-_recordings: list[Recording] = []
-_recordings_lock = threading.Lock()
-
-
-@contextmanager
-def recording() -> Iterator[Recording]:
-    """Record the cache keys of every ``complete``/``complete_many`` call in this process
-    while the block runs (``workbench.studies``' memo: which replies a study's results
-    were computed from)."""
-    rec = Recording()
-    with _recordings_lock:
-        _recordings.append(rec)
-    try:
-        yield rec
-    finally:
-        with _recordings_lock:
-            _recordings.remove(rec)
-
-
-def _note_keys(keys: list[str]) -> None:
-    with _recordings_lock:
-        for rec in _recordings:
-            rec.keys.update(keys)
-
-
-def _note_outcome(keys: list[str], results: list | None) -> None:
-    """One ``_run`` ended: with ``results`` (one per key), or raised (``None``)."""
-    with _recordings_lock:
-        for rec in _recordings:
-            if results is None:
-                rec.raised = True
-                continue
-            for key, result in zip(keys, results, strict=True):
-                if isinstance(result, CallFailure):
-                    rec.failures += 1
-                else:
-                    rec.replies[key] = result
-
-
-def recording_active() -> bool:
-    """Whether a :func:`recording` is active in this process."""
-    return bool(_recordings)
 
 
 def complete(
@@ -278,21 +212,9 @@ def _run(requests: Iterable[Request], *, concurrency: int | None = None, progres
                              f"got {type(request).__name__}")
     keys = [cache_key(request) for request in requests]
     distinct = list(dict.fromkeys(keys))
-    noted = bool(_recordings)
-    if noted:
-        _note_keys(distinct)
-    try:
-        results = _run_keyed(requests, keys, distinct, mode, cache, concurrency=concurrency,
-                             progress=progress, budget_usd=budget_usd, rpm=rpm,
-                             timeout=timeout, max_retries=max_retries,
-                             warn_misses=warn_misses, batch_poll=batch_poll)
-    except BaseException:
-        if noted:
-            _note_outcome(keys, None)
-        raise
-    if noted:
-        _note_outcome(keys, results)
-    return results
+    return _run_keyed(requests, keys, distinct, mode, cache, concurrency=concurrency,
+                      progress=progress, budget_usd=budget_usd, rpm=rpm, timeout=timeout,
+                      max_retries=max_retries, warn_misses=warn_misses, batch_poll=batch_poll)
 
 
 def _run_keyed(requests: list[Request], keys: list[str], distinct: list[str], mode: str,

@@ -566,30 +566,6 @@ def _bulk(store: Store, keys: list[str]) -> Iterator[tuple[list[tuple[str, str, 
         yield rows, later
 
 
-_SEAL_SQL = ("WITH wanted(i, k) AS (VALUES {}) SELECT wanted.i, tag FROM wanted JOIN Cache "
-             "ON key = wanted.k WHERE " + _LIVE + " AND tag IS NOT NULL")
-
-
-def stored_tags(store: Store, keys: list[str]) -> tuple[dict[str, str], list[str]]:
-    """The ``tag`` (seal) stored beside each of ``keys`` (distinct) that has one, read
-    without the values, ``_BULK_CHUNK`` keys per query; and the keys left: no row, no
-    tag, or a store this query cannot read (the caller reads those with :func:`iter_stored`)."""
-    tags: dict[str, str] = {}
-    for start in range(0, len(keys), _BULK_CHUNK):
-        chunk = keys[start: start + _BULK_CHUNK]
-        try:
-            rows = store._sql(_SEAL_SQL.format(_wanted(len(chunk))),
-                              (*chunk, time.time())).fetchall()
-        except Exception as exc:
-            if is_damage(exc):
-                raise damaged(store.directory, exc) from None
-            return tags, [key for key in keys if key not in tags]
-        for i, tag in rows:
-            if isinstance(tag, str):
-                tags[chunk[i]] = tag
-    return tags, [key for key in keys if key not in tags]
-
-
 def _get(store: Store, key: str) -> tuple[Any, Any] | _Missing:
     """``(value, tag)`` of ``key`` through the store's public ``get``, :data:`MISS` if none."""
     try:

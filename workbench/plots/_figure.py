@@ -4,28 +4,16 @@
 (IPAexGothic from japanize-matplotlib, registered explicitly, not through its import
 side effects). The ``plot_*`` functions record on their figure which ``backend`` values
 they drew and mark figures of simulated results. ``save_figure`` writes deterministic
-PNG/SVG files to ``figures/<study>/`` (``workbench.config.figures_dir``).
-
-Rendering is most of the time a warm rerun spends on figures, so ``save_figure`` keeps
-the rendered bytes in the store of derived results (``workbench.memo``, kind
-``figures``) under a digest of the figure's pickled state (:func:`figure_fingerprint`),
-the save options, rcParams, fonts and the code environment: an unchanged figure is read
-back, not drawn again. In a Jupyter kernel with the inline backend it also shows the
-saved PNG itself and closes the figure, so the figure is not rendered a second time at
-the end of the cell.
+PNG/SVG files to ``figures/<study>/`` (``workbench.config.figures_dir``); in a Jupyter
+kernel with the inline backend it also shows the saved PNG itself and closes the figure,
+so the figure is not drawn a second time at the end of the cell.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import io
-import logging
-import os
-import pickle
 import re
-import sys
-import sysconfig
-import types
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
@@ -37,12 +25,8 @@ import pandas as pd
 from matplotlib import font_manager
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
-from matplotlib.transforms import TransformNode
 
-from workbench import memo
 from workbench.config import check_name, figures_dir
-
-log = logging.getLogger("workbench.plots")
 
 #: Text written on every figure made from simulated results (DESIGN §3).
 SIM_LABEL = "simulated judges"
@@ -225,142 +209,6 @@ def _write_if_changed(path: Path, content: bytes) -> None:
     tmp.replace(path)
 
 
-# --- the figure memo ----------------------------------------------------------
-
-#: What a stored file must start and end with to be used (else it is drawn again).
-_SIGNATURES: dict[str, tuple[bytes, bytes]] = {
-    "png": (b"\x89PNG\r\n\x1a\n", b"IEND\xaeB`\x82"),
-    "svg": (b"<?xml", b"</svg>\n"),
-}
-
-
-class Unfingerprintable(TypeError):
-    """The figure's drawing depends on something its pickle does not hold."""
-
-
-@cache
-def _trusted_roots() -> tuple[str, ...]:
-    """Folders whose modules are digested by the memo key: the workbench package (its
-    bytes) and the interpreter's and environment's libraries (their versions)."""
-    paths = sysconfig.get_paths()
-    roots = {str(Path(__file__).resolve().parents[1])}
-    roots |= {str(Path(paths[k]).resolve()) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
-    return tuple(sorted(roots))
-
-
-def _trusted(obj: Any) -> bool:
-    """Whether a function or class pickled by name is code the memo key covers (not one
-    defined in a notebook, ``__main__`` or a module outside the installed packages: its
-    pickle is a name, and a changed body would keep the old drawing)."""
-    name = getattr(obj, "__module__", None)
-    module = sys.modules.get(name) if isinstance(name, str) else None
-    if module is None or name == "__main__":
-        return False
-    file = getattr(module, "__file__", None)
-    if file is None:  # built into the interpreter
-        return name in sys.builtin_module_names or name == "builtins"
-    path = str(Path(file).resolve())
-    return any(path.startswith(root + os.sep) for root in _trusted_roots())
-
-
-class _FingerprintPickler(pickle.Pickler):
-    """A pickler that leaves out what differs between processes but not in the drawing,
-    and refuses what the pickle cannot vouch for.
-
-    Every ``TransformNode`` holds ``_parents``, a dict keyed by ``id()`` of the nodes
-    that depend on it: the reverse of links their own state holds, used only to
-    invalidate cached matrices. A Figure holds its pyplot number and whether pyplot
-    manages it. The backends recorded by the ``plot_*`` functions are
-    a set of strings, written sorted (set order depends on ``PYTHONHASHSEED``).
-    Functions and classes are pickled by name: one from outside the code the memo key
-    covers raises :class:`Unfingerprintable`, and so does a ``draw_event`` callback
-    (matplotlib does not pickle canvas callbacks, yet one may change the drawing).
-    """
-
-    def reducer_override(self, obj: Any) -> Any:
-        if isinstance(obj, types.BuiltinFunctionType) and not isinstance(obj.__self__,
-                                                                         types.ModuleType | None):
-            return NotImplemented  # a bound built-in method: pickled as its owner and name
-        if isinstance(obj, type | types.FunctionType | types.BuiltinFunctionType):
-            if not _trusted(obj):
-                raise Unfingerprintable(f"{getattr(obj, '__qualname__', obj)!r} from module "
-                                        f"{getattr(obj, '__module__', None)!r}")
-            return NotImplemented
-        if not isinstance(obj, TransformNode | Figure):
-            return NotImplemented
-        registry = getattr(obj, "_canvas_callbacks", None)  # private: looked at gently
-        if isinstance(obj, Figure) and getattr(registry, "callbacks", {}).get("draw_event"):
-            raise Unfingerprintable("a draw_event callback")
-        reduced = obj.__reduce_ex__(pickle.HIGHEST_PROTOCOL)
-        if not (isinstance(reduced, tuple) and len(reduced) > 2 and isinstance(reduced[2], dict)):
-            return NotImplemented
-        state = dict(reduced[2])
-        state.pop("_parents", None)
-        if isinstance(obj, Figure):
-            state.pop("_number", None)
-            state.pop("_restore_to_pylab", None)
-            if _BACKENDS_ATTR in state:
-                state[_BACKENDS_ATTR] = sorted(state[_BACKENDS_ATTR])
-        return (*reduced[:2], state, *reduced[3:])
-
-
-def figure_fingerprint(fig_or_ax: Any) -> bytes:
-    """The figure's pickled state, the same in every process for the same figure.
-
-    Matplotlib's pickle support exists to draw a figure again as it was, so equal
-    fingerprints mean equal drawings given the same rcParams, fonts, library versions and
-    code (which :func:`save_figure` adds to its key) — for the state a pickle holds.
-    Functions and classes are pickled by name only, so a figure that uses one from outside
-    the covered code (a formatter defined in a notebook) raises
-    :class:`Unfingerprintable`, as does one with a ``draw_event`` callback; an
-    unpicklable figure (a lambda formatter) raises what pickling raises.
-    """
-    buffer = io.BytesIO()
-    _FingerprintPickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(figure_of(fig_or_ax))
-    return buffer.getvalue()
-
-
-def _memo_keys(fig: Figure, formats: tuple[str, ...], options: dict[str, dict]) -> list[str] | None:
-    """One memo key per format, or ``None`` (memo off, figure not picklable).
-
-    The formats are drawn in order, each on the figure the previous ones drew, so every
-    key covers the whole list (a miss draws them all again, as without the memo).
-    """
-    if not memo.enabled():
-        return None
-    try:
-        fingerprint = figure_fingerprint(fig)
-    except Exception as exc:  # noqa: BLE001 - any pickling failure: just draw
-        log.debug("figure not memoised, cannot pickle it: %r", exc)
-        return None
-    import PIL
-
-    rc = {k: v for k, v in mpl.rcParams.items() if k != "backend"}  # not used by savefig
-    fonts = [(entry.name, entry.fname) for entry in font_manager.fontManager.ttflist]
-    common = memo.digest(
-        fingerprint,
-        {"options": [options[f] for f in formats],  # in drawing order
-         "matplotlib": mpl.__version__, "pillow": PIL.__version__,
-         "rc": repr(sorted(rc.items())), "fonts": fonts,
-         "environment": memo.environment_digest()},
-    )
-    return [memo.digest(common, fmt) for fmt in formats]
-
-
-def _memo_load(keys: list[str] | None, formats: tuple[str, ...]) -> list[bytes] | None:
-    """The stored bytes of every format, or ``None`` when any is missing or damaged."""
-    if keys is None:
-        return None
-    found = []
-    for key, fmt in zip(keys, formats, strict=True):
-        content = memo.load("figures", key, f".{fmt}")
-        head, tail = _SIGNATURES[fmt]
-        if content is None or not (content.startswith(head) and content.endswith(tail)):
-            return None
-        found.append(content)
-    return found
-
-
 def _show_inline(fig: Figure, png: bytes, dpi: int) -> None:
     """Under the inline backend, show the saved PNG and close the figure.
 
@@ -419,14 +267,6 @@ def save_figure(
     simulated results get the "simulated judges" text before saving, and the same words
     as the file's ``Description`` metadata (a PNG text chunk, the SVG ``dc:description``).
 
-    Drawing is slow (up to a second for a large heatmap), so the bytes are kept in the
-    store of derived results (``workbench.memo``) under a digest of the figure's pickled
-    state (:func:`figure_fingerprint`) and of everything else the drawing depends on
-    (save options, rcParams, fonts, library versions, the workbench code): a rerun that
-    draws the same figure reads the bytes back. A figure that cannot be pickled (a
-    lambda formatter), ``WORKBENCH_MEMO=0`` or a stored file that is not a whole PNG/SVG
-    means drawing, exactly as without the store; the files are the same either way.
-
     Under the inline backend of a Jupyter kernel, the saved PNG (when ``"png"`` is among
     ``formats``) is shown at the size the inline backend would use and the figure is
     closed: otherwise the backend draws it once more at the end of the cell. Under any
@@ -476,24 +316,13 @@ def save_figure(
             metadata["Description"] = SIM_LABEL
         options[fmt] = {"format": fmt, "dpi": dpi, "bbox_inches": "tight",
                         "facecolor": "white", "metadata": metadata}
+    contents = []
     with mpl.rc_context({"svg.hashsalt": SVG_HASHSALT, "svg.fonttype": "path"}):
-        try:
-            keys = _memo_keys(fig, formats, options)
-        except Exception as exc:  # noqa: BLE001 - the memo never stops a save
-            log.warning("save_figure(%r): no figure memo (%r), drawing it", name, exc)
-            keys = None
-        contents = _memo_load(keys, formats)
-        if contents is None:
-            contents = []
-            for fmt in formats:
-                buffer = io.BytesIO()
-                fig.savefig(buffer, **options[fmt])
-                content = buffer.getvalue()
-                if fmt == "svg":
-                    content = _stable_svg_ids(content)
-                contents.append(content)
-            for key, fmt, content in zip(keys or [], formats, contents, strict=False):
-                memo.save("figures", key, f".{fmt}", content)  # no keys: memo off
+        for fmt in formats:
+            buffer = io.BytesIO()
+            fig.savefig(buffer, **options[fmt])
+            content = buffer.getvalue()
+            contents.append(_stable_svg_ids(content) if fmt == "svg" else content)
     paths = []
     for fmt, content in zip(formats, contents, strict=True):
         path = folder / f"{name}.{fmt}"

@@ -16,7 +16,6 @@ them to :func:`register_items`. After an explicit :func:`register_items` or
 from __future__ import annotations
 
 import csv
-import hashlib
 import threading
 import warnings
 from collections.abc import Iterable, Mapping
@@ -29,7 +28,6 @@ from workbench.text import detect_lang, is_missing
 __all__ = [
     "Item",
     "clear_registry",
-    "fingerprint",
     "lookup",
     "register_bundled",
     "register_items",
@@ -178,15 +176,6 @@ def snapshot() -> tuple:
     """The registry's state, for :func:`restore` (tests use it to leave no trace)."""
     with _lock:
         return dict(_by_question), _touched
-
-
-def fingerprint() -> str:
-    """SHA-256 of the items the simulator knows (the bundled ones are loaded first if
-    nothing was registered yet): part of what a kept study result depends on."""
-    _ensure_loaded()
-    with _lock:
-        items = sorted((question, repr(item)) for question, item in _by_question.items())
-    return hashlib.sha256(repr(items).encode("utf-8")).hexdigest()
 
 
 def restore(state: tuple) -> None:

@@ -8,7 +8,6 @@ import numpy as np
 import pandas as pd
 
 from workbench.studies._contract import StudyResults
-from workbench.studies._memo import memoized
 from workbench.studies.s1_judge_methods._checklist import (
     flagged_conversations,
     judge_disagreement,
@@ -20,10 +19,9 @@ from workbench.studies.s1_judge_methods._report import (
     model_means,
     parse_failures,
 )
-from workbench.studies.s1_judge_methods._run import STUDY, Config, collect
+from workbench.studies.s1_judge_methods._run import Config, collect
 
 
-@memoized(STUDY)
 def run(config: Config) -> StudyResults:
     """Run study S1: the calls of :func:`collect`, then every analysis table, no plotting.
 

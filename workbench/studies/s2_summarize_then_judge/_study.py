@@ -12,7 +12,6 @@ import pandas as pd
 from workbench.judges import JudgeSpec
 from workbench.stats import correlate
 from workbench.studies._contract import StudyConfig, StudyResults
-from workbench.studies._memo import memoized
 from workbench.studies.common import ANSWER_KEYS, judge_scores
 from workbench.studies.raters import RATERS
 from workbench.studies.s2_summarize_then_judge import _published, _qa
@@ -192,7 +191,6 @@ def mean_scores(scores: pd.DataFrame, human: pd.DataFrame) -> pd.DataFrame:
     return wide.reset_index()
 
 
-@memoized(_published.STUDY)
 def run(config: Config) -> StudyResults:
     """Run study S2 and return its tables (no plotting).
 

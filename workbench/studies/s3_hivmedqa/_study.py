@@ -10,9 +10,7 @@ import pandas as pd
 
 from workbench.datasets import hivmedqa, load_dataset
 from workbench.studies._contract import StudyConfig, StudyResults
-from workbench.studies._memo import memoized
 from workbench.studies.s3_hivmedqa import _analysis, _data, _release
-from workbench.studies.s3_hivmedqa._data import STUDY
 
 
 def _default_models() -> list[str]:
@@ -154,7 +152,6 @@ def _release_label(config: Config, f1: pd.DataFrame) -> str:
     return f"release judge replies, {_release.scope_label(config.release_categories)}; {medsynf1}"
 
 
-@memoized(STUDY)
 def run(config: Config) -> StudyResults:
     """Run study S3; every frame the notebook shows, no plotting.
 

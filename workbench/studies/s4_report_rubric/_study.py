@@ -11,7 +11,6 @@ import pandas as pd
 
 from workbench.datasets import load_dataset
 from workbench.studies._contract import StudyConfig, StudyResults
-from workbench.studies._memo import memoized
 from workbench.studies.s4_report_rubric._analysis import (
     failure_counts,
     pilot_components,
@@ -22,7 +21,6 @@ from workbench.studies.s4_report_rubric._analysis import (
 )
 from workbench.studies.s4_report_rubric._data import (
     PADDED,
-    STUDY,
     build_texts,
     judge_texts,
     score_log,
@@ -139,7 +137,6 @@ def _analyze(data: dict[str, pd.DataFrame], config: Config) -> dict[str, pd.Data
     }
 
 
-@memoized(STUDY)
 def run(config: Config) -> StudyResults:
     """Run study S4: judge every report text, then every analysis; no plotting, nothing
     written (the notebook writes the score log with ``write_score_log``).

@@ -30,7 +30,6 @@ import numpy as np
 import pandas as pd
 
 from workbench.studies._contract import StudyResults
-from workbench.studies._memo import memoized
 from workbench.studies.s5_gist_detail._data import (
     CLASSES,
     PUBLISHED_LABEL,
@@ -88,7 +87,6 @@ _SPAN_COLUMNS = [
 ]
 
 
-@memoized(STUDY)
 def run(config: Config) -> StudyResults:
     """Run S5 and return its tables (no plotting, nothing written).
 

@@ -39,7 +39,6 @@ import pandas as pd
 
 from workbench.llm import model_backend
 from workbench.studies._contract import StudyResults
-from workbench.studies._memo import memoized
 from workbench.studies.common import generate_answers
 from workbench.studies.x1_bias_probes._analysis import (
     EFFECT_COLUMNS,
@@ -153,7 +152,6 @@ def failure_table(
     return out[columns]
 
 
-@memoized(STUDY)
 def run(config: Config) -> StudyResults:
     """Run every probe and return the tables (no plotting, nothing written).
 

@@ -13,7 +13,6 @@ from workbench.judges import JudgeSpec
 from workbench.qualify import qualification_tables
 from workbench.stats import correlate, fleiss_kappa, icc, krippendorff_alpha
 from workbench.studies._contract import StudyConfig, StudyResults
-from workbench.studies._memo import memoized
 from workbench.studies.common import ANSWER_KEYS, judge_scores
 from workbench.studies.raters import RATERS
 from workbench.studies.s2_summarize_then_judge import (
@@ -234,7 +233,6 @@ _EMPTY_COLUMNS = {
 }
 
 
-@memoized(STUDY)
 def run(config: Config) -> StudyResults:
     """Run study X2 and return its tables (no plotting); absent analyses are empty frames.
 

@@ -23,7 +23,6 @@ from workbench.qualify import (
     selective_report,
 )
 from workbench.studies._contract import StudyResults
-from workbench.studies._memo import memoized
 from workbench.studies.common import judge_scores
 from workbench.studies.raters import RATERS
 from workbench.studies.s2_summarize_then_judge import (
@@ -327,7 +326,6 @@ def user_table_qualification(path: str, spec: dict, *, by: str, epsilon: float, 
             for name, key in _USER_TABLES.items() if key in found}
 
 
-@memoized(STUDY)
 def run(config: Config) -> StudyResults:
     """Run study X3 and return its tables (no plotting); absent analyses are empty frames
     with their columns.
