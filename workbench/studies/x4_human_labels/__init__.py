@@ -20,6 +20,14 @@ Sim numbers show that the pipeline works; they are not evidence about real judge
 people.
 """
 
-from workbench.studies.x4_human_labels._study import STUDY, Config, headline, run, tables
+from workbench.studies.x4_human_labels._study import (
+    STUDY,
+    Config,
+    headline,
+    label_widget,
+    people_labels,
+    run,
+    tables,
+)
 
-__all__ = ["Config", "STUDY", "headline", "run", "tables"]
+__all__ = ["Config", "STUDY", "headline", "label_widget", "people_labels", "run", "tables"]

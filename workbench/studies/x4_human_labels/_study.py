@@ -345,3 +345,26 @@ def headline(results: StudyResults) -> dict[str, Any]:
         "width_ratio": {s: _round(v) for s, v in active["width_ratio"].items()},
         "n_studies": int(sim["n_studies"].iloc[0]),
     }
+
+
+def label_widget(config: Config, *, next_item=None):
+    """The labelling widget for ``config.annotator`` on ``config.label_dir`` (``live``):
+    the bundled answers as blinded score tasks (question and answer only)."""
+    from workbench.labels.widget import LabelWidget
+
+    items = load_items(config.dataset, config.n_items)
+    answers = load_answers(items, answer_models=config.answer_models,
+                           temperature=config.answer_temperature, progress=config.progress)
+    tasks = answers.assign(item_id=answers[_KEYS].astype(str).agg("|".join, axis=1),
+                           answer=answers["response"])
+    tasks = tasks[["item_id", "question", "answer"] + (["lang"] if "lang" in tasks else [])]
+    store = LabelStore(Path(config.label_dir) / "people", annotator=config.annotator)
+    return LabelWidget(store, tasks.sample(frac=1.0, random_state=config.seed), study=STUDY,
+                       next_item=next_item, seed=config.seed)
+
+
+def people_labels(config: Config) -> pd.DataFrame:
+    """The labels people gave in the widget (``label_dir/people``; empty without one)."""
+    if not config.label_dir:
+        return pd.DataFrame(columns=_TABLES["labels"])
+    return LabelStore(Path(config.label_dir) / "people").labels(study=STUDY)
