@@ -20,8 +20,9 @@ inverse-probability weighting for the active sampling (Zrnic & Candès 2024). Th
 rule follows Zrnic & Candès: ``q`` proportional to the predicted size of the residual
 ``sqrt(E[(Y - lam f - c)^2 | u])``, mixed with the uniform rule (share ``floor``) so that
 no weight exceeds ``1 / floor``. The map from ``u`` to the residual is **learnt from the
-labels so far** (least squares of the squared residual on ``v`` and ``v^2``, ``v`` the
-uncertainty scaled to [0, 1]), so
+labels so far** (least squares of the squared residual on ``v``, ``v^2``, ``g``, ``g^2``:
+``v`` the uncertainty and ``g`` the prediction's distance from its mean, each scaled to
+[0, 1]; the latter because with ``lam < 1`` the residual grows with it), so
 when the uncertainty says nothing (the fit promises less than a ``gate`` share of the
 variance) the rule falls back to uniform, and the interval is not
 wider than uniform PPI. Items a selective judge abstained on get the highest rank and are
@@ -137,6 +138,10 @@ class ActiveSampler:
         uniform sampling's (by its own fit); else the draw stays uniform.
     tune : bool
         PPI++ power tuning of ``lam`` (else ``lam = 1``, plain PPI).
+    sizes : array of shape (N,), optional
+        A known map instead of a learnt one: each item's expected residual size (e.g. from
+        a pilot, or the truth in a simulation); ``q`` is proportional to it, mixed with
+        uniform, from the first label on.
     n_studies : int
         Parallel sequences.
     rng : Generator or int, optional
@@ -158,7 +163,7 @@ class ActiveSampler:
     def __init__(self, predictions, uncertainty=None, *, abstain=None, alpha: float = 0.05,
                  floor: float = 0.2, burn_in: int = 20, t_star: int = 100, tune: bool = True,
                  active: bool = True, gate: float = 0.1, n_studies: int = 1, rng=None,
-                 scale: float | None = None):
+                 scale: float | None = None, sizes: np.ndarray | None = None):
         f = np.asarray(predictions, dtype=float)
         if f.ndim != 1 or len(f) < 2 or np.isnan(f).any():
             raise ValueError("ActiveSampler: predictions must be a 1-d array of >= 2 numbers "
@@ -180,11 +185,17 @@ class ActiveSampler:
         # labels so far; weighted sums for lam and c; residual-vs-rank regression; Z sums
         self.t = zeros()
         self.sw, self.swy, self.swf, self.swyy, self.swff, self.swyf = (zeros() for _ in range(6))
-        self.m = np.zeros((n_studies, 5))       # sums of v^k, k = 0..4
-        self.me = np.zeros((n_studies, 3))      # sums of v^k * residual^2, k = 0..2
+        # features of the residual's size: 1, v, v^2 (v the scaled uncertainty) and g, g^2
+        # (g the scaled prediction: with lam < 1 the residual grows with |f - mean f|)
+        g = scaled_uncertainty(np.abs(f - self.fbar)) if active else np.zeros(self.n)
+        self.features = np.stack([np.ones(self.n), self.scaled, self.scaled ** 2, g, g ** 2], 1)
+        k = self.features.shape[1]
+        self.xtx = np.zeros((n_studies, k, k))  # sums of x x'
+        self.xty = np.zeros((n_studies, k))     # sums of x * residual^2
         self.sz, self.szz = zeros(), zeros()
         self.lam, self.c = np.ones(n_studies), zeros()
         self.history: list[dict] = []
+        self.sizes = None if sizes is None else np.asarray(sizes, dtype=float)
 
     # --- the sampling rule -------------------------------------------------------------------
 
@@ -192,16 +203,18 @@ class ActiveSampler:
         """The sampling probabilities of the next draw, shape (n_studies, N), rows sum to 1."""
         d = self.design
         uniform = np.full((self.s, self.n), 1.0 / self.n)
+        if self.sizes is not None:
+            q = (1 - d.floor) * self.sizes / self.sizes.sum() + d.floor / self.n
+            return np.tile(q, (self.s, 1))
         if not d.active:
             return uniform
-        # least squares of the squared residual on (1, v, v^2), v the scaled uncertainty
-        xtx = np.stack([np.stack([self.m[:, i + j] for j in range(3)], -1) for i in range(3)], -2)
-        xty = np.stack([self.me[:, i] for i in range(3)], -1)
-        ridge = 1e-6 * np.eye(3) * np.maximum(self.m[:, 0], 1.0)[:, None, None]
-        coef = np.linalg.solve(xtx + ridge, xty[..., None])[..., 0]            # (S, 3)
-        powers = np.stack([np.ones(self.n), self.scaled, self.scaled ** 2])     # (3, N)
-        fitted = coef @ powers                                                  # (S, N)
-        mean_e = self.me[:, 0] / np.maximum(self.m[:, 0], 1.0)
+        # least squares of the squared residual on the features (a little ridge)
+        k = self.features.shape[1]
+        n = np.maximum(self.xtx[:, 0, 0], 1.0)
+        ridge = 1e-3 * np.eye(k) * n[:, None, None]
+        coef = np.linalg.solve(self.xtx + ridge, self.xty[..., None])[..., 0]   # (S, k)
+        fitted = coef @ self.features.T                                         # (S, N)
+        mean_e = self.xty[:, 0] / n
         # a fitted size below a tenth of the typical one is not trusted
         size = np.sqrt(np.maximum(fitted, 0.01 * np.maximum(mean_e, 1e-12)[:, None]))
         rule = size / size.sum(axis=1, keepdims=True)
@@ -237,9 +250,9 @@ class ActiveSampler:
         self.t += 1
         self.sz += z
         self.szz += z ** 2
-        v = self.scaled[idx]
-        self.m += v[:, None] ** np.arange(5)
-        self.me += (v[:, None] ** np.arange(3)) * resid2[:, None]
+        x = self.features[idx]                                                  # (S, k)
+        self.xtx += x[:, :, None] * x[:, None, :]
+        self.xty += x * resid2[:, None]
         self.sw += w
         self.swy += w * y
         self.swf += w * f

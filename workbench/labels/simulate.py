@@ -174,7 +174,7 @@ def simulate_labelling(prediction: np.ndarray, uncertainty: np.ndarray, labeller
                        target: float, *, budget: int = 100, n_studies: int = 500,
                        alpha: float = 0.05, floor: float = 0.2, burn_in: int = 20,
                        t0: int = 20, abstain: np.ndarray | None = None, check_every: int = 1,
-                       reference: bool = True, tune: bool = True,
+                       reference: bool = True, oracle: bool = True, tune: bool = True,
                        rng: np.random.Generator | int | None = None) -> pd.DataFrame:
     """Coverage and width of the active and uniform intervals over ``n_studies`` studies.
 
@@ -184,7 +184,10 @@ def simulate_labelling(prediction: np.ndarray, uncertainty: np.ndarray, labeller
     ``uniform`` uniformly; both use the same PPI++ estimate and confidence sequence. With
     ``reference``, the fixed-n PPI++ interval of ``ppi-python`` (``ppi_mean_ci``) on each
     uniform study's labels (the pool's predictions as the unlabelled set) is added as
-    ``uniform ppi-python (fixed n)``.
+    ``uniform ppi-python (fixed n)``. With ``oracle``, ``oracle rule``: sampling
+    proportional to each item's true residual size ``sqrt(E[(Y - f - c)^2])`` (estimated
+    from 200 simulated labels per item; ``c`` the mean residual), mixed with uniform like
+    the active rule: the best any rule using this judge could do, known only in simulation.
 
     Returns
     -------
@@ -198,11 +201,18 @@ def simulate_labelling(prediction: np.ndarray, uncertainty: np.ndarray, labeller
     """
     gen = np.random.default_rng(rng)
     pred = np.asarray(prediction, dtype=float)
-    rows, uniform_draws = [], None
-    for method in ("active", "uniform"):
+    rows, uniform_draws, sizes = [], None, None
+    methods = ("active", "uniform") + (("oracle rule",) if oracle else ())
+    if oracle:
+        draws = labeller(np.repeat(np.arange(len(pred))[None, :], 200, axis=0),
+                         np.random.default_rng(gen.integers(2 ** 32)))
+        resid = draws - pred[None, :]
+        sizes = np.sqrt(((resid - resid.mean()) ** 2).mean(axis=0))
+    for method in methods:
         sampler = ActiveSampler(pred, uncertainty, abstain=abstain, alpha=alpha,
                                 floor=floor, burn_in=burn_in, t_star=budget,
                                 active=method == "active", n_studies=n_studies, tune=tune,
+                                sizes=sizes if method == "oracle rule" else None,
                                 rng=gen.integers(2 ** 32))
         label_rng = np.random.default_rng(gen.integers(2 ** 32))
         always = np.ones(n_studies, dtype=bool)
@@ -239,7 +249,8 @@ def simulate_labelling(prediction: np.ndarray, uncertainty: np.ndarray, labeller
                      "budget": budget, "coverage": float(hits.mean()),
                      "coverage_anytime": np.nan, "width": float(np.mean(highs - lows)),
                      "wald_coverage": np.nan, "wald_width": np.nan,
-                     "distinct_items": rows[-1]["distinct_items"]})
+                     "distinct_items": next(r["distinct_items"] for r in rows
+                                            if r["method"] == "uniform")})
     out = pd.DataFrame(rows).assign(ci_level=1 - alpha, target=target)
     out["width_ratio"] = out["width"] / float(out.loc[out["method"] == "uniform", "width"].iloc[0])
     return out

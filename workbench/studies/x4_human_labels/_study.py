@@ -228,7 +228,8 @@ def round_trips(store_dir: Path, texts: pd.DataFrame, work: Path) -> pd.DataFram
 def simulation(frame: pd.DataFrame, config: Config, rng: np.random.Generator) -> pd.DataFrame:
     """Coverage and width of active vs uniform sampling, ``n_studies`` each, per scenario:
     the bundled answers' G-Eval judge with its jury spread; a judge whose sample spread
-    tracks its error (informative) and the same with the spread shuffled; a pairwise judge
+    tracks its error (a tenth of the answers are hard: error SD 3 instead of 0.1) and the
+    same with the spread shuffled; a pairwise judge
     whose verdict flips with the order, and the same with the flips shuffled."""
     panel = annotators(config)
     latent = frame["latent"].to_numpy()
@@ -247,7 +248,7 @@ def simulation(frame: pd.DataFrame, config: Config, rng: np.random.Generator) ->
                   frame["uncertainty"], score_lab, score_target)]
     for informative in (True, False):
         sj = sampled_judge(latent, np.random.default_rng(judge_rng.integers(2 ** 32)),
-                           informative=informative, hard_share=0.2, hard=2.0)
+                           informative=informative, hard_share=0.1, hard=3.0, easy=0.1)
         scenarios.append(("mean score", "sample spread, " + ("informative" if informative
                                                              else "shuffled"),
                           sj["prediction"], sj["uncertainty"], score_lab, score_target))
