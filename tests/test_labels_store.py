@@ -202,3 +202,13 @@ def test_a_bad_csv_names_file_row_and_field(tmp_path):
     frame.to_csv(path, index=False)
     with pytest.raises(ValueError, match=r"labels.csv row 3: field 'value' is not a number"):
         read_csv_labels(path)
+
+
+def test_one_store_written_from_several_threads(tmp_path):
+    """A kernel may handle widget messages on more than one thread."""
+    from concurrent.futures import ThreadPoolExecutor
+    store = LabelStore(tmp_path, annotator="ann-1")
+    with ThreadPoolExecutor(4) as pool:
+        ids = list(pool.map(lambda i: store.add(study="s", item_id=f"q{i}", kind="score",
+                                                value=1 + i % 5), range(40)))
+    assert sorted(store.labels()["label_id"]) == sorted(ids)

@@ -32,7 +32,7 @@ def test_the_view_is_blinded_and_the_shown_order_logged(tmp_path):
         left = task["left"]
         assert left.startswith("A" if order == "AB" else "B")
         seen.add(order)
-        widget.submitted = {"token": task["token"], "value": "left", "rationale": ""}
+        widget.receive({"type": "label", "token": task["token"], "value": "left"})
     labels = store.labels().set_index("item_id")
     assert len(labels) == 8 and seen == {"AB", "BA"}
     # "left" means the answer shown on the left: A when shown AB, B when shown BA
@@ -45,8 +45,8 @@ def test_a_stale_click_is_ignored_and_a_tie_recorded(tmp_path):
     store = LabelStore(tmp_path, annotator="ann-1")
     widget = LabelWidget(store, PAIRS.head(2), study="s", kind="pairwise")
     token = widget.task["token"]
-    widget.submitted = {"token": token, "value": "tie"}
-    widget.submitted = {"token": token, "value": "right"}        # the same task again
+    widget.receive({"type": "label", "token": token, "value": "tie"})
+    widget.receive({"type": "label", "token": token, "value": "right"})   # the same task again
     labels = store.labels()
     assert labels["choice"].tolist() == ["tie"] and labels["value"].tolist() == [0.5]
 

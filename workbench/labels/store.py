@@ -29,6 +29,7 @@ import os
 import re
 import socket
 import sqlite3
+import threading
 import uuid
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -81,7 +82,9 @@ def now() -> str:
 
 
 def _connect(path: Path, *, journal: str) -> sqlite3.Connection:
-    conn = sqlite3.connect(path, timeout=30.0, isolation_level=None)
+    # a kernel may handle widget messages on more than one thread: the connection is
+    # shared, and every write holds the store's lock
+    conn = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
     conn.execute(f"PRAGMA journal_mode={journal}")
     conn.execute("PRAGMA synchronous=FULL")
     conn.execute("PRAGMA busy_timeout=30000")
@@ -121,6 +124,7 @@ class LabelStore:
         self.journal = journal
         self.session = f"{socket.gethostname()}:{os.getpid()}"
         self._conn: sqlite3.Connection | None = None
+        self._lock = threading.Lock()
 
     @property
     def path(self) -> Path:
@@ -158,15 +162,16 @@ class LabelStore:
             "seconds": seconds, "package_version": package_version or __version__,
             "supersedes": supersedes or "", "source": source,
             "session": session or self.session})
-        conn = self._writer()
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            conn.execute(f"INSERT INTO labels ({', '.join(COLUMNS)}) VALUES "
-                         f"({', '.join('?' for _ in COLUMNS)})", [row[c] for c in COLUMNS])
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
+        with self._lock:
+            conn = self._writer()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.execute(f"INSERT INTO labels ({', '.join(COLUMNS)}) VALUES "
+                             f"({', '.join('?' for _ in COLUMNS)})", [row[c] for c in COLUMNS])
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
         return row["label_id"]
 
     def add_many(self, rows: Iterable[dict], *, skip_existing: bool = True) -> int:
@@ -212,9 +217,10 @@ class LabelStore:
 
     def close(self) -> None:
         """Close this writer's connection (labels are already committed)."""
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
 
     def __repr__(self) -> str:
         return f"LabelStore({str(self.folder)!r}, annotator={self.annotator!r})"

@@ -84,7 +84,6 @@ class LabelWidget(anywidget.AnyWidget):
     task = traitlets.Dict().tag(sync=True)
     progress = traitlets.Unicode("").tag(sync=True)
     message = traitlets.Unicode("").tag(sync=True)
-    submitted = traitlets.Dict().tag(sync=True)
 
     def __init__(self, store: LabelStore, tasks: pd.DataFrame, *, study: str,
                  kind: str = "score", scale: tuple[int, int] = (1, 5), rationale: bool = True,
@@ -102,7 +101,7 @@ class LabelWidget(anywidget.AnyWidget):
         self.tasks = tasks.assign(item_id=tasks["item_id"].astype(str)).set_index("item_id")
         self.next_item, self.on_label = next_item, on_label
         self._current: dict | None = None
-        self.observe(self._submit, names="submitted")
+        self.on_msg(self._on_msg)
         self.advance()
 
     def labelled(self) -> set[str]:
@@ -167,8 +166,15 @@ class LabelWidget(anywidget.AnyWidget):
         self.advance()
         return label_id
 
-    def _submit(self, change: dict) -> None:
-        sent = change["new"] or {}
-        if not self._current or sent.get("token") != self._current["token"]:
-            return                      # a stale or repeated click: the task has moved on
-        self.give(sent.get("value"), sent.get("rationale", "") or "")
+    def receive(self, content: dict) -> str | None:
+        """Handle one answer from the view (``{"type": "label", "token", "value",
+        "rationale"}``); an answer to a task no longer on view (a repeated click) is
+        ignored. Returns the new ``label_id`` or None."""
+        if content.get("type") != "label":
+            return None
+        if not self._current or content.get("token") != self._current["token"]:
+            return None                 # a stale or repeated click: the task has moved on
+        return self.give(content.get("value"), content.get("rationale", "") or "")
+
+    def _on_msg(self, _widget, content, _buffers) -> None:
+        self.receive(content)

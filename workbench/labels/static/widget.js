@@ -19,12 +19,13 @@ function render({ model, el: root }) {
     const task = model.get("task");
     if (!task || !task.token) return;
     const rationale = box.querySelector("textarea");
-    model.set("submitted", {
+    // a custom message, not a synced trait: each answer is one event for the kernel
+    model.send({
+      type: "label",
       token: task.token,
       value: value,
       rationale: rationale ? rationale.value : "",
     });
-    model.save_changes();
   }
 
   function draw() {
@@ -90,6 +91,7 @@ function render({ model, el: root }) {
 
   box.addEventListener("keydown", (event) => {
     if (event.target.tagName === "TEXTAREA") {
+      event.stopPropagation();        // typing a rationale never reaches Lab's shortcuts
       if (event.key === "Escape") box.focus();
       return;
     }
@@ -109,7 +111,10 @@ function render({ model, el: root }) {
     } else {
       return;
     }
+    // a key the widget used is not also a notebook shortcut (1-6 would turn the cell
+    // into a heading, arrows move between cells): JupyterLab handles keys as they bubble
     event.preventDefault();
+    event.stopPropagation();
   });
 
   model.on("change:task", draw);
