@@ -94,3 +94,14 @@ def test_standing_from_the_store(tmp_path):
     assert len(out["pairs"]) == 6
     ceiling = out["ceiling"].set_index("who")
     assert ceiling.loc["judge", "estimate"] < ceiling.loc["human ceiling", "estimate"]
+
+
+def test_a_label_that_cannot_be_stored_is_said_and_the_task_stays(tmp_path):
+    store = LabelStore(tmp_path, annotator="ann-1")
+    widget = LabelWidget(store, PAIRS.head(2), study="s", kind="pairwise")
+    token = widget.task["token"]
+    with pytest.raises(ValueError):
+        widget._on_msg(widget, {"type": "label", "token": token, "value": "up"}, [])
+    assert widget.error.startswith("Label NOT saved") and widget.task["token"] == token
+    widget._on_msg(widget, {"type": "label", "token": token, "value": "left"}, [])
+    assert widget.error == "" and len(store.labels()) == 1

@@ -84,6 +84,7 @@ class LabelWidget(anywidget.AnyWidget):
     task = traitlets.Dict().tag(sync=True)
     progress = traitlets.Unicode("").tag(sync=True)
     message = traitlets.Unicode("").tag(sync=True)
+    error = traitlets.Unicode("").tag(sync=True)
 
     def __init__(self, store: LabelStore, tasks: pd.DataFrame, *, study: str,
                  kind: str = "score", scale: tuple[int, int] = (1, 5), rationale: bool = True,
@@ -177,4 +178,11 @@ class LabelWidget(anywidget.AnyWidget):
         return self.give(content.get("value"), content.get("rationale", "") or "")
 
     def _on_msg(self, _widget, content, _buffers) -> None:
-        self.receive(content)
+        # a label that could not be stored is said in the view, and its task stays there
+        try:
+            self.receive(content)
+        except Exception as exc:
+            self.error = f"Label NOT saved ({type(exc).__name__}: {exc}); try again."
+            raise
+        else:
+            self.error = ""

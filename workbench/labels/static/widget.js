@@ -33,6 +33,7 @@ function render({ model, el: root }) {
     box.replaceChildren();
     chosen = null;
     box.appendChild(el("div", "wb-progress", model.get("progress") || ""));
+    if (model.get("error")) box.appendChild(el("div", "wb-error", model.get("error")));
     if (!task || !task.token) {
       box.appendChild(el("div", "wb-done", model.get("message") || "Nothing to label."));
       return;
@@ -119,6 +120,7 @@ function render({ model, el: root }) {
 
   model.on("change:task", draw);
   model.on("change:progress", draw);
+  model.on("change:error", draw);
   draw();
 }
 
