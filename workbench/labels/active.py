@@ -162,7 +162,7 @@ class ActiveSampler:
 
     def __init__(self, predictions, uncertainty=None, *, abstain=None, alpha: float = 0.05,
                  floor: float = 0.2, burn_in: int = 20, t_star: int = 100, tune: bool = True,
-                 active: bool = True, gate: float = 0.1, n_studies: int = 1, rng=None,
+                 active: bool = True, gate: float = 0.2, n_studies: int = 1, rng=None,
                  scale: float | None = None, sizes: np.ndarray | None = None):
         f = np.asarray(predictions, dtype=float)
         if f.ndim != 1 or len(f) < 2 or np.isnan(f).any():

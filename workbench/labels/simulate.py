@@ -175,6 +175,7 @@ def simulate_labelling(prediction: np.ndarray, uncertainty: np.ndarray, labeller
                        alpha: float = 0.05, floor: float = 0.2, burn_in: int = 20,
                        t0: int = 20, abstain: np.ndarray | None = None, check_every: int = 1,
                        reference: bool = True, oracle: bool = True, tune: bool = True,
+                       gate: float = 0.2,
                        rng: np.random.Generator | int | None = None) -> pd.DataFrame:
     """Coverage and width of the active and uniform intervals over ``n_studies`` studies.
 
@@ -212,6 +213,7 @@ def simulate_labelling(prediction: np.ndarray, uncertainty: np.ndarray, labeller
         sampler = ActiveSampler(pred, uncertainty, abstain=abstain, alpha=alpha,
                                 floor=floor, burn_in=burn_in, t_star=budget,
                                 active=method == "active", n_studies=n_studies, tune=tune,
+                                gate=gate,
                                 sizes=sizes if method == "oracle rule" else None,
                                 rng=gen.integers(2 ** 32))
         label_rng = np.random.default_rng(gen.integers(2 ** 32))
