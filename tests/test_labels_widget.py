@@ -105,3 +105,29 @@ def test_a_label_that_cannot_be_stored_is_said_and_the_task_stays(tmp_path):
     assert widget.error.startswith("Label NOT saved") and widget.task["token"] == token
     widget._on_msg(widget, {"type": "label", "token": token, "value": "left"}, [])
     assert widget.error == "" and len(store.labels()) == 1
+
+
+def test_active_queue_through_the_widget_survives_a_restart(tmp_path):
+    """The widget labels the items an ActiveQueue draws; each label keeps its sampling
+    probability; a new queue (a restarted kernel) rebuilds the same answer from the store,
+    equal to an in-memory sampler fed the same draws."""
+    from workbench.labels import ActiveQueue, ActiveSampler
+    rng = np.random.default_rng(0)
+    ids = [f"q{i}" for i in range(60)]
+    truth = pd.Series(rng.integers(1, 6, 60).astype(float), index=ids)
+    judge = truth + rng.normal(0, 0.7, 60)
+    spread = pd.Series(rng.uniform(0, 1, 60), index=ids)
+    tasks = pd.DataFrame({"item_id": ids, "question": ["問"] * 60, "answer": ["答"] * 60})
+    store = LabelStore(tmp_path, annotator="ann-1")
+    queue = ActiveQueue(store, judge, spread, study="s", rng=1, burn_in=5)
+    widget = LabelWidget(store, tasks, study="s", next_item=queue.next_item)
+    for _ in range(25):
+        widget.give(truth[widget._current["item_id"]])
+    labels = store.labels()
+    assert len(labels) == 25 and labels["sampling_prob"].between(0, 1).all()
+    again = ActiveQueue(LabelStore(tmp_path), judge, spread, study="s", burn_in=5).interval()
+    fresh = ActiveSampler(judge.to_numpy(), spread.to_numpy(), burn_in=5)
+    for row in labels.itertuples():
+        fresh.update(ids.index(row.item_id), row.sampling_prob, row.value)
+    pd.testing.assert_frame_equal(again, fresh.interval())
+    assert again.loc[0, "n_labels"] == 25

@@ -10,7 +10,7 @@ simulation                  :class:`Annotator`, :func:`simulate_labelling`
 ==========================  ======================================================
 """
 
-from workbench.labels.active import ActiveSampler, cs_halfwidth, scaled_uncertainty
+from workbench.labels.active import ActiveQueue, ActiveSampler, cs_halfwidth, scaled_uncertainty
 from workbench.labels.interchange import (
     export_csv,
     export_label_studio,
@@ -35,6 +35,7 @@ from workbench.labels.store import COLUMNS, LabelStore, current
 
 __all__ = [
     "ANNOTATORS",
+    "ActiveQueue",
     "ActiveSampler",
     "Annotator",
     "COLUMNS",

@@ -62,7 +62,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-__all__ = ["ActiveSampler", "cs_halfwidth", "scaled_uncertainty"]
+__all__ = ["ActiveQueue", "ActiveSampler", "cs_halfwidth", "scaled_uncertainty"]
 
 
 def cs_halfwidth(t: np.ndarray, variance: np.ndarray, *, alpha: float, rho2: float) -> np.ndarray:
@@ -297,3 +297,57 @@ class ActiveSampler:
                              "width": 2 * cs, "wald_low": mean - wald, "wald_high": mean + wald,
                              "n_labels": self.t.astype(int), "lam": self.lam,
                              "ci_level": 1 - self.design.alpha})
+
+
+class ActiveQueue:
+    """Active labelling through the label store: which item next, and the answer so far.
+
+    The sampler's state is rebuilt from the store's labels before every draw (those with a
+    ``sampling_prob``, in the order given), so a restarted kernel, or several annotators
+    labelling from their own kernels on one folder, continue one valid sequence: each draw's
+    probability depends only on labels given before it, and is stored with the label it
+    produced. Give ``next_item`` to :class:`~workbench.labels.widget.LabelWidget`.
+
+    Parameters
+    ----------
+    store : LabelStore
+        The shared folder (the widget writes the labels).
+    predictions, uncertainty : Series
+        The judge's prediction and uncertainty per ``item_id``.
+    study, kind : str
+        Which labels count.
+    rng : Generator or int, optional
+        Draws the items.
+    **options
+        :class:`ActiveSampler` options (``alpha``, ``floor``, ``burn_in``, ``t_star`` ...).
+    """
+
+    def __init__(self, store, predictions: pd.Series, uncertainty: pd.Series | None = None, *,
+                 study: str, kind: str = "score", rng=None, **options):
+        self.store, self.study, self.kind = store, study, kind
+        self.ids = [str(i) for i in predictions.index]
+        self.index = {item: i for i, item in enumerate(self.ids)}
+        self.predictions = predictions.to_numpy(dtype=float)
+        self.uncertainty = (None if uncertainty is None
+                            else uncertainty.reindex(predictions.index).to_numpy(dtype=float))
+        self.rng = np.random.default_rng(rng)
+        self.options = options
+
+    def sampler(self) -> ActiveSampler:
+        """A sampler that has seen every sampled label in the store, in order."""
+        sampler = ActiveSampler(self.predictions, self.uncertainty, rng=self.rng, **self.options)
+        labels = self.store.labels(study=self.study)
+        labels = labels[(labels["kind"] == self.kind) & labels["sampling_prob"].notna()
+                        & labels["item_id"].isin(self.index)]
+        for row in labels.itertuples():
+            sampler.update(self.index[row.item_id], row.sampling_prob, row.value)
+        return sampler
+
+    def next_item(self, _done: set[str] | None = None) -> tuple[str, float]:
+        """The next item to label and the probability it was drawn with."""
+        item, prob = self.sampler().draw()
+        return self.ids[int(item)], float(prob)
+
+    def interval(self) -> pd.DataFrame:
+        """The answer so far (:meth:`ActiveSampler.interval`), from the store."""
+        return self.sampler().interval()

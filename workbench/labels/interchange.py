@@ -44,7 +44,7 @@ LS_CONFIG_PAIRWISE = """<View>
   <TextArea name="rationale" toName="answer_a"/>
 </View>"""
 _EXTRA = ["label_id", "study", "shown_order", "shown_at", "package_version", "supersedes",
-          "source", "session", "value"]
+          "source", "session", "value", "sampling_prob"]
 
 
 def export_csv(labels: pd.DataFrame, path: str | Path) -> Path:
@@ -69,14 +69,15 @@ def read_csv_labels(path: str | Path) -> pd.DataFrame:
                 raise ValueError(f"{where}: field {name!r} is empty")
         if row["kind"] not in ("score", "pairwise"):
             raise ValueError(f"{where}: field 'kind' is {row['kind']!r} (score or pairwise)")
-        for name in ("value", "seconds"):
+        for name in ("value", "seconds", "sampling_prob"):
             try:
                 float(row[name]) if row[name] else None
             except ValueError:
                 raise ValueError(f"{where}: field {name!r} is not a number: {row[name]!r}") from None
     out = frame[COLUMNS].copy()
     out["value"] = pd.to_numeric(out["value"])
-    out["seconds"] = pd.to_numeric(out["seconds"].replace("", np.nan))
+    for name in ("seconds", "sampling_prob"):
+        out[name] = pd.to_numeric(out[name].replace("", np.nan))
     return out
 
 
@@ -205,10 +206,12 @@ def tasks_to_labels(tasks: list[dict], *, study: str = "label-studio",
                 "package_version": extra.get("package_version") or "label-studio",
                 "supersedes": extra.get("supersedes") or "",
                 "source": extra.get("source") or "label-studio",
-                "session": extra.get("session") or "label-studio"})
+                "session": extra.get("session") or "label-studio",
+                "sampling_prob": extra.get("sampling_prob")})
     out = pd.DataFrame(rows, columns=COLUMNS)
     out["value"] = out["value"].astype(float)
     out["seconds"] = pd.to_numeric(out["seconds"])
+    out["sampling_prob"] = pd.to_numeric(out["sampling_prob"])
     return out
 
 

@@ -20,7 +20,8 @@ empty for scores), ``shown_order`` (``AB`` or ``BA``: which answer was shown on 
 empty for scores), ``rationale``, ``shown_at`` and ``given_at`` (ISO 8601 UTC),
 ``seconds`` (time spent), ``package_version``, ``supersedes`` (a ``label_id`` or empty),
 ``source`` (``widget``, ``sim``, ``csv``, ``label-studio`` ...), ``session`` (the writer's
-host and process).
+host and process), ``sampling_prob`` (the probability an active sampler drew the item
+with; empty otherwise).
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ __all__ = ["COLUMNS", "KINDS", "LabelStore", "current", "now"]
 #: The columns of a label, in order (the SQLite table, the CSV export, :meth:`LabelStore.labels`).
 COLUMNS = ["label_id", "study", "item_id", "annotator", "kind", "value", "choice",
            "shown_order", "rationale", "shown_at", "given_at", "seconds", "package_version",
-           "supersedes", "source", "session"]
+           "supersedes", "source", "session", "sampling_prob"]
 KINDS = ("score", "pairwise")
 _CHOICE_VALUE = {"A": 1.0, "B": 0.0, "tie": 0.5}
 _NAME_RE = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -67,7 +68,8 @@ CREATE TABLE IF NOT EXISTS labels (
     package_version TEXT NOT NULL,
     supersedes TEXT NOT NULL DEFAULT '',
     source TEXT NOT NULL,
-    session TEXT NOT NULL
+    session TEXT NOT NULL,
+    sampling_prob REAL
 );
 CREATE TRIGGER IF NOT EXISTS labels_no_update BEFORE UPDATE ON labels
 BEGIN SELECT RAISE(ABORT, 'labels are append-only: add a correction instead'); END;
@@ -145,7 +147,8 @@ class LabelStore:
             shown_at: str | None = None, given_at: str | None = None,
             seconds: float | None = None, supersedes: str = "", source: str = "widget",
             annotator: str | None = None, label_id: str | None = None,
-            package_version: str | None = None, session: str | None = None) -> str:
+            package_version: str | None = None, session: str | None = None,
+            sampling_prob: float | None = None) -> str:
         """Append one label in its own transaction and return its ``label_id``.
 
         For ``kind="pairwise"`` give ``choice`` (``A``, ``B`` or ``tie``, about the pair's
@@ -161,7 +164,7 @@ class LabelStore:
             "rationale": rationale or "", "shown_at": shown_at, "given_at": given_at or now(),
             "seconds": seconds, "package_version": package_version or __version__,
             "supersedes": supersedes or "", "source": source,
-            "session": session or self.session})
+            "session": session or self.session, "sampling_prob": sampling_prob})
         with self._lock:
             conn = self._writer()
             conn.execute("BEGIN IMMEDIATE")
@@ -213,6 +216,7 @@ class LabelStore:
         out = out.sort_values(["given_at", "label_id"], kind="stable").reset_index(drop=True)
         out["value"] = out["value"].astype(float)
         out["seconds"] = out["seconds"].astype(float)
+        out["sampling_prob"] = out["sampling_prob"].astype(float)
         return out
 
     def close(self) -> None:
@@ -259,6 +263,13 @@ def _validated(row: dict) -> dict:
         delta = datetime.fromisoformat(given) - datetime.fromisoformat(row["shown_at"])
         row["seconds"] = delta.total_seconds()
     row["seconds"] = float(row["seconds"])
+    prob = row.get("sampling_prob")
+    if prob is None or pd.isna(prob):
+        row["sampling_prob"] = None
+    elif not 0 < float(prob) <= 1:
+        raise ValueError(f"label field 'sampling_prob' must be in (0, 1], got {prob!r}")
+    else:
+        row["sampling_prob"] = float(prob)
     return row
 
 

@@ -71,8 +71,9 @@ class LabelWidget(anywidget.AnyWidget):
     rationale : bool
         Show an optional rationale box.
     next_item : callable, optional
-        ``next_item(labelled_ids) -> item_id or None`` chooses the next item (e.g. an active
-        sampler); by default the tasks' order, skipping items already labelled.
+        ``next_item(labelled_ids) -> item_id, (item_id, sampling_prob) or None`` chooses the
+        next item (e.g. :meth:`workbench.labels.ActiveQueue.next_item`, whose probability is
+        stored with the label); by default the tasks' order, skipping items already labelled.
     on_label : callable, optional
         Called with the new label's ``label_id`` and ``item_id`` after it is committed.
     seed : int
@@ -88,7 +89,7 @@ class LabelWidget(anywidget.AnyWidget):
 
     def __init__(self, store: LabelStore, tasks: pd.DataFrame, *, study: str,
                  kind: str = "score", scale: tuple[int, int] = (1, 5), rationale: bool = True,
-                 next_item: Callable[[set[str]], str | None] | None = None,
+                 next_item: Callable[[set[str]], str | tuple[str, float] | None] | None = None,
                  on_label: Callable[[str, str], None] | None = None, seed: int = 0):
         super().__init__()
         need = ["item_id", "question"] + (["answer"] if kind == "score" else ["answer_a", "answer_b"])
@@ -114,8 +115,11 @@ class LabelWidget(anywidget.AnyWidget):
     def advance(self) -> None:
         """Show the next task (or say that none is left)."""
         done = self.labelled()
+        prob = None
         if self.next_item is not None:
             item = self.next_item(done)
+            if isinstance(item, tuple):
+                item, prob = item
         else:
             item = next((i for i in self.tasks.index if i not in done), None)
         self.progress = f"{self.store.annotator}: {len(done)} labelled, " \
@@ -137,7 +141,7 @@ class LabelWidget(anywidget.AnyWidget):
         else:
             view.update(answer=str(row["answer"]), low=int(self.scale[0]), high=int(self.scale[1]))
         self._current = {"token": token, "item_id": item, "shown_order": order,
-                         "shown_at": now()}
+                         "shown_at": now(), "sampling_prob": prob}
         self.task = view
 
     def give(self, value, rationale: str = "") -> str:
@@ -154,14 +158,16 @@ class LabelWidget(anywidget.AnyWidget):
                 "A" if (value == "left") == left_is_a else "B")
             label_id = self.store.add(study=self.study, item_id=cur["item_id"], kind="pairwise",
                                       choice=choice, shown_order=cur["shown_order"],
-                                      rationale=rationale, shown_at=cur["shown_at"])
+                                      rationale=rationale, shown_at=cur["shown_at"],
+                                      sampling_prob=cur["sampling_prob"])
         else:
             score = float(value)
             if not self.scale[0] <= score <= self.scale[1]:
                 raise ValueError(f"LabelWidget: score {score} outside {self.scale}")
             label_id = self.store.add(study=self.study, item_id=cur["item_id"], kind="score",
                                       value=score, rationale=rationale,
-                                      shown_at=cur["shown_at"])
+                                      shown_at=cur["shown_at"],
+                                      sampling_prob=cur["sampling_prob"])
         if self.on_label is not None:
             self.on_label(label_id, cur["item_id"])
         self.advance()

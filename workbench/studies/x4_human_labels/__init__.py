@@ -25,9 +25,11 @@ from workbench.studies.x4_human_labels._study import (
     Config,
     headline,
     label_widget,
+    live_answer,
     people_labels,
     run,
     tables,
 )
 
-__all__ = ["Config", "STUDY", "headline", "label_widget", "people_labels", "run", "tables"]
+__all__ = ["Config", "STUDY", "headline", "label_widget", "live_answer",
+           "people_labels", "run", "tables"]

@@ -13,7 +13,7 @@ import pandas as pd
 
 from workbench.judges import JudgeSpec
 from workbench.labels import (
-    ActiveSampler,
+    ActiveQueue,
     Annotator,
     LabelStore,
     annotate,
@@ -167,7 +167,7 @@ def labelling_loop(frame: pd.DataFrame, config: Config, store_dir: Path,
     latent = frame["latent"].to_numpy()
     ids = frame["answer_id"].tolist()
 
-    def give(i: int, who: int, source: str) -> float:
+    def give(i: int, who: int, source: str, prob: float | None = None) -> float:
         nonlocal clock
         y = float(annotate(latent[[i]], panel, np.array([who]), rng)[0])
         seconds = _label_time(rng, config.seconds_per_label)
@@ -175,7 +175,7 @@ def labelling_loop(frame: pd.DataFrame, config: Config, store_dir: Path,
         clock = clock + timedelta(seconds=seconds)
         stores[panel[who].name].add(study=STUDY, item_id=ids[i], kind="score", value=y,
                                     shown_at=shown.isoformat(), given_at=clock.isoformat(),
-                                    seconds=seconds, source=source)
+                                    seconds=seconds, source=source, sampling_prob=prob)
         return y
 
     plan = assign(ids, [a.name for a in panel], overlap=config.overlap,
@@ -185,16 +185,18 @@ def labelling_loop(frame: pd.DataFrame, config: Config, store_dir: Path,
     who_of = {a.name: k for k, a in enumerate(panel)}
     for row in plan.itertuples():
         give(index[row.item_id], who_of[row.annotator], "sim-overlap")
-    sampler = ActiveSampler(frame["prediction"].to_numpy(), frame["uncertainty"].to_numpy(),
-                            alpha=config.alpha, floor=config.floor, burn_in=config.burn_in,
-                            t_star=config.budget, rng=rng)
+    # the active phase goes through the store as a live session does: the queue rebuilds
+    # its sampler from the stored labels and their sampling probabilities before each draw
+    queue = ActiveQueue(LabelStore(store_dir), frame.set_index("answer_id")["prediction"],
+                        frame.set_index("answer_id")["uncertainty"], study=STUDY, rng=rng,
+                        alpha=config.alpha, floor=config.floor, burn_in=config.burn_in,
+                        t_star=config.budget)
     trace = []
     for t in range(config.max_labels):
-        i, prob = sampler.draw()
-        y = give(int(i), t % len(panel), "sim-active")
-        sampler.update(i, prob, y)
-        row = sampler.interval().iloc[0].to_dict()
-        trace.append({**row, "item": ids[int(i)], "prob": float(prob), "label": y})
+        item, prob = queue.next_item()
+        y = give(index[item], t % len(panel), "sim-active", prob)
+        row = queue.interval().iloc[0].to_dict()
+        trace.append({**row, "item": item, "prob": prob, "label": y})
         if t + 1 >= config.burn_in and row["width"] <= config.target_width:
             break
     for s in stores.values():
@@ -206,8 +208,8 @@ def round_trips(store_dir: Path, texts: pd.DataFrame, work: Path) -> pd.DataFram
     """The store's labels exported as CSV and as Label Studio JSON, imported into fresh
     stores, and compared with the originals column by column."""
     original = LabelStore(store_dir).labels()
-    items = texts.rename(columns={"answer_id": "item_id", "response": "answer"})[
-        ["item_id", "question", "answer"]]
+    items = texts.drop(columns="item_id").rename(
+        columns={"answer_id": "item_id", "response": "answer"})[["item_id", "question", "answer"]]
     rows = []
     for fmt in ("csv", "label-studio"):
         target = LabelStore(work / f"import-{fmt}", annotator="importer")
@@ -348,20 +350,27 @@ def headline(results: StudyResults) -> dict[str, Any]:
     }
 
 
-def label_widget(config: Config, *, next_item=None):
-    """The labelling widget for ``config.annotator`` on ``config.label_dir`` (``live``):
-    the bundled answers as blinded score tasks (question and answer only)."""
+def _queue(config: Config, frame: pd.DataFrame) -> ActiveQueue:
+    return ActiveQueue(LabelStore(Path(config.label_dir) / "people"),
+                       frame.set_index("answer_id")["prediction"],
+                       frame.set_index("answer_id")["uncertainty"], study=STUDY,
+                       rng=config.seed, alpha=config.alpha, floor=config.floor,
+                       burn_in=config.burn_in, t_star=config.budget)
+
+
+def label_widget(config: Config):
+    """The labelling widget for ``config.annotator`` on ``config.label_dir/people``
+    (``live``): the bundled answers as blinded score tasks (question and answer only),
+    each next answer drawn by the active queue from the judges' spread."""
     from workbench.labels.widget import LabelWidget
 
-    items = load_items(config.dataset, config.n_items)
-    answers = load_answers(items, answer_models=config.answer_models,
-                           temperature=config.answer_temperature, progress=config.progress)
-    tasks = answers.assign(item_id=answers[_KEYS].astype(str).agg("|".join, axis=1),
-                           answer=answers["response"])
+    frame, texts = pool(config)
+    tasks = texts.drop(columns="item_id").rename(
+        columns={"answer_id": "item_id", "response": "answer"})
     tasks = tasks[["item_id", "question", "answer"] + (["lang"] if "lang" in tasks else [])]
     store = LabelStore(Path(config.label_dir) / "people", annotator=config.annotator)
-    return LabelWidget(store, tasks.sample(frac=1.0, random_state=config.seed), study=STUDY,
-                       next_item=next_item, seed=config.seed)
+    return LabelWidget(store, tasks, study=STUDY, next_item=_queue(config, frame).next_item,
+                       seed=config.seed)
 
 
 def people_labels(config: Config) -> pd.DataFrame:
@@ -369,3 +378,15 @@ def people_labels(config: Config) -> pd.DataFrame:
     if not config.label_dir:
         return pd.DataFrame(columns=_TABLES["labels"])
     return LabelStore(Path(config.label_dir) / "people").labels(study=STUDY)
+
+
+def live_answer(config: Config) -> pd.DataFrame:
+    """The mean human score from people's labels so far, with its anytime-valid interval
+    (empty unless ``live``); rerun after each label, stop when ``width`` is small enough."""
+    if not config.live:
+        return pd.DataFrame(columns=_TABLES["loop"][:9])
+    frame, _ = pool(config)
+    labels = people_labels(config)
+    return _queue(config, frame).interval().assign(
+        annotators=labels["annotator"].nunique(),
+        human_minutes=labels["seconds"].sum() / 60)
