@@ -94,6 +94,12 @@ def test_standing_from_the_store(tmp_path):
     assert len(out["pairs"]) == 6
     ceiling = out["ceiling"].set_index("who")
     assert ceiling.loc["judge", "estimate"] < ceiling.loc["human ceiling", "estimate"]
+    # 30 items with four labels: the alternative annotator test runs, per annotator
+    alt = out["alt_test"]
+    assert sorted(alt["rater"]) == [a.name for a in ANNOTATORS]
+    assert alt["omega"].between(0, 1).all() and (alt["n_items"] == 30).all()
+    assert standing(LabelStore(tmp_path).labels(), judge=judge, min_items=31, n_boot=0,
+                    rng=0)["alt_test"].empty
 
 
 def test_a_label_that_cannot_be_stored_is_said_and_the_task_stays(tmp_path):

@@ -14,15 +14,15 @@ import numpy as np
 import pandas as pd
 
 from workbench.labels.store import current
-from workbench.qualify import leave_one_out_agreement
+from workbench.qualify import alt_test, leave_one_out_agreement
 from workbench.stats import cohen_kappa, fleiss_kappa, krippendorff_alpha
 
 __all__ = ["standing"]
 
 
 def standing(labels: pd.DataFrame, *, judge: pd.Series | None = None, kind: str = "score",
-             n_boot: int = 200, rng: np.random.Generator | int | None = None
-             ) -> dict[str, pd.DataFrame]:
+             n_boot: int = 200, epsilon: float = 0.2, fdr: float = 0.05, min_items: int = 30,
+             rng: np.random.Generator | int | None = None) -> dict[str, pd.DataFrame]:
     """Agreement tables from the labels in force (corrections applied).
 
     Parameters
@@ -43,12 +43,18 @@ def standing(labels: pd.DataFrame, *, judge: pd.Series | None = None, kind: str 
         two annotators on the items both labelled (with CI); ``ceiling``: the judge and
         each annotator against the mean of the others, beside the human ceiling
         (Pearson r, on items with every annotator's label; empty with fewer than three
-        annotators or no such items).
+        annotators or no such items); ``alt_test``: the alternative annotator test
+        (Calderon et al. 2025, :func:`workbench.qualify.alt_test`, allowance ``epsilon``,
+        Benjamini-Yekutieli level ``fdr``) per annotator with ``omega`` and ``passed`` on
+        every row, for scores by ``neg_rmse`` after standardising each annotator and the
+        judge (as study X3 does), for pairs by ``accuracy``; empty without a judge or with
+        fewer than ``min_items`` items labelled by two or more annotators.
     """
     part = current(labels[labels["kind"] == kind])
     part = part.sort_values("given_at").drop_duplicates(["item_id", "annotator"], keep="last")
     level = "interval" if kind == "score" else "nominal"
-    out = {"reliability": pd.DataFrame(), "pairs": pd.DataFrame(), "ceiling": pd.DataFrame()}
+    out = {"reliability": pd.DataFrame(), "pairs": pd.DataFrame(), "ceiling": pd.DataFrame(),
+           "alt_test": pd.DataFrame()}
     if part["item_id"].duplicated().any():
         rel = [krippendorff_alpha(part, item="item_id", rater="annotator", value="value",
                                   level=level, n_boot=n_boot, rng=rng)]
@@ -72,4 +78,14 @@ def standing(labels: pd.DataFrame, *, judge: pd.Series | None = None, kind: str 
         judges = None if judge is None else pd.DataFrame({"judge": judge.reindex(full.index)})
         out["ceiling"] = leave_one_out_agreement(full, judges, measure="pearson",
                                                  n_boot=n_boot, rng=rng)
+    shared = wide[wide.notna().sum(axis=1) >= 2]
+    if judge is not None and len(shared) >= min_items:
+        verdicts = judge.reindex(shared.index)
+        if kind == "score":
+            shared = (shared - shared.mean()) / shared.std(ddof=0).replace(0, 1)
+            verdicts = (verdicts - verdicts.mean()) / (verdicts.std(ddof=0) or 1)
+        table, summary = alt_test(shared, verdicts.to_numpy(dtype=float), epsilon=epsilon,
+                                  alpha=fdr, metric="neg_rmse" if kind == "score" else "accuracy",
+                                  min_items=min_items)
+        out["alt_test"] = table.assign(omega=summary["omega"], passed=summary["passed"])
     return out

@@ -95,7 +95,7 @@ class Config(StudyConfig):
     rater_seed: int = 0
     annotator_bias: list[float] = field(default_factory=lambda: [0.0, -0.2, 0.2, 0.0])
     annotator_noise: list[float] = field(default_factory=lambda: [0.3, 0.3, 0.4, 0.5])
-    overlap: float = 0.1
+    overlap: float = 0.15
     max_labels: int = 150
     target_width: float = 0.5
     seconds_per_label: float = 40.0
@@ -277,7 +277,7 @@ _TABLES = {
                "seconds", "source"],
     "loop": ["estimate", "ci_low", "ci_high", "width", "wald_low", "wald_high", "n_labels",
              "lam", "ci_level", "item", "prob", "label", "truth"],
-    "reliability": [], "pairs": [], "ceiling": [],
+    "reliability": [], "pairs": [], "ceiling": [], "alt_test": [],
     "simulation": ["quantity", "scenario", "method", "n_studies", "budget", "coverage",
                    "coverage_anytime", "width", "width_ratio", "wald_coverage", "wald_width",
                    "distinct_items", "ci_level", "target", "pool"],
@@ -340,6 +340,8 @@ def headline(results: StudyResults) -> dict[str, Any]:
         "krippendorff_alpha": None if rel is None else _round(rel.loc["krippendorff_alpha", "estimate"]),
         "human_ceiling": None if ceiling is None else _round(ceiling.loc["human ceiling", "estimate"]),
         "judge_r": None if ceiling is None else _round(ceiling.loc["judge", "estimate"]),
+        "alt_test_omega": (_round(results["alt_test"]["omega"].iloc[0])
+                           if len(results["alt_test"]) else None),
         "round_trip_identical": {r["format"]: bool(r["identical"])
                                  for r in results["round_trip"].to_dict("records")},
         "coverage": {s: _round(v) for s, v in active["coverage"].items()},
