@@ -46,7 +46,7 @@ test: $(STAMP)
 test-browser: $(STAMP)
 	@command -v chromium >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq chromium) || \
 		echo "test-browser: could not install chromium with apt-get; the browser test will be skipped"
-	$(BIN)/python -m pytest -m browser -rP tests/test_lab_browser.py
+	$(BIN)/python -m pytest -m browser -rP tests/test_lab_browser.py tests/test_labels_browser.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check workbench tests

@@ -1,0 +1,353 @@
+"""Active labelling: ask people where the judge is unsure, and keep a valid anytime interval.
+
+A pool of ``N`` items has the judge's prediction ``f_i`` of each (a score, a verdict, the
+judge's own chance of being right) and an uncertainty ``u_i`` (verdict flips when the
+order is swapped, a split jury, score variance across samples, logprob entropy). The
+quantity of interest is the mean human label over the pool,
+``theta = mean_i E[Y_i]`` (the mean human score, a win rate, the judge's accuracy: each a
+mean of some per-item label).
+
+**Design.** Label ``t`` is drawn from the pool with a known probability ``q_t(i)``, fixed
+before the draw from the labels before it (predictable), and the person's label ``Y``
+gives
+
+    Z_t = lam_t * Fbar + c_t + (Y - lam_t * f_I - c_t) / (N * q_t(I)),
+
+whose conditional mean is exactly ``theta`` whatever the predictable ``q_t``, ``lam_t``
+(PPI++ power tuning, Angelopoulos, Duchi & Zrnic 2023, clipped to [0, 1]) and ``c_t`` (a
+centring constant) are: prediction-powered inference (Angelopoulos et al. 2023) with
+inverse-probability weighting for the active sampling (Zrnic & Candès 2024). The sampling
+rule follows Zrnic & Candès: ``q`` proportional to the predicted size of the residual
+``sqrt(E[(Y - lam f - c)^2 | u])``, mixed with the uniform rule (share ``floor``) so that
+no weight exceeds ``1 / floor``. The map from ``u`` to the residual is **learnt from the
+labels so far** (least squares of the squared residual on ``v``, ``v^2``, ``g``, ``g^2``:
+``v`` the uncertainty and ``g`` the prediction's distance from its mean, each scaled to
+[0, 1]; the latter because with ``lam < 1`` the residual grows with it), so
+when the uncertainty says nothing (the fit promises less than a ``gate`` share of the
+variance) the rule falls back to uniform, and the interval is not
+wider than uniform PPI. Items a selective judge abstained on get the highest rank and are
+drawn first in expectation. The first ``burn_in`` labels are drawn uniformly.
+
+**Interval.** The running mean of the ``Z_t`` with the asymptotic confidence sequence of
+Waudby-Smith, Arbour, Sinha, Kennedy & Ramdas (2024, Theorem 2.2, Gaussian mixture
+boundary, martingale form): with ``V_t = t * sigma_t^2`` (running variance of the ``Z``)
+
+    mean_t ± sqrt( 2 (V_t rho^2 + 1) / (t^2 rho^2) * log( sqrt(V_t rho^2 + 1) / alpha ) ),
+
+valid at every ``t`` at once, so the researcher may look after every label and stop when it
+is narrow enough; ``rho^2 = (-2 log alpha + log(1 - 2 log alpha)) / (t_star * s0^2)`` makes
+it tightest near ``t_star`` labels (``s0^2`` a scale fixed before labelling: the variance
+of the judge's predictions over the pool). The fixed-``n`` Wald interval
+``mean_t ± z sigma_t / sqrt(t)`` is given beside it (valid only at a size fixed in advance).
+Labels drawn twice are asked again (a second annotator), so every draw is a fresh label.
+
+References
+----------
+Zrnic, T. & Candès, E. J. (2024). Active statistical inference. *ICML 2024*, PMLR 235,
+62993-63010. arXiv:2403.03208.
+Angelopoulos, A. N., Bates, S., Fannjiang, C., Jordan, M. I. & Zrnic, T. (2023).
+Prediction-powered inference. *Science*, 382(6671), 669-674.
+Angelopoulos, A. N., Duchi, J. C. & Zrnic, T. (2023). PPI++: efficient prediction-powered
+inference. arXiv:2311.01453.
+Waudby-Smith, I., Arbour, D., Sinha, R., Kennedy, E. H. & Ramdas, A. (2024). Time-uniform
+central limit theory and asymptotic confidence sequences. *Annals of Statistics*, 52(6).
+arXiv:2103.06476.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+
+__all__ = ["ActiveQueue", "ActiveSampler", "cs_halfwidth", "scaled_uncertainty"]
+
+
+def cs_halfwidth(t: np.ndarray, variance: np.ndarray, *, alpha: float, rho2: float) -> np.ndarray:
+    """Half-width of the two-sided asymptotic confidence sequence (Gaussian mixture) after
+    ``t`` observations of running variance ``variance`` (Waudby-Smith et al. 2024, Thm 2.2).
+
+    Examples
+    --------
+    >>> rho2 = (-2 * np.log(0.05) + np.log(1 - 2 * np.log(0.05))) / 100
+    >>> bool(cs_halfwidth(100, 1.0, alpha=0.05, rho2=rho2) > 1.96 / 10)   # wider than Wald
+    True
+    """
+    t = np.asarray(t, dtype=float)
+    v = t * np.asarray(variance, dtype=float) * rho2 + 1.0
+    return np.sqrt(2.0 * v / (t ** 2 * rho2) * np.log(np.sqrt(v) / alpha))
+
+
+def scaled_uncertainty(uncertainty: np.ndarray, *, abstain: np.ndarray | None = None) -> np.ndarray:
+    """Uncertainty scaled to [0, 1] (min to max); NaN and the items a selective judge
+    abstained on get 1 (the most uncertain).
+
+    Examples
+    --------
+    >>> scaled_uncertainty(np.array([0.1, 0.5, 0.3]), abstain=np.array([True, False, False]))
+    array([1. , 1. , 0.5])
+    """
+    u = np.asarray(uncertainty, dtype=float)
+    finite = u[np.isfinite(u)]
+    low, high = (finite.min(), finite.max()) if len(finite) else (0.0, 1.0)
+    out = (u - low) / (high - low) if high > low else np.zeros_like(u)
+    out = np.where(np.isfinite(u), out, 1.0)
+    if abstain is not None:
+        out = np.where(np.asarray(abstain, dtype=bool), 1.0, out)
+    return out
+
+
+@dataclass
+class _Design:
+    alpha: float
+    floor: float
+    burn_in: int
+    active: bool
+    tune: bool
+    rho2: float
+    gate: float
+
+
+class ActiveSampler:
+    """Draw the next item to label and keep the prediction-powered anytime interval.
+
+    Runs ``n_studies`` independent labelling sequences side by side (vectorised: the
+    simulation runs hundreds at once; a live session uses one).
+
+    Parameters
+    ----------
+    predictions : array of shape (N,)
+        The judge's prediction of each pool item's human label.
+    uncertainty : array of shape (N,), optional
+        The judge's uncertainty about each item (any scale: it is scaled to [0, 1]).
+        ``None``, or ``active=False``, gives uniform sampling (plain PPI++).
+    abstain : bool array of shape (N,), optional
+        Items the selective judge abstained on (drawn first in expectation).
+    alpha : float
+        1 - confidence level.
+    floor : float
+        Share of the uniform rule in the mix (weights at most ``1 / floor``).
+    burn_in : int
+        Labels drawn uniformly before the rule is learnt.
+    t_star : int
+        Number of labels near which the confidence sequence is tightest.
+    gate : float
+        The learnt rule is used only when it promises a variance at least ``gate`` below
+        uniform sampling's (by its own fit); else the draw stays uniform.
+    tune : bool
+        PPI++ power tuning of ``lam`` (else ``lam = 1``, plain PPI).
+    sizes : array of shape (N,), optional
+        A known map instead of a learnt one: each item's expected residual size (e.g. from
+        a pilot, or the truth in a simulation); ``q`` is proportional to it, mixed with
+        uniform, from the first label on.
+    n_studies : int
+        Parallel sequences.
+    rng : Generator or int, optional
+        Draws the items.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> truth = rng.normal(3, 1, 300); judge = truth + rng.normal(0, 0.5, 300)
+    >>> sampler = ActiveSampler(judge, np.abs(rng.normal(size=300)), rng=1)
+    >>> for _ in range(60):
+    ...     item, prob = sampler.draw()
+    ...     sampler.update(item, prob, truth[item])
+    >>> row = sampler.interval().iloc[0]
+    >>> bool(row["ci_low"] < truth.mean() < row["ci_high"]), int(row["n_labels"])
+    (True, 60)
+    """
+
+    def __init__(self, predictions, uncertainty=None, *, abstain=None, alpha: float = 0.05,
+                 floor: float = 0.2, burn_in: int = 20, t_star: int = 100, tune: bool = True,
+                 active: bool = True, gate: float = 0.2, n_studies: int = 1, rng=None,
+                 scale: float | None = None, sizes: np.ndarray | None = None):
+        f = np.asarray(predictions, dtype=float)
+        if f.ndim != 1 or len(f) < 2 or np.isnan(f).any():
+            raise ValueError("ActiveSampler: predictions must be a 1-d array of >= 2 numbers "
+                             "without NaN (give the judge's failures a prediction, e.g. the mean)")
+        if not 0 < floor <= 1:
+            raise ValueError(f"ActiveSampler: floor must be in (0, 1], got {floor}")
+        self.f, self.n = f, len(f)
+        self.fbar = float(f.mean())
+        active = active and uncertainty is not None
+        self.scaled = (scaled_uncertainty(uncertainty, abstain=abstain) if active
+                       else np.zeros(self.n))
+        s0 = scale if scale is not None else float(np.var(f)) or 1.0
+        rho2 = (-2 * np.log(alpha) + np.log(1 - 2 * np.log(alpha))) / (t_star * s0)
+        self.design = _Design(alpha, floor, burn_in, active, tune, rho2, gate)
+        self.s0 = s0
+        self.s = n_studies
+        self.rng = np.random.default_rng(rng)
+        zeros = lambda: np.zeros(n_studies)  # noqa: E731
+        # labels so far; weighted sums for lam and c; residual-vs-rank regression; Z sums
+        self.t = zeros()
+        self.sw, self.swy, self.swf, self.swyy, self.swff, self.swyf = (zeros() for _ in range(6))
+        # features of the residual's size: 1, v, v^2 (v the scaled uncertainty) and g, g^2
+        # (g the scaled prediction: with lam < 1 the residual grows with |f - mean f|)
+        g = scaled_uncertainty(np.abs(f - self.fbar)) if active else np.zeros(self.n)
+        self.features = np.stack([np.ones(self.n), self.scaled, self.scaled ** 2, g, g ** 2], 1)
+        k = self.features.shape[1]
+        self.xtx = np.zeros((n_studies, k, k))  # sums of x x'
+        self.xty = np.zeros((n_studies, k))     # sums of x * residual^2
+        self.sz, self.szz = zeros(), zeros()
+        self.lam, self.c = np.ones(n_studies), zeros()
+        self.history: list[dict] = []
+        self.sizes = None if sizes is None else np.asarray(sizes, dtype=float)
+
+    # --- the sampling rule -------------------------------------------------------------------
+
+    def probabilities(self) -> np.ndarray:
+        """The sampling probabilities of the next draw, shape (n_studies, N), rows sum to 1."""
+        d = self.design
+        uniform = np.full((self.s, self.n), 1.0 / self.n)
+        if self.sizes is not None:
+            q = (1 - d.floor) * self.sizes / self.sizes.sum() + d.floor / self.n
+            return np.tile(q, (self.s, 1))
+        if not d.active:
+            return uniform
+        # least squares of the squared residual on the features (a little ridge)
+        k = self.features.shape[1]
+        n = np.maximum(self.xtx[:, 0, 0], 1.0)
+        ridge = 1e-3 * np.eye(k) * n[:, None, None]
+        coef = np.linalg.solve(self.xtx + ridge, self.xty[..., None])[..., 0]   # (S, k)
+        fitted = coef @ self.features.T                                         # (S, N)
+        mean_e = self.xty[:, 0] / n
+        # a fitted size below a tenth of the typical one is not trusted
+        size = np.sqrt(np.maximum(fitted, 0.01 * np.maximum(mean_e, 1e-12)[:, None]))
+        rule = size / size.sum(axis=1, keepdims=True)
+        q = (1 - d.floor) * rule + d.floor / self.n
+        # the variance of this rule relative to uniform, as the fit predicts it; a fit that
+        # promises less than ``1 - gate`` is taken for noise and the draw stays uniform
+        fitted_e2 = size ** 2
+        ratio = (fitted_e2 / (self.n * q)).sum(axis=1) / fitted_e2.sum(axis=1)
+        learnt = ((self.t >= d.burn_in) & (ratio < 1 - d.gate))[:, None]
+        return np.where(learnt, q, uniform)
+
+    def draw(self) -> tuple[np.ndarray, np.ndarray]:
+        """Draw the next item of each sequence: (item indices, their probabilities)."""
+        q = self.probabilities()
+        cum = np.cumsum(q, axis=1)
+        r = self.rng.random(self.s)[:, None] * cum[:, -1:]
+        idx = np.minimum((cum < r).sum(axis=1), self.n - 1)
+        return (idx[0], q[0, idx[0]]) if self.s == 1 else (idx, q[np.arange(self.s), idx])
+
+    # --- one label ---------------------------------------------------------------------------
+
+    def update(self, item, prob, label) -> None:
+        """Add the label(s) of the drawn item(s), with the probability each was drawn with."""
+        idx = np.atleast_1d(np.asarray(item, dtype=int))
+        q = np.atleast_1d(np.asarray(prob, dtype=float))
+        y = np.atleast_1d(np.asarray(label, dtype=float))
+        if np.isnan(y).any():
+            raise ValueError("ActiveSampler.update: a label is NaN (record the failure, draw again)")
+        f = self.f[idx]
+        w = 1.0 / (self.n * q)
+        z = self.lam * self.fbar + self.c + (y - self.lam * f - self.c) * w
+        resid2 = (y - self.lam * f - self.c) ** 2
+        self.t += 1
+        self.sz += z
+        self.szz += z ** 2
+        x = self.features[idx]                                                  # (S, k)
+        self.xtx += x[:, :, None] * x[:, None, :]
+        self.xty += x * resid2[:, None]
+        self.sw += w
+        self.swy += w * y
+        self.swf += w * f
+        self.swyy += w * y * y
+        self.swff += w * f * f
+        self.swyf += w * y * f
+        self._tune()
+        if self.s == 1:
+            self.history.append({"item": int(idx[0]), "prob": float(q[0]), "label": float(y[0]),
+                                 "z": float(z[0])})
+
+    def _tune(self) -> None:
+        """``lam`` (PPI++: weighted cov(Y, f) / var(f), clipped to [0, 1]) and ``c`` (the
+        weighted mean of ``Y - lam f``) for the next label, from the labels so far."""
+        sw = np.maximum(self.sw, 1e-12)
+        my, mf = self.swy / sw, self.swf / sw
+        cov = self.swyf / sw - my * mf
+        var = self.swff / sw - mf ** 2
+        if self.design.tune:
+            lam = np.where((var > 1e-12) & (self.t >= 3), cov / np.maximum(var, 1e-12), 1.0)
+            self.lam = np.clip(lam, 0.0, 1.0)
+        self.c = np.where(self.t >= 2, my - self.lam * mf, 0.0)
+
+    # --- the answer --------------------------------------------------------------------------
+
+    def estimate(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(estimate, CS half-width, Wald half-width, running variance) of each sequence."""
+        t = np.maximum(self.t, 1.0)
+        mean = self.sz / t
+        # one pseudo-observation of variance s0^2 keeps the first variances off zero
+        var = (np.maximum(self.szz - t * mean ** 2, 0.0) + self.s0) / (t + 1.0)
+        cs = cs_halfwidth(t, var, alpha=self.design.alpha, rho2=self.design.rho2)
+        wald = sps.norm.ppf(1 - self.design.alpha / 2) * np.sqrt(var / t)
+        return mean, cs, wald, var
+
+    def interval(self) -> pd.DataFrame:
+        """The answer so far, one row per sequence: ``estimate``, ``ci_low``, ``ci_high``
+        (the anytime-valid confidence sequence), ``width``, ``wald_low``, ``wald_high``
+        (fixed-n), ``n_labels``, ``lam``, ``ci_level``."""
+        mean, cs, wald, _ = self.estimate()
+        return pd.DataFrame({"estimate": mean, "ci_low": mean - cs, "ci_high": mean + cs,
+                             "width": 2 * cs, "wald_low": mean - wald, "wald_high": mean + wald,
+                             "n_labels": self.t.astype(int), "lam": self.lam,
+                             "ci_level": 1 - self.design.alpha})
+
+
+class ActiveQueue:
+    """Active labelling through the label store: which item next, and the answer so far.
+
+    The sampler's state is rebuilt from the store's labels before every draw (those with a
+    ``sampling_prob``, in the order given), so a restarted kernel, or several annotators
+    labelling from their own kernels on one folder, continue one valid sequence: each draw's
+    probability depends only on labels given before it, and is stored with the label it
+    produced. Give ``next_item`` to :class:`~workbench.labels.widget.LabelWidget`.
+
+    Parameters
+    ----------
+    store : LabelStore
+        The shared folder (the widget writes the labels).
+    predictions, uncertainty : Series
+        The judge's prediction and uncertainty per ``item_id``.
+    study, kind : str
+        Which labels count.
+    rng : Generator or int, optional
+        Draws the items.
+    **options
+        :class:`ActiveSampler` options (``alpha``, ``floor``, ``burn_in``, ``t_star`` ...).
+    """
+
+    def __init__(self, store, predictions: pd.Series, uncertainty: pd.Series | None = None, *,
+                 study: str, kind: str = "score", rng=None, **options):
+        self.store, self.study, self.kind = store, study, kind
+        self.ids = [str(i) for i in predictions.index]
+        self.index = {item: i for i, item in enumerate(self.ids)}
+        self.predictions = predictions.to_numpy(dtype=float)
+        self.uncertainty = (None if uncertainty is None
+                            else uncertainty.reindex(predictions.index).to_numpy(dtype=float))
+        self.rng = np.random.default_rng(rng)
+        self.options = options
+
+    def sampler(self) -> ActiveSampler:
+        """A sampler that has seen every sampled label in the store, in order."""
+        sampler = ActiveSampler(self.predictions, self.uncertainty, rng=self.rng, **self.options)
+        labels = self.store.labels(study=self.study)
+        labels = labels[(labels["kind"] == self.kind) & labels["sampling_prob"].notna()
+                        & labels["item_id"].isin(self.index)]
+        for row in labels.itertuples():
+            sampler.update(self.index[row.item_id], row.sampling_prob, row.value)
+        return sampler
+
+    def next_item(self, _done: set[str] | None = None) -> tuple[str, float]:
+        """The next item to label and the probability it was drawn with."""
+        item, prob = self.sampler().draw()
+        return self.ids[int(item)], float(prob)
+
+    def interval(self) -> pd.DataFrame:
+        """The answer so far (:meth:`ActiveSampler.interval`), from the store."""
+        return self.sampler().interval()

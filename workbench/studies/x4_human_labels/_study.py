@@ -1,0 +1,394 @@
+"""Study X4: configuration, the simulated labelling loop, the simulation and the run."""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from workbench.judges import JudgeSpec
+from workbench.labels import (
+    ActiveQueue,
+    Annotator,
+    LabelStore,
+    annotate,
+    expected_label,
+    export_csv,
+    export_label_studio,
+    import_csv,
+    import_label_studio,
+    pairwise_judge,
+    preference_labeller,
+    sampled_judge,
+    score_labeller,
+    simulate_labelling,
+)
+from workbench.labels.assign import assign
+from workbench.labels.standing import standing
+from workbench.studies._contract import StudyConfig, StudyResults
+from workbench.studies.common import judge_scores
+from workbench.studies.s2_summarize_then_judge import (
+    human_means,
+    load_answers,
+    load_items,
+    simulated_ratings,
+)
+
+STUDY = "x4_human_labels"
+_KEYS = ["item_id", "answer_model", "answer_sample"]
+
+
+@dataclass
+class Config(StudyConfig):
+    """Settings of study X4; fields and defaults are the notebook's ``parameters`` cell.
+
+    Parameters
+    ----------
+    dataset, n_items, answer_models, answer_temperature : see study X2
+        The bundled answers (X2's defaults, so their cached calls are reused).
+    judge_models : list of str
+        G-Eval judges; the first is *the* judge whose scores PPI uses, the spread of all
+        of them (a split jury) is its uncertainty.
+    judge_template : str
+        G-Eval template.
+    n_raters, rater_seed : int
+        The simulated raters of X2 whose mean is each answer's latent human score.
+    annotator_bias, annotator_noise : list of float
+        The simulated annotators (one per entry): bias and noise (SD) on the 1-5 scale.
+    overlap : float
+        Share of the answers labelled by every annotator first (reliability, ceiling).
+    max_labels : int
+        Most labels the active loop asks for.
+    target_width : float
+        The loop stops when the anytime interval is this narrow.
+    seconds_per_label : float
+        Mean time a simulated annotator spends on a label (human minutes).
+    budget, n_studies : int
+        Labels per simulated study and simulated studies per scenario.
+    alpha, floor : float
+        1 - confidence level; share of uniform sampling in the active rule.
+    burn_in : int
+        Labels drawn uniformly before the active rule is learnt.
+    live : bool
+        Label for real in JupyterLab: the notebook shows the labelling widget on
+        ``label_dir`` (the simulated loop still runs, for comparison).
+    label_dir : str
+        Folder of the label store ("" = a temporary folder, deleted after the run).
+    annotator : str
+        Who labels in the widget (``live``).
+    """
+
+    dataset: str = "s2_civil_ja"
+    n_items: int = 50
+    answer_models: list[str] = field(default_factory=lambda: [
+        "sim/answer-strong", "sim/answer-mid", "sim/answer-weak", "sim/answer-tiny"])
+    answer_temperature: float = 1.0
+    judge_models: list[str] = field(default_factory=lambda: [
+        "sim/judge-a", "sim/judge-c", "sim/judge-f"])
+    judge_template: str = "geval_civil"
+    n_raters: int = 4
+    rater_seed: int = 0
+    annotator_bias: list[float] = field(default_factory=lambda: [0.0, -0.2, 0.2, 0.0])
+    annotator_noise: list[float] = field(default_factory=lambda: [0.3, 0.3, 0.4, 0.5])
+    overlap: float = 0.15
+    max_labels: int = 150
+    target_width: float = 0.5
+    seconds_per_label: float = 40.0
+    budget: int = 100
+    n_studies: int = 500
+    alpha: float = 0.05
+    floor: float = 0.2
+    burn_in: int = 20
+    live: bool = False
+    label_dir: str = ""
+    annotator: str = ""
+
+    def __post_init__(self) -> None:
+        if len(self.annotator_bias) != len(self.annotator_noise) or len(self.annotator_bias) < 3:
+            raise ValueError("Config.annotator_bias and annotator_noise: one entry per "
+                             "annotator, at least three")
+        if not 0 <= self.overlap <= 1:
+            raise ValueError(f"Config.overlap must be in [0, 1], got {self.overlap}")
+        if self.live and not (self.label_dir and self.annotator):
+            raise ValueError("Config.live needs a label_dir (a shared folder) and an annotator")
+        if len(self.judge_models) < 2:
+            raise ValueError("Config.judge_models: give at least two (their spread is the "
+                             "judge's uncertainty)")
+
+
+def annotators(config: Config) -> tuple[Annotator, ...]:
+    """The simulated annotators of ``config``."""
+    return tuple(Annotator(f"sim-ann-{i + 1}", float(b), float(n)) for i, (b, n) in
+                 enumerate(zip(config.annotator_bias, config.annotator_noise, strict=True)))
+
+
+def pool(config: Config) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The answers (with their texts) and one row per answer: ``latent`` (the simulated
+    raters' mean), ``prediction`` (the first judge's G-Eval score), ``uncertainty`` (SD
+    over the judges), ``cost_usd`` (the judges' calls)."""
+    items = load_items(config.dataset, config.n_items)
+    answers = load_answers(items, answer_models=config.answer_models,
+                           temperature=config.answer_temperature, progress=config.progress)
+    ratings = simulated_ratings(answers, n_raters=config.n_raters, rng_seed=config.rater_seed)
+    specs = [(j, JudgeSpec(protocol="geval", judge_model=j, template=config.judge_template,
+                           study=STUDY)) for j in config.judge_models]
+    judgments, scores = judge_scores(answers, specs, progress=config.progress)
+    wide = scores.pivot_table(index=_KEYS, columns="metric", values="score")
+    frame = human_means(ratings).rename(columns={"human": "latent"}).set_index(_KEYS)
+    frame = frame.join(wide, how="inner").dropna()
+    first = config.judge_models[0]
+    cost = (judgments.groupby(_KEYS)["cost_usd"].sum() if len(judgments)
+            else pd.Series(dtype=float))
+    out = pd.DataFrame({"latent": frame["latent"], "prediction": frame[first],
+                        "uncertainty": frame[config.judge_models].std(axis=1, ddof=1)})
+    out["cost_usd"] = cost.reindex(out.index).fillna(0.0)
+    out = out.reset_index()
+    out["answer_id"] = out[_KEYS].astype(str).agg("|".join, axis=1)
+    texts = answers.assign(answer_id=answers[_KEYS].astype(str).agg("|".join, axis=1))
+    return out, texts[texts["answer_id"].isin(out["answer_id"])].reset_index(drop=True)
+
+
+def _label_time(rng: np.random.Generator, mean: float) -> float:
+    return float(rng.gamma(4.0, mean / 4.0))
+
+
+def labelling_loop(frame: pd.DataFrame, config: Config, store_dir: Path,
+                   rng: np.random.Generator) -> dict[str, pd.DataFrame]:
+    """Simulated annotators label through the store: first the overlap share (every
+    annotator), then the active loop until the interval is ``target_width`` narrow."""
+    panel = annotators(config)
+    stores = {a.name: LabelStore(store_dir, annotator=a.name) for a in panel}
+    clock = datetime(2026, 1, 1, tzinfo=UTC)
+    latent = frame["latent"].to_numpy()
+    ids = frame["answer_id"].tolist()
+
+    def give(i: int, who: int, source: str, prob: float | None = None) -> float:
+        nonlocal clock
+        y = float(annotate(latent[[i]], panel, np.array([who]), rng)[0])
+        seconds = _label_time(rng, config.seconds_per_label)
+        shown = clock
+        clock = clock + timedelta(seconds=seconds)
+        stores[panel[who].name].add(study=STUDY, item_id=ids[i], kind="score", value=y,
+                                    shown_at=shown.isoformat(), given_at=clock.isoformat(),
+                                    seconds=seconds, source=source, sampling_prob=prob)
+        return y
+
+    plan = assign(ids, [a.name for a in panel], overlap=config.overlap,
+                  per_overlap=len(panel), rng=rng)
+    plan = plan[plan["overlap"]]
+    index = {a: i for i, a in enumerate(ids)}
+    who_of = {a.name: k for k, a in enumerate(panel)}
+    for row in plan.itertuples():
+        give(index[row.item_id], who_of[row.annotator], "sim-overlap")
+    # the active phase goes through the store as a live session does: the queue rebuilds
+    # its sampler from the stored labels and their sampling probabilities before each draw
+    queue = ActiveQueue(LabelStore(store_dir), frame.set_index("answer_id")["prediction"],
+                        frame.set_index("answer_id")["uncertainty"], study=STUDY, rng=rng,
+                        alpha=config.alpha, floor=config.floor, burn_in=config.burn_in,
+                        t_star=config.budget)
+    trace = []
+    for t in range(config.max_labels):
+        item, prob = queue.next_item()
+        y = give(index[item], t % len(panel), "sim-active", prob)
+        row = queue.interval().iloc[0].to_dict()
+        trace.append({**row, "item": item, "prob": prob, "label": y})
+        if t + 1 >= config.burn_in and row["width"] <= config.target_width:
+            break
+    for s in stores.values():
+        s.close()
+    return {"loop": pd.DataFrame(trace)}
+
+
+def round_trips(store_dir: Path, texts: pd.DataFrame, work: Path) -> pd.DataFrame:
+    """The store's labels exported as CSV and as Label Studio JSON, imported into fresh
+    stores, and compared with the originals column by column."""
+    original = LabelStore(store_dir).labels()
+    items = texts.drop(columns="item_id").rename(
+        columns={"answer_id": "item_id", "response": "answer"})[["item_id", "question", "answer"]]
+    rows = []
+    for fmt in ("csv", "label-studio"):
+        target = LabelStore(work / f"import-{fmt}", annotator="importer")
+        if fmt == "csv":
+            path = export_csv(original, work / "labels.csv")
+            added = import_csv(target, path)
+        else:
+            path = export_label_studio(original, items, work / "labels-label-studio.json")
+            added = import_label_studio(target, path)
+        back = target.labels()
+        target.close()
+        same = back.reset_index(drop=True).equals(original.reset_index(drop=True))
+        rows.append({"format": fmt, "n_labels": len(original), "n_imported": added,
+                     "identical": bool(same)})
+    return pd.DataFrame(rows)
+
+
+def simulation(frame: pd.DataFrame, config: Config, rng: np.random.Generator) -> pd.DataFrame:
+    """Coverage and width of active vs uniform sampling, ``n_studies`` each, per scenario:
+    the bundled answers' G-Eval judge with its jury spread; a judge whose sample spread
+    tracks its error (a tenth of the answers are hard: error SD 3 instead of 0.1) and the
+    same with the spread shuffled; a pairwise judge
+    whose verdict flips with the order, and the same with the flips shuffled."""
+    panel = annotators(config)
+    latent = frame["latent"].to_numpy()
+    score_lab, score_target = score_labeller(latent, panel)
+    pairs = frame.groupby("item_id").indices
+    a_idx, b_idx = [], []
+    for rows in pairs.values():
+        for i in range(len(rows)):
+            for j in range(i + 1, len(rows)):
+                a_idx.append(rows[i])
+                b_idx.append(rows[j])
+    diff = latent[a_idx] - latent[b_idx]
+    pair_lab, pair_target = preference_labeller(diff, panel)
+    judge_rng = np.random.default_rng(rng.integers(2 ** 32))
+    scenarios = [("mean score", "G-Eval judge, jury spread", frame["prediction"],
+                  frame["uncertainty"], score_lab, score_target)]
+    for informative in (True, False):
+        sj = sampled_judge(latent, np.random.default_rng(judge_rng.integers(2 ** 32)),
+                           informative=informative, hard_share=0.1, hard=3.0, easy=0.1)
+        scenarios.append(("mean score", "sample spread, " + ("informative" if informative
+                                                             else "shuffled"),
+                          sj["prediction"], sj["uncertainty"], score_lab, score_target))
+    for informative in (True, False):
+        pj = pairwise_judge(diff, np.random.default_rng(judge_rng.integers(2 ** 32)),
+                            error=0.1, position_bias=0.6, noise=0.2, informative=informative)
+        scenarios.append(("win rate (A)", "order flips, " + ("informative" if informative
+                                                            else "shuffled"),
+                          pj["prediction"], pj["uncertainty"], pair_lab, pair_target))
+    out = []
+    for quantity, scenario, pred, unc, lab, target in scenarios:
+        table = simulate_labelling(np.asarray(pred, float), np.asarray(unc, float), lab, target,
+                                   budget=config.budget, n_studies=config.n_studies,
+                                   alpha=config.alpha, floor=config.floor,
+                                   burn_in=config.burn_in, rng=rng.integers(2 ** 32))
+        out.append(table.assign(quantity=quantity, scenario=scenario, pool=len(pred)))
+    return pd.concat(out, ignore_index=True)
+
+
+_TABLES = {
+    "pool": ["item_id", "answer_model", "answer_sample", "answer_id", "latent", "prediction",
+             "uncertainty", "cost_usd"],
+    "labels": ["label_id", "study", "item_id", "annotator", "kind", "value", "given_at",
+               "seconds", "source"],
+    "loop": ["estimate", "ci_low", "ci_high", "width", "wald_low", "wald_high", "n_labels",
+             "lam", "ci_level", "item", "prob", "label", "truth"],
+    "reliability": [], "pairs": [], "ceiling": [], "alt_test": [],
+    "simulation": ["quantity", "scenario", "method", "n_studies", "budget", "coverage",
+                   "coverage_anytime", "width", "width_ratio", "wald_coverage", "wald_width",
+                   "distinct_items", "ci_level", "target", "pool"],
+    "round_trip": ["format", "n_labels", "n_imported", "identical"],
+}
+
+
+def run(config: Config) -> StudyResults:
+    """Run study X4 (no plotting). ``numpy.random.default_rng(config.seed)`` draws, in
+    this order: the loop (assignment, annotators, sampling), the standing bootstrap, the
+    simulation."""
+    rng = np.random.default_rng(config.seed)
+    frame, texts = pool(config)
+    with tempfile.TemporaryDirectory(prefix="x4-labels-") as tmp:
+        store_dir = Path(config.label_dir) / "simulated" if config.label_dir else Path(tmp) / "store"
+        out = labelling_loop(frame, config, store_dir, rng)
+        labels = LabelStore(store_dir).labels(study=STUDY)
+        judge = frame.set_index("answer_id")["prediction"]
+        out.update(standing(labels[labels["source"] == "sim-overlap"], judge=judge,
+                            n_boot=200, rng=rng))
+        out["round_trip"] = round_trips(store_dir, texts, Path(tmp))
+    out["labels"] = labels
+    out["pool"] = frame
+    out["simulation"] = simulation(frame, config, rng)
+    # what the loop estimates: the panel's expected label, averaged over the answers
+    truth = float(expected_label(frame["latent"].to_numpy(), annotators(config)).mean())
+    out["loop"] = out["loop"].assign(truth=truth)
+    return StudyResults(out, config=config)
+
+
+def tables(results: StudyResults) -> dict[str, pd.DataFrame]:
+    """The non-empty frames to write as CSV."""
+    return {name: results[name] for name in _TABLES if name in results and len(results[name])}
+
+
+def _round(value: Any) -> Any:
+    return None if value is None or pd.isna(value) else round(float(value), 4)
+
+
+def headline(results: StudyResults) -> dict[str, Any]:
+    """The numbers the notebook records."""
+    loop, labels, pool_ = results["loop"], results["labels"], results["pool"]
+    last = loop.iloc[-1]
+    sim = results["simulation"]
+    active = sim[sim["method"] == "active"].set_index("scenario")
+    uniform = sim[sim["method"] == "uniform"].set_index("scenario")
+    rel = results["reliability"].set_index("measure") if len(results["reliability"]) else None
+    ceiling = results["ceiling"].set_index("who") if len(results["ceiling"]) else None
+    return {
+        "n_answers": len(pool_),
+        "n_labels": len(labels),
+        "n_active_labels": int(last["n_labels"]),
+        "human_minutes": _round(labels["seconds"].sum() / 60),
+        "judge_cost_usd": _round(pool_["cost_usd"].sum()),
+        "estimate": _round(last["estimate"]),
+        "truth": _round(last["truth"]),
+        "ci": [_round(last["ci_low"]), _round(last["ci_high"])],
+        "width": _round(last["width"]),
+        "stopped_at_width": bool(last["width"] <= results.config.target_width),
+        "krippendorff_alpha": None if rel is None else _round(rel.loc["krippendorff_alpha", "estimate"]),
+        "human_ceiling": None if ceiling is None else _round(ceiling.loc["human ceiling", "estimate"]),
+        "judge_r": None if ceiling is None else _round(ceiling.loc["judge", "estimate"]),
+        "alt_test_omega": (_round(results["alt_test"]["omega"].iloc[0])
+                           if len(results["alt_test"]) else None),
+        "round_trip_identical": {r["format"]: bool(r["identical"])
+                                 for r in results["round_trip"].to_dict("records")},
+        "coverage": {s: _round(v) for s, v in active["coverage"].items()},
+        "coverage_anytime": {s: _round(v) for s, v in active["coverage_anytime"].items()},
+        "coverage_uniform": {s: _round(v) for s, v in uniform["coverage"].items()},
+        "width_ratio": {s: _round(v) for s, v in active["width_ratio"].items()},
+        "n_studies": int(sim["n_studies"].iloc[0]),
+    }
+
+
+def _queue(config: Config, frame: pd.DataFrame) -> ActiveQueue:
+    return ActiveQueue(LabelStore(Path(config.label_dir) / "people"),
+                       frame.set_index("answer_id")["prediction"],
+                       frame.set_index("answer_id")["uncertainty"], study=STUDY,
+                       rng=config.seed, alpha=config.alpha, floor=config.floor,
+                       burn_in=config.burn_in, t_star=config.budget)
+
+
+def label_widget(config: Config):
+    """The labelling widget for ``config.annotator`` on ``config.label_dir/people``
+    (``live``): the bundled answers as blinded score tasks (question and answer only),
+    each next answer drawn by the active queue from the judges' spread."""
+    from workbench.labels.widget import LabelWidget
+
+    frame, texts = pool(config)
+    tasks = texts.drop(columns="item_id").rename(
+        columns={"answer_id": "item_id", "response": "answer"})
+    tasks = tasks[["item_id", "question", "answer"] + (["lang"] if "lang" in tasks else [])]
+    store = LabelStore(Path(config.label_dir) / "people", annotator=config.annotator)
+    return LabelWidget(store, tasks, study=STUDY, next_item=_queue(config, frame).next_item,
+                       seed=config.seed)
+
+
+def people_labels(config: Config) -> pd.DataFrame:
+    """The labels people gave in the widget (``label_dir/people``; empty without one)."""
+    if not config.label_dir:
+        return pd.DataFrame(columns=_TABLES["labels"])
+    return LabelStore(Path(config.label_dir) / "people").labels(study=STUDY)
+
+
+def live_answer(config: Config) -> pd.DataFrame:
+    """The mean human score from people's labels so far, with its anytime-valid interval
+    (empty unless ``live``); rerun after each label, stop when ``width`` is small enough."""
+    if not config.live:
+        return pd.DataFrame(columns=_TABLES["loop"][:9])
+    frame, _ = pool(config)
+    labels = people_labels(config)
+    return _queue(config, frame).interval().assign(
+        annotators=labels["annotator"].nunique(),
+        human_minutes=labels["seconds"].sum() / 60)
