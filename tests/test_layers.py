@@ -16,6 +16,7 @@ LAYERS = {
     "datasets": 2, "prompts": 2, "stats": 2,
     "sim": 3, "llm": 3.5,  # llm sits on sim: it registers the simulated provider
     "judges": 4, "perturb": 4, "metrics": 4, "qualify": 4,
+    "labels": 4.5,  # people's labels: store, active sampling, widget; on qualify and stats
     "studies": 5, "plots": 5, "notebook": 5.5,  # notebook sessions set the plot style
     "report": 5.5,  # the qualification report: qualify's tables, drawn with plots
     "cli": 6, "run_cli": 6, "llm_cli": 6, "judge_cli": 6, "qualify_cli": 6, "bench": 6,
@@ -108,3 +109,20 @@ def test_only_llm_imports_litellm():
                      else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
             found += [f"{_module_name(path)}: {n}" for n in names if n.split(".")[0] == "litellm"]
     assert not found, found
+
+
+def test_no_study_imports_another():
+    """Editing one study never breaks another: what studies share lives in
+    ``workbench.studies.common`` (or a lower layer)."""
+    studies = PACKAGE / "studies"
+    names = {p.name for p in studies.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    names -= {"common", "__pycache__"}
+    assert {"s1_judge_methods", "x2_human_agreement", "x3_judge_qualification"} <= names
+    crossings = []
+    for study in sorted(names):
+        for path in (studies / study).rglob("*.py"):
+            for module in _imports(path):
+                parts = module.split(".")
+                if len(parts) > 2 and parts[1] == "studies" and parts[2] in names - {study}:
+                    crossings.append(f"{path.relative_to(PACKAGE)} imports {module}")
+    assert crossings == []

@@ -15,7 +15,7 @@ from scipy import stats as sps
 from workbench.errors import DatasetError
 from workbench.studies import s2_summarize_then_judge as s2
 from workbench.studies.common import SCORE_COLUMNS, judge_scores
-from workbench.studies.s2_summarize_then_judge._qa import RATING_COLUMNS
+from workbench.studies.common.bridge_qa import RATING_COLUMNS
 
 MODELS = ["sim/answer-strong", "sim/answer-weak"]
 

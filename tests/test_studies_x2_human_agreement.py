@@ -15,7 +15,7 @@ from statsmodels.stats import inter_rater
 
 from workbench.stats import UNPARSED
 from workbench.studies import x2_human_agreement as x2
-from workbench.studies.x2_human_agreement._pairwise import VERDICTS
+from workbench.studies.common.pairwise import VERDICTS
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 MODELS = ["sim/answer-strong", "sim/answer-mid", "sim/answer-tiny"]

@@ -23,12 +23,7 @@ Liu, Y., Iter, D., Xu, Y., Wang, S., Xu, R. & Zhu, C. (2023). G-Eval: NLG evalua
 using GPT-4 with better human alignment. *EMNLP 2023*, 2511-2522.
 """
 
-from workbench.studies.s2_summarize_then_judge._published import (
-    STUDY,
-    method_label,
-    published_comparison,
-)
-from workbench.studies.s2_summarize_then_judge._qa import (
+from workbench.studies.common.bridge_qa import (
     LEXICAL_METRICS,
     answer_lengths,
     human_means,
@@ -41,6 +36,11 @@ from workbench.studies.s2_summarize_then_judge._qa import (
     read_human_scores,
     simulated_ratings,
     vocabulary_table,
+)
+from workbench.studies.s2_summarize_then_judge._published import (
+    STUDY,
+    method_label,
+    published_comparison,
 )
 from workbench.studies.s2_summarize_then_judge._study import (
     LLM_METHODS,

@@ -13,8 +13,9 @@ from workbench.judges import JudgeSpec
 from workbench.stats import correlate
 from workbench.studies._contract import StudyConfig, StudyResults
 from workbench.studies.common import ANSWER_KEYS, judge_scores
+from workbench.studies.common import bridge_qa as _qa
 from workbench.studies.raters import RATERS
-from workbench.studies.s2_summarize_then_judge import _published, _qa
+from workbench.studies.s2_summarize_then_judge import _published
 
 #: The three LLM methods of seed 001 table 2 (per judge): prompt template, summarised first.
 LLM_METHODS = {"geval_original": ("geval_relevance", False),

@@ -37,7 +37,7 @@ Wang, Y. et al. (2024). PandaLM: an automatic evaluation benchmark for LLM instr
 tuning optimization. *ICLR 2024*.
 """
 
-from workbench.studies.x2_human_agreement._pairwise import (
+from workbench.studies.common.pairwise import (
     kappa_summary,
     majority_label,
     pairwise_agreement,

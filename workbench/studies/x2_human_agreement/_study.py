@@ -12,11 +12,12 @@ from workbench.datasets import load_table
 from workbench.judges import JudgeSpec
 from workbench.qualify import qualification_tables
 from workbench.stats import correlate, fleiss_kappa, icc, krippendorff_alpha
-from workbench.studies._contract import StudyConfig, StudyResults
+from workbench.studies._contract import StudyResults
 from workbench.studies.common import ANSWER_KEYS, judge_scores
-from workbench.studies.raters import RATERS
-from workbench.studies.s2_summarize_then_judge import (
+from workbench.studies.common import pairwise as _pairwise
+from workbench.studies.common.bridge_qa import (
     LEXICAL_METRICS,
+    BundledDesign,
     human_means,
     joined_keywords,
     load_answers,
@@ -25,41 +26,10 @@ from workbench.studies.s2_summarize_then_judge import (
     parse_summary,
     simulated_ratings,
 )
-from workbench.studies.x2_human_agreement import _pairwise, _releases
+from workbench.studies.raters import RATERS
+from workbench.studies.x2_human_agreement import _releases
 
 STUDY = "x2_human_agreement"
-
-
-@dataclass
-class BundledDesign(StudyConfig):
-    """The bundled-set fields X2 and X3 share, with one set of defaults so that X3 reuses
-    X2's cached answer and judge calls.
-
-    Parameters
-    ----------
-    bundled : bool
-        Run the analyses of the bundled set (simulated raters).
-    dataset, n_items : str, int
-        Bundled data set and how many of its items (0 = all).
-    answer_models : list of str
-        Answering models (every pair of them is compared per item).
-    answer_temperature : float
-        Temperature of the answers.
-    judge_models : list of str
-        Judges scoring each answer with ``judge_template`` (G-Eval, 1-5).
-    judge_template : str
-        A ``geval`` template id.
-    """
-
-    bundled: bool = True
-    dataset: str = "s2_civil_ja"
-    n_items: int = 50
-    answer_models: list[str] = field(default_factory=lambda: [
-        "sim/answer-strong", "sim/answer-mid", "sim/answer-weak", "sim/answer-tiny"])
-    answer_temperature: float = 1.0
-    judge_models: list[str] = field(default_factory=lambda: [
-        "sim/judge-a", "sim/judge-c", "sim/judge-f"])
-    judge_template: str = "geval_civil"
 
 
 @dataclass

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from workbench.studies.common import ANSWER_KEYS
-from workbench.studies.x2_human_agreement._pairwise import PAIR_KEYS, pair_scores
+from workbench.studies.common.pairwise import PAIR_KEYS, pair_scores
 
 
 def wide_ratings(ratings: pd.DataFrame) -> pd.DataFrame:

@@ -24,21 +24,21 @@ from workbench.qualify import (
 )
 from workbench.studies._contract import StudyResults
 from workbench.studies.common import judge_scores
-from workbench.studies.raters import RATERS
-from workbench.studies.s2_summarize_then_judge import (
+from workbench.studies.common.bridge_qa import (
+    BundledDesign,
     human_means,
     load_answers,
     load_items,
     simulated_ratings,
 )
-from workbench.studies.x2_human_agreement import (
+from workbench.studies.common.pairwise import (
+    PAIR_KEYS,
     majority_label,
     pairwise_items,
     pairwise_judgments,
     rater_preferences,
 )
-from workbench.studies.x2_human_agreement._pairwise import PAIR_KEYS
-from workbench.studies.x2_human_agreement._study import BundledDesign
+from workbench.studies.raters import RATERS
 from workbench.studies.x3_judge_qualification._bundled import (
     item_split,
     score_preferences,

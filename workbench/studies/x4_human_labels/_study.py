@@ -32,7 +32,7 @@ from workbench.labels.assign import assign
 from workbench.labels.standing import standing
 from workbench.studies._contract import StudyConfig, StudyResults
 from workbench.studies.common import judge_scores
-from workbench.studies.s2_summarize_then_judge import (
+from workbench.studies.common.bridge_qa import (
     human_means,
     load_answers,
     load_items,

@@ -16,7 +16,7 @@ import pandas as pd
 
 from workbench.judges import JudgeSpec, run_judging
 from workbench.stats import UNPARSED, cohen_kappa, position_consistency
-from workbench.studies.s2_summarize_then_judge import ok_responses
+from workbench.studies.common.bridge_qa import ok_responses
 
 #: Columns that identify one pair of answers to an item.
 PAIR_KEYS = ["item_id", "model_a", "model_b"]

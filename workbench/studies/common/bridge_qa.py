@@ -1,4 +1,5 @@
-"""QA answers, human scores and reference-based metrics shared by studies S2 and X2.
+"""The bundled civil-engineering QA set shared by studies S2, X2, X3 and X4: answers,
+human scores, reference-based metrics, and the design fields X2 and X3 share.
 
 One judged answer is identified by :data:`~workbench.studies.common.ANSWER_KEYS`.
 Answers come from the cached client (``generate_answers``) or from a ``responses`` file;
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,7 @@ import pandas as pd
 
 from workbench import metrics
 from workbench.datasets import load_dataset, read_csv, validate_human_scores, validate_responses
+from workbench.studies._contract import StudyConfig
 from workbench.studies.common import ANSWER_KEYS, SCORE_COLUMNS, generate_answers
 from workbench.studies.raters import human_score
 
@@ -218,3 +221,35 @@ def joined_keywords(answers: pd.DataFrame) -> pd.DataFrame:
     """``answers`` with keyword lists joined by ``|`` (as in ``items.csv``), for CSV."""
     return answers.assign(keywords=answers["keywords"].map(
         lambda v: "|".join(v) if isinstance(v, list | tuple) else v))
+
+
+@dataclass
+class BundledDesign(StudyConfig):
+    """The bundled-set fields X2 and X3 share, with one set of defaults so that X3 reuses
+    X2's cached answer and judge calls.
+
+    Parameters
+    ----------
+    bundled : bool
+        Run the analyses of the bundled set (simulated raters).
+    dataset, n_items : str, int
+        Bundled data set and how many of its items (0 = all).
+    answer_models : list of str
+        Answering models (every pair of them is compared per item).
+    answer_temperature : float
+        Temperature of the answers.
+    judge_models : list of str
+        Judges scoring each answer with ``judge_template`` (G-Eval, 1-5).
+    judge_template : str
+        A ``geval`` template id.
+    """
+
+    bundled: bool = True
+    dataset: str = "s2_civil_ja"
+    n_items: int = 50
+    answer_models: list[str] = field(default_factory=lambda: [
+        "sim/answer-strong", "sim/answer-mid", "sim/answer-weak", "sim/answer-tiny"])
+    answer_temperature: float = 1.0
+    judge_models: list[str] = field(default_factory=lambda: [
+        "sim/judge-a", "sim/judge-c", "sim/judge-f"])
+    judge_template: str = "geval_civil"
