@@ -107,5 +107,5 @@ $(LOCAL_STAMP):
 	touch $(LOCAL_STAMP)
 
 real-local: $(STAMP) $(LOCAL_STAMP)
-	MPLBACKEND=Agg $(BIN)/python -m workbench.local_model --server-python $(LOCAL_VENV)/bin/python \
+	MPLBACKEND=Agg $(BIN)/python -m workbench.cli.local_model --server-python $(LOCAL_VENV)/bin/python \
 		-- $(BIN)/python -m pytest -m local -rs -p no:cacheprovider tests/test_local_model.py

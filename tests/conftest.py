@@ -101,7 +101,7 @@ def app():
     """A ``typer`` app with the ``workbench cache``, ``sim-server`` and ``bench`` commands."""
     import typer
 
-    from workbench import llm_cli
+    from workbench.cli import cache as llm_cli
 
     app = typer.Typer()
     llm_cli.register(app)

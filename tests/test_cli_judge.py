@@ -1,4 +1,4 @@
-"""Tests of ``workbench judge`` (workbench.judge_cli): your own CSV, judged, as CSV."""
+"""Tests of ``workbench judge`` (workbench.cli.judge): your own CSV, judged, as CSV."""
 
 from __future__ import annotations
 

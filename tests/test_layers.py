@@ -19,8 +19,7 @@ LAYERS = {
     "labels": 4.5,  # people's labels: store, active sampling, widget; on qualify and stats
     "studies": 5, "plots": 5, "notebook": 5.5,  # notebook sessions set the plot style
     "report": 5.5,  # the qualification report: qualify's tables, drawn with plots
-    "cli": 6, "run_cli": 6, "llm_cli": 6, "judge_cli": 6, "qualify_cli": 6, "bench": 6,
-    "local_model": 6, "__init__": 0,
+    "cli": 6, "__init__": 0,
 }
 
 

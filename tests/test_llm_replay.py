@@ -239,7 +239,7 @@ def test_a_fully_cached_run_prints_one_line_and_no_bar(capsys):
 
 
 def test_bench_replay_reports_per_call_times_and_the_progress_line():
-    from workbench.bench import bench_replay
+    from workbench.cli.bench import bench_replay
 
     out = bench_replay(40, repeats=2)
     assert out["n"] == 40 and out["ratio"] > 0

@@ -11,9 +11,9 @@ import math
 import pandas as pd
 import pytest
 
+from workbench.cli.local_model import MODEL, api_base_from_env, json_response_format, reachable
 from workbench.judges import JudgeSpec, run_judging
 from workbench.llm import complete, price
-from workbench.local_model import MODEL, api_base_from_env, json_response_format, reachable
 
 API_BASE = api_base_from_env()
 

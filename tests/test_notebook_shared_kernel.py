@@ -141,7 +141,7 @@ def test_shared_kernel_gives_the_same_executed_copy(tmp_path):
 
 
 def test_bench_run_all_runs_cold_then_warm_in_temporary_folders(tmp_path):
-    from workbench.bench import bench_run_all
+    from workbench.cli.bench import bench_run_all
 
     folder = tmp_path / "notebooks"
     folder.mkdir()

@@ -1,4 +1,4 @@
-"""Tests of workbench.notebook and the run / run-all commands (workbench.run_cli)."""
+"""Tests of workbench.notebook and the run / run-all commands (workbench.cli.run)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 import workbench
 from workbench import notebook as nb
-from workbench import run_cli
+from workbench.cli import run as run_cli
 
 
 @pytest.fixture(autouse=True)

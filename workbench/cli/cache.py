@@ -1,7 +1,7 @@
 """``workbench cache ...``, ``workbench sim-server`` and ``workbench bench llm``.
 
 Thin typer commands; the logic lives in :mod:`workbench.llm`, :mod:`workbench.sim.server`
-and :mod:`workbench.bench`.
+and :mod:`workbench.cli.bench`.
 """
 
 from __future__ import annotations
@@ -258,7 +258,7 @@ def bench_llm(
                                         help="Compare with litellm.batch_completion.")] = True,
 ) -> None:
     """Throughput of the LLM layer: cached replay and calls against a sim-server."""
-    from workbench.bench import run_llm_bench
+    from workbench.cli.bench import run_llm_bench
 
     run_llm_bench(n_replay=n_replay, n_server=n_server, concurrency=concurrency,
                   latency_ms=latency_ms, n_sequential=n_sequential, batch=batch,
@@ -280,7 +280,7 @@ def bench_run_all(
     Default designs, temporary cache and output folders: figures/ and data/results/ are
     not written. Prints per-notebook seconds and where the warm time goes.
     """
-    from workbench.bench import bench_run_all as run_bench
+    from workbench.cli.bench import bench_run_all as run_bench
 
     try:
         result = run_bench(only=only, kernel=kernel, keep=keep, echo=typer.echo,

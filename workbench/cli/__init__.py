@@ -1,0 +1,30 @@
+"""The ``workbench`` command (typer).
+
+Sub-commands live beside the code they drive: the cache, sim-server and bench commands
+in ``workbench.cli.cache``; run, run-all, params and store-outputs (over
+``workbench.notebook``) in ``workbench.cli.run``; judge (over ``workbench.judges``) in
+``workbench.cli.judge``; qualify (a user's judge table, over ``workbench.qualify``) in
+``workbench.cli.qualify``.
+"""
+
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="LLM-as-a-judge research workbench.")
+
+
+def _register() -> None:
+    from workbench.cli import cache, judge, qualify, run
+
+    cache.register(app)
+    run.register(app)
+    judge.register(app)
+    qualify.register(app)
+
+
+_register()
+
+if __name__ == "__main__":
+    app()
