@@ -17,7 +17,8 @@ LAYERS = {
     "sim": 3, "llm": 3.5,  # llm sits on sim: it registers the simulated provider
     "judges": 4, "perturb": 4, "metrics": 4, "qualify": 4,
     "labels": 4.5,  # people's labels: store, active sampling, widget; on qualify and stats
-    "studies": 5, "plots": 5, "notebook": 5.5,  # notebook sessions set the plot style
+    "plots": 4.6, "notebook": 4.8,  # notebook sessions set the plot style
+    "studies": 5,  # a study's Config is checked like a notebook's parameters
     "report": 5.5,  # the qualification report: qualify's tables, drawn with plots
     "cli": 6, "__init__": 0,
 }

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -33,20 +32,10 @@ from typing import Any, TypeVar
 import pandas as pd
 
 from workbench.config import interactive
+from workbench.notebook._params import check_values
 
 C = TypeVar("C")
 
-_TYPES: dict[str, type] = {
-    "str": str,
-    "int": int,
-    "float": float,
-    "bool": bool,
-    "list": list,
-    "dict": dict,
-    "tuple": tuple,
-    "None": type(None),
-}
-_CONTAINERS = (list, dict, tuple)
 
 #: Folder of the published numbers: one ``<study>.csv`` per study, each row with its ``source``.
 PUBLISHED_DIR = Path(__file__).resolve().parent / "published"
@@ -180,96 +169,3 @@ def published(study: str) -> pd.DataFrame:
     if "source" not in frame.columns or frame["source"].isna().any():
         raise ValueError(f"{path.name}: every row needs a 'source' (where the number was published)")
     return frame
-
-
-def _annotation_types(annotation: Any) -> tuple[type, ...] | None:
-    """The types an annotation allows (``"list[str]"``, ``"bool | None"``,
-    ``"Optional[bool]"`` — the spelling Papermill's parameter parser reads), or None."""
-    if annotation is None:
-        return None
-    text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", str(annotation))
-    optional = re.fullmatch(r"\s*Optional\[(.+)\]\s*", text)
-    if optional:
-        text = f"{optional.group(1)} | None"
-    types = []
-    for part in text.split("|"):
-        base = part.strip().split("[", 1)[0].strip()
-        if base not in _TYPES:
-            return None  # Any, Path, a class ...: not checked
-        types.append(_TYPES[base])
-    return tuple(types)
-
-
-def _expected(default: Any, annotation: Any) -> tuple[type, ...] | None:
-    types = _annotation_types(annotation)
-    if types is not None and types != (type(None),):  # papermill writes "None" for "unknown"
-        return types
-    if default is None or type(default) not in _TYPES.values():
-        return None
-    return (type(default),)
-
-
-def _fits(value: Any, types: tuple[type, ...]) -> bool:
-    if isinstance(value, bool):
-        return bool in types
-    if isinstance(value, int) and float in types:
-        return True
-    if isinstance(value, list | tuple) and (list in types or tuple in types):
-        return True
-    return isinstance(value, types)
-
-
-def _type_label(types: tuple[type, ...]) -> str:
-    names = [t.__name__ if t is not type(None) else "None" for t in types]
-    first = names[0]
-    article = "an" if first[0] in "aeiou" else "a"
-    return f"{article} {' or '.join(names)}"
-
-
-def check_values(
-    values: Mapping[str, Any],
-    defaults: Mapping[str, Any],
-    *,
-    annotations: Mapping[str, Any] | None = None,
-) -> None:
-    """Raise ``ValueError`` naming the first parameter whose value has the wrong type.
-
-    The expected type is the annotation's (``int``, ``list[str]``, ``bool | None``) when
-    it names built-in types, else the type of the default. An ``int`` is a ``float``; a
-    ``bool`` is not an ``int``; a string given for a list or dict parameter is what
-    Papermill's ``-p`` makes of a list, and the message says to use ``-y``.
-
-    Examples
-    --------
-    >>> check_values({"trials": 3, "temperature": 1}, {"trials": 5, "temperature": 0.0})
-    >>> check_values({"trials": "three"}, {"trials": 5})
-    Traceback (most recent call last):
-    ...
-    ValueError: parameter 'trials' is an int (default 5), got str 'three'
-    >>> check_values({"progress": "yes"}, {"progress": None}, annotations={"progress": "Optional[bool]"})
-    Traceback (most recent call last):
-    ...
-    ValueError: parameter 'progress' is a bool or None (default None), got str 'yes'
-    >>> check_values({"judges": "[sim/judge-a]"}, {"judges": ["sim/judge-b"]})
-    Traceback (most recent call last):
-    ...
-    ValueError: parameter 'judges' is a list, got the string '[sim/judge-a]': give a YAML list with -y, e.g. -y 'judges: [a, b]' (papermill's -p passes every value as text)
-    """
-    annotations = annotations or {}
-    for name, value in values.items():
-        if name not in defaults:
-            continue
-        types = _expected(defaults[name], annotations.get(name))
-        if types is None or _fits(value, types):
-            continue
-        label = _type_label(types)
-        if isinstance(value, str) and any(t in _CONTAINERS for t in types):
-            kind, example = ("mapping", "{a: 1}") if dict in types else ("list", "[a, b]")
-            raise ValueError(
-                f"parameter {name!r} is {label}, got the string {value!r}: give a YAML {kind} "
-                f"with -y, e.g. -y '{name}: {example}' (papermill's -p passes every value as text)"
-            )
-        raise ValueError(
-            f"parameter {name!r} is {label} (default {defaults[name]!r}), "
-            f"got {type(value).__name__} {value!r}"
-        )
