@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Generator
+from typing import NamedTuple
 
 import pandas as pd
 
@@ -82,20 +83,24 @@ def protocol_for(records: list[dict], spec: JudgeSpec, rubric: pd.DataFrame | No
     return single(records, spec, rubric)
 
 
-def single(records: list[dict], spec: JudgeSpec, rubric: pd.DataFrame | None = None, *,
-           summaries: list[tuple[Result, dict, str | None]] | None = None) -> Protocol:
-    """holistic, holistic_simple, checklist, dimensions and geval: one round of judge
-    calls, then (geval ``auto``) n samples for each reply without log-probabilities.
+class Summary(NamedTuple):
+    """One record's summary, as :func:`summarize_then` hands it to :func:`single`."""
 
-    ``summaries`` (from :func:`summarize_then`): per record, the summary reply its text
-    comes from, the ``prep_*`` columns of its rows and why it is not judged (None when
-    it is; its calls are then rows ``not_run``).
-    """
+    reply: Result  #: the summary call's result (the judge calls are built from it)
+    prep: dict  #: the ``prep_*`` and ``protocol`` columns of the record's rows
+    why_not: str | None  #: why the record is not judged (its rows are ``not_run``), else None
+
+
+def single(records: list[dict], spec: JudgeSpec, rubric: pd.DataFrame | None = None, *,
+           summaries: list[Summary] | None = None) -> Protocol:
+    """holistic, holistic_simple, checklist, dimensions and geval: one round of judge
+    calls, then (geval ``auto``) n samples for each reply without log-probabilities;
+    ``summaries``, one per record, when the records' answers are summaries."""
     calls = plan_single(records, spec, rubric=rubric)
-    skip = {i: why for i, (_, _, why) in enumerate(summaries or []) if why}
+    skip = {i: s.why_not for i, s in enumerate(summaries or []) if s.why_not}
     if summaries:
         for call in calls:
-            call.depends_on = (summaries[call.info["rec"]][0],)
+            call.depends_on = (summaries[call.info["rec"]].reply,)
     replies = iter((yield [call for call in calls if call.info["rec"] not in skip]))
     results = [CallFailure(cache_key(call.request), "not_run", skip[call.info["rec"]], 0, call.request.model)
                if call.info["rec"] in skip else next(replies) for call in calls]
@@ -122,7 +127,7 @@ def single(records: list[dict], spec: JudgeSpec, rubric: pd.DataFrame | None = N
     for call, slot in zip(calls, slots, strict=True):
         for row in slot or []:
             if summaries:  # the summary's cost on the first row made from it
-                prep = summaries[call.info["rec"]][1]
+                prep = summaries[call.info["rec"]].prep
                 row.update(prep)
                 if prep["prep_key"] is not None and prep["prep_key"] not in firsts:
                     firsts.add(prep["prep_key"])
@@ -154,7 +159,7 @@ def summarize_then(records: list[dict], spec: JudgeSpec, rubric: pd.DataFrame | 
         else:
             why = f"summary failed: {res.error_type}: {res.message}" if not ok else "summary failed: empty summary"
         judged.append(dict(rec, response=text) if text else dict(rec))
-        summaries.append((res, prep, why))
+        summaries.append(Summary(res, prep, why))
     return (yield from single(judged, inner, rubric, summaries=summaries))
 
 
