@@ -175,10 +175,10 @@ def _from_cache(planned: list[PlannedCall], *, exact: bool = True) -> Sender:
         out: list[Result] = []
         for call in calls:
             req, (text, completion) = call.request, call.guess
-            sure = exact and not any(isinstance(dep, _Guess) for dep in call.depends_on)
-            reply = llm.peek(req) if sure else None
+            is_exact = exact and not any(isinstance(dep, _Guess) for dep in call.depends_on)
+            reply = llm.peek(req) if is_exact else None
             key = llm.cache_key(req)
-            planned.append(PlannedCall(_STAGES.get(call.kind, "judge"), req.model, key if sure else None,
+            planned.append(PlannedCall(_STAGES.get(call.kind, "judge"), req.model, key if is_exact else None,
                                        _prompt_tokens(req), completion, cached=reply is not None))
             if reply is None:
                 logprobs = [{"token": text, "logprob": 0.0, "top_logprobs": []}] if req.logprobs else None
