@@ -31,8 +31,13 @@ from workbench.judges import (
     run_judging,
 )
 from workbench.judges._interpret import geval_score
-from workbench.judges._parse import MAX_TRIES, count_json_objects, count_verdicts
-from workbench.judges._units import parse_detection, parse_units
+from workbench.judges._parse import (
+    MAX_TRIES,
+    count_json_objects,
+    count_verdicts,
+    parse_detection,
+    parse_units,
+)
 from workbench.llm import Completion, Usage, cache_key
 
 HUGE = "1" * 5000  # past Python's 4,300-digit limit for int <-> str

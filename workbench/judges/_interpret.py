@@ -7,23 +7,26 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from workbench.errors import ParseError
 from workbench.judges._columns import RESULT_COLUMNS, results_frame
 from workbench.judges._parse import (
+    ROLES,
     count_json_objects,
     count_verdicts,
+    parse_detection,
     parse_fields,
     parse_score_only,
     parse_verdict,
     utf8_text,
 )
-from workbench.judges._plan import Call
-from workbench.judges._units import ROLES, parse_detection
 from workbench.llm import CallFailure, Completion, model_backend
+
+if TYPE_CHECKING:  # the planned calls are only read here
+    from workbench.judges._plan import Call
 
 #: What a sent (or not sent) call comes back as.
 Result = Completion | CallFailure

@@ -1,6 +1,6 @@
 """Planning judge calls: items + spec -> prompts -> ``workbench.llm.Request`` objects.
 
-The stages of each protocol (``_protocols``) call these planners, so
+The protocols (``_protocols``) call these planners, so
 :func:`~workbench.judges.run_judging` and :func:`~workbench.judges.estimate` build the
 same requests.
 """
@@ -8,6 +8,7 @@ same requests.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,8 +21,8 @@ from workbench.judges._items import (
     record_lang,
     require,
 )
+from workbench.judges._parse import check_units
 from workbench.judges._spec import JudgeSpec
-from workbench.judges._units import check_units
 from workbench.llm import Request
 from workbench.prompts import (
     Template,
@@ -36,6 +37,22 @@ from workbench.text import is_missing
 
 DEFAULT_AXIS = {"ja": "医学・情報観点の正確さ", "en": "medical and informational accuracy"}
 DEFAULT_DOMAIN = {"ja": "この質問の分野", "en": "the subject of the question"}
+#: Completion tokens assumed per call kind when estimating (a rough guess, documented).
+COMPLETION_TOKENS = {"score": 100, "multi": 150, "checklist": 80, "geval_lp": 1,
+                     "geval_sample": 2, "verdict": 250}
+
+
+def estimate_tokens(text: str) -> int:
+    """Rough token count: ASCII characters / 4 plus other characters / 1.5 (Japanese and
+    Chinese take about one token per 1-1.5 characters in GPT-4-class tokenizers).
+
+    Examples
+    --------
+    >>> estimate_tokens("abcd" * 10), estimate_tokens("橋梁設計")
+    (10, 3)
+    """
+    n_ascii = sum(1 for c in text if ord(c) < 128)
+    return math.ceil(n_ascii / 4 + (len(text) - n_ascii) / 1.5)
 
 
 @dataclass
@@ -46,9 +63,11 @@ class Call:
     dimensions in one JSON reply), ``checklist``, ``geval_lp`` (log-probabilities),
     ``geval_sample`` (one of n samples), ``verdict`` (pairwise), ``units`` (decomposition),
     ``detect`` (excess/missing), ``summary`` (summariser). ``depends_on`` holds the
-    replies of earlier stages the request was built from (a summary, a decomposition, a
+    replies of earlier rounds the request was built from (a summary, a decomposition, a
     G-Eval reply without log-probabilities): an estimate counts the call as inexact when
-    one of them is only a guess.
+    one of them is only a guess. ``guess`` is ``(text, completion tokens)`` of the reply
+    an estimate stands in while the call is not cached (later rounds are planned from
+    its text); default ``""`` and :data:`COMPLETION_TOKENS` of the kind.
     """
 
     request: Request
@@ -57,6 +76,11 @@ class Call:
     out: OutputSpec | None = None
     info: dict = field(default_factory=dict)
     depends_on: tuple = ()
+    guess: tuple[str, int] | None = None
+
+    def __post_init__(self) -> None:
+        if self.guess is None:
+            self.guess = ("", COMPLETION_TOKENS.get(self.kind, 100))
 
 
 def make_request(model: str, messages: list[dict], spec: JudgeSpec, *, temperature: float,
@@ -183,7 +207,7 @@ def _dimension_prompts(spec, tpl, lang, values) -> list[tuple[dict, list[dict] |
 
 def plan_single(records: list[dict], spec: JudgeSpec, *, rubric=None) -> list[Call]:
     """Calls of the single-answer protocols: holistic, holistic_simple, checklist,
-    dimensions and geval (one stage; geval ``auto`` may add a samples stage later)."""
+    dimensions and geval (one round; geval ``auto`` may add a samples round later)."""
     require(records, ["item_id", "question", "response"], what=f"protocol {spec.protocol!r}")
     if spec.reference_shown:
         require(records, ["reference"], what=f"protocol {spec.protocol!r} with use_reference=True")
@@ -322,7 +346,8 @@ def plan_pairwise(records: list[dict], spec: JudgeSpec) -> list[Call]:
 
 
 def plan_summaries(records: list[dict], spec: JudgeSpec) -> list[Call]:
-    """One summary call per record (summarize_then), temperature 0, sample 0."""
+    """One summary call per record (summarize_then), temperature 0, sample 0; the answer
+    itself stands in for its summary in an estimate."""
     require(records, ["item_id", "question", "response"], what="protocol 'summarize_then'")
     calls = []
     for i, rec in enumerate(records):
@@ -330,8 +355,10 @@ def plan_summaries(records: list[dict], spec: JudgeSpec) -> list[Call]:
         tpl = load_template(spec.summarize_template, lang=lang)
         messages = render(tpl, lang=lang, question=rec.get("question"), text=rec["response"])
         out = output_spec(messages)
+        response = str(rec["response"])
         calls.append(Call(make_request(spec.summarizer_model, messages, spec, temperature=0.0, sample=0),
-                          {"template": tpl.label}, "summary", out, {"rec": i}))
+                          {"template": tpl.label}, "summary", out, {"rec": i},
+                          guess=(response, min(300, estimate_tokens(response) // 2 + 10))))
     return calls
 
 
@@ -353,8 +380,9 @@ def item_units(rec: dict, where: str) -> list[dict] | None:
 
 
 def plan_units(records: list[dict], spec: JudgeSpec) -> dict[tuple[int, float, int], Call]:
-    """Decomposition calls (decompose stage 1) for records without given units, keyed by
-    (record index, temperature, trial)."""
+    """Decomposition calls (decompose round 1) for records without given units, keyed by
+    (record index, temperature, trial); the whole reference stands in as one gist unit in
+    an estimate."""
     require(records, ["item_id", "question", "response", "reference"], what="protocol 'decompose'")
     model = spec.decomposer_model or spec.judge_model
     calls: dict[tuple[int, float, int], Call] = {}
@@ -366,17 +394,20 @@ def plan_units(records: list[dict], spec: JudgeSpec) -> dict[tuple[int, float, i
         messages = render(tpl, lang=lang, question=rec["question"], text=rec["reference"],
                           domain=domain_of(rec, spec, lang))
         out = output_spec(messages)
+        reference = str(rec["reference"])
+        guess = (json.dumps({"units": [{"id": "u1", "role": "gist", "text": reference}]}),
+                 int(1.5 * estimate_tokens(reference)) + 20)
         for temp in spec.temperatures:
             for trial in range(spec.trials):
                 calls[(i, float(temp), trial)] = Call(
                     make_request(model, messages, spec, temperature=temp, sample=trial, out=out),
-                    {"template": tpl.label}, "units", out, {"rec": i})
+                    {"template": tpl.label}, "units", out, {"rec": i}, guess=guess)
     return calls
 
 
 def detect_call(rec: dict, spec: JudgeSpec, units: list[dict], *, temp: float, trial: int,
                 index: int, depends_on: tuple = ()) -> Call:
-    """The excess/missing detection call (decompose stage 2) of record ``index``;
+    """The excess/missing detection call (decompose round 2) of record ``index``;
     ``depends_on``: the decomposition reply the units come from (none for given units)."""
     lang = record_lang(rec, spec.lang)
     tpl = load_template(spec.template_id, lang=lang)
@@ -389,4 +420,5 @@ def detect_call(rec: dict, spec: JudgeSpec, units: list[dict], *, temp: float, t
     row = base_row(rec, spec, judge_model=spec.judge_model, tpl=tpl, lang=lang, system_label=system_label)
     row.update(temperature=float(temp), trial=trial)
     return Call(make_request(spec.judge_model, messages, spec, temperature=temp, sample=trial, out=out),
-                row, "detect", out, {"units": units, "rec": index}, depends_on)
+                row, "detect", out, {"units": units, "rec": index}, depends_on,
+                ("", estimate_tokens(str(rec["response"])) // 2 + 20))

@@ -1,22 +1,22 @@
-"""Each judging protocol written once, as a list of stages (DESIGN §4).
+"""The judging protocols, each one generator read top to bottom, and ``run_judging``.
 
-A :class:`Stage` plans a round of calls from what the protocol has read so far, has them
-sent together, then reads the replies back into the protocol. :func:`walk` goes through
-the stages with a *sender* ``send(stage, calls) -> results``:
-:func:`~workbench.judges.run_judging` sends through one ``complete_many`` per stage, and
-:func:`~workbench.judges.estimate` answers from the cache and stands in a guess for a
-reply that is not cached yet (:attr:`Stage.guess`), so an estimate walks exactly the
-calls a run makes.
+A protocol yields each round of calls and receives their results, one per call in
+order (``results = yield calls``), keeping what it has read in local variables; it
+returns its rows. :func:`drive` runs a protocol with a *sender* ``send(calls) ->
+results``: :func:`run_judging` sends each round through one ``complete_many``, and
+:func:`~workbench.judges.estimate` answers from the cache, standing in
+:attr:`Call.guess` for a reply not cached yet, so an estimate walks exactly the calls a
+run makes.
 
 =================  ==========================================================
-protocol           stages
+protocol           rounds
 =================  ==========================================================
-single-answer      judge; judge (G-Eval ``auto``: samples for replies that came
-                   back without log-probabilities)
-``summarize_then`` summary; then the single-answer stages on the summaries
+:func:`single`     judge; samples for the G-Eval ``auto`` replies that came back
+                   without log-probabilities
+``summarize_then`` summary; then :func:`single` on the summaries
 ``pairwise``       judge (both orders)
-``decompose``      decompose (units of the reference, unless the items give them);
-                   judge (excess/missing detection)
+``decompose``      decomposition (units of the reference, unless the items give
+                   them); excess/missing detection
 =================  ==========================================================
 """
 
@@ -24,15 +24,18 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Generator
+from typing import NamedTuple
 
 import pandas as pd
 
-from workbench.errors import ParseError
+from workbench import llm
+from workbench.errors import BudgetExceeded, ParseError
 from workbench.judges import _interpret as ip
+from workbench.judges._columns import results_frame
 from workbench.judges._interpret import Result
-from workbench.judges._items import record_lang
+from workbench.judges._items import record_lang, to_records
+from workbench.judges._parse import parse_units
 from workbench.judges._plan import (
     Call,
     base_row,
@@ -46,300 +49,164 @@ from workbench.judges._plan import (
     system_prompt_for,
 )
 from workbench.judges._spec import JudgeSpec
-from workbench.judges._units import parse_units
 from workbench.llm import CallFailure, Completion, cache_key
 from workbench.prompts import load_template
 
-#: Completion tokens assumed per call kind when estimating (a rough guess, documented).
-COMPLETION_TOKENS = {"score": 100, "multi": 150, "checklist": 80, "geval_lp": 1,
-                     "geval_sample": 2, "verdict": 250}
+#: A protocol: yields rounds of calls, receives their results, returns its rows.
+Protocol = Generator[list[Call], list[Result], list[dict]]
+#: ``send(calls) -> results``, one result per call, in order.
+Sender = Callable[[list[Call]], list[Result]]
+
+_READERS = {"score": ip.rows_score, "multi": ip.rows_multi, "checklist": ip.rows_checklist,
+            "geval_lp": ip.rows_geval_lp}
 
 
-def estimate_tokens(text: str) -> int:
-    """Rough token count: ASCII characters / 4 plus other characters / 1.5 (Japanese and
-    Chinese take about one token per 1-1.5 characters in GPT-4-class tokenizers).
-
-    Examples
-    --------
-    >>> estimate_tokens("abcd" * 10), estimate_tokens("橋梁設計")
-    (10, 3)
-    """
-    n_ascii = sum(1 for c in text if ord(c) < 128)
-    return math.ceil(n_ascii / 4 + (len(text) - n_ascii) / 1.5)
-
-
-def _guess_judge(call: Call) -> tuple[str, int]:
-    return "", COMPLETION_TOKENS.get(call.kind, 100)
-
-
-@dataclass(frozen=True)
-class Stage:
-    """One round of calls of a protocol.
-
-    Attributes
-    ----------
-    name : str
-        ``summary``, ``decompose`` or ``judge`` (the stage an estimate reports).
-    plan : callable
-        ``plan() -> list[Call]``: the calls of the round, from the replies read so far
-        (may be empty).
-    interpret : callable
-        ``interpret(calls, results)``: read the replies (one result per call, in order).
-    guess : callable
-        ``guess(call) -> (text, completion_tokens)``: for an estimate, the stand-in reply
-        to a call that is not cached yet (later stages are planned from its text) and
-        the completion tokens it is expected to cost.
-    """
-
-    name: str
-    plan: Callable[[], list[Call]]
-    interpret: Callable[[list[Call], list[Result]], None]
-    guess: Callable[[Call], tuple[str, int]] = _guess_judge
-
-
-#: ``send(stage, calls) -> results``, one result per call, in order.
-Sender = Callable[[Stage, list[Call]], list[Result]]
-
-
-class Protocol:
-    """A protocol's stages and the rows it has read (:meth:`rows`, after :func:`walk`)."""
-
-    stages: list[Stage]
-
-    def rows(self) -> list[dict]:  # pragma: no cover - every protocol overrides it
-        raise NotImplementedError
-
-
-def walk(protocol: Protocol, send: Sender) -> None:
-    """Plan, send and interpret each stage of ``protocol`` in turn (a stage without calls
-    sends nothing)."""
-    for stage in protocol.stages:
-        calls = stage.plan()
-        stage.interpret(calls, send(stage, calls) if calls else [])
+def drive(protocol: Protocol, send: Sender) -> list[dict]:
+    """Run ``protocol``: send each round of calls, hand back the results, return its rows
+    (a round without calls sends nothing)."""
+    calls = next(protocol)
+    while True:
+        try:
+            calls = protocol.send(send(calls) if calls else [])
+        except StopIteration as done:
+            return done.value
 
 
 def protocol_for(records: list[dict], spec: JudgeSpec, rubric: pd.DataFrame | None = None) -> Protocol:
-    """The stages of ``spec.protocol`` over ``records`` (non-empty, from ``to_records``)."""
+    """The protocol ``spec.protocol`` over ``records`` (non-empty, from ``to_records``)."""
     if spec.protocol == "summarize_then":
-        return SummarizeThen(records, spec, rubric)
+        return summarize_then(records, spec, rubric)
     if spec.protocol == "decompose":
-        return Decompose(records, spec)
+        return decompose(records, spec)
     if spec.protocol == "pairwise":
-        return Pairwise(records, spec)
-    return Single(records, spec, rubric)
+        return pairwise(records, spec)
+    return single(records, spec, rubric)
 
 
-_READERS = {"score": ip.rows_score, "multi": ip.rows_multi, "checklist": ip.rows_checklist}
+class Summary(NamedTuple):
+    """One record's summary, as :func:`summarize_then` hands it to :func:`single`."""
+
+    reply: Result  #: the summary call's result (the judge calls are built from it)
+    prep: dict  #: the ``prep_*`` and ``protocol`` columns of the record's rows
+    why_not: str | None  #: why the record is not judged (its rows are ``not_run``), else None
 
 
-class Single(Protocol):
+def single(records: list[dict], spec: JudgeSpec, rubric: pd.DataFrame | None = None, *,
+           summaries: list[Summary] | None = None) -> Protocol:
     """holistic, holistic_simple, checklist, dimensions and geval: one round of judge
-    calls, then (geval ``auto``) n samples for each reply without log-probabilities."""
+    calls, then (geval ``auto``) n samples for each reply without log-probabilities;
+    ``summaries``, one per record, when the records' answers are summaries."""
+    calls = plan_single(records, spec, rubric=rubric)
+    skip = {i: s.why_not for i, s in enumerate(summaries or []) if s.why_not}
+    if summaries:
+        for call in calls:
+            call.depends_on = (summaries[call.info["rec"]].reply,)
+    replies = iter((yield [call for call in calls if call.info["rec"] not in skip]))
+    results = [CallFailure(cache_key(call.request), "not_run", skip[call.info["rec"]], 0, call.request.model)
+               if call.info["rec"] in skip else next(replies) for call in calls]
 
-    def __init__(self, records: list[dict], spec: JudgeSpec, rubric: pd.DataFrame | None):
-        self.records, self.spec, self.rubric = records, spec, rubric
-        self.skip: dict[int, str] = {}  # record index -> why its calls are not sent
-        self.prep: dict[int, dict] = {}  # record index -> preparatory-call columns
-        self.basis: dict[int, Result] = {}  # record index -> the reply its text comes from
-        self.calls: list[Call] = []
-        self.results: list[Result] = []
-        self.slots: list[list[dict] | None] = []
-        self.fallback: list[int] = []
-        self.samples: list[list[Call]] = []
-        self.stages = [Stage("judge", self._plan_judge, self._read_judge),
-                       Stage("judge", self._plan_samples, self._read_samples)]
+    slots: list[list[dict] | None] = [None] * len(calls)  # the rows of each call
+    no_logprobs, samples = [], {}
+    for k, (call, res) in enumerate(zip(calls, results, strict=True)):
+        if (call.kind == "geval_lp" and spec.geval_mode == "auto" and isinstance(res, Completion)
+                and not res.logprobs):
+            no_logprobs.append(k)
+        elif call.kind == "geval_sample":
+            samples.setdefault(id(call.row), []).append(k)
+        else:
+            slots[k] = _READERS[call.kind](call, res)
+    for ks in samples.values():
+        slots[ks[0]] = ip.rows_geval_samples([calls[k] for k in ks], [results[k] for k in ks])
 
-    def _plan_judge(self) -> list[Call]:
-        self.calls = plan_single(self.records, self.spec, rubric=self.rubric)
-        for call in self.calls:
-            if call.info["rec"] in self.basis:
-                call.depends_on = (self.basis[call.info["rec"]],)
-        return [call for call in self.calls if call.info["rec"] not in self.skip]
+    groups = [geval_sample_calls(calls[k], spec, results[k]) for k in no_logprobs]
+    replies = iter((yield [call for group in groups for call in group]))
+    for k, group in zip(no_logprobs, groups, strict=True):
+        slots[k] = ip.rows_geval_samples(group, [next(replies) for _ in group])
 
-    def _read_judge(self, sent: list[Call], results: list[Result]) -> None:
-        replies = iter(results)
-        self.results = [next(replies) if call.info["rec"] not in self.skip else
-                        CallFailure(cache_key(call.request), "not_run", self.skip[call.info["rec"]], 0,
-                                    call.request.model) for call in self.calls]
-        self.slots = [None] * len(self.calls)
-        samples: dict[int, list[int]] = {}
-        for k, (call, res) in enumerate(zip(self.calls, self.results, strict=True)):
-            if call.kind == "geval_lp":
-                if self.spec.geval_mode == "auto" and isinstance(res, Completion) and not res.logprobs:
-                    self.fallback.append(k)
-                else:
-                    self.slots[k] = ip.rows_geval_lp(call, res)
-            elif call.kind == "geval_sample":
-                samples.setdefault(id(call.row), []).append(k)
-            else:
-                self.slots[k] = _READERS[call.kind](call, res)
-        for ks in samples.values():
-            self.slots[ks[0]] = ip.rows_geval_samples([self.calls[k] for k in ks],
-                                                      [self.results[k] for k in ks])
-
-    def _plan_samples(self) -> list[Call]:
-        """Auto mode: the provider returned no log-probabilities -> samples."""
-        self.samples = [geval_sample_calls(self.calls[k], self.spec, self.results[k]) for k in self.fallback]
-        return [call for group in self.samples for call in group]
-
-    def _read_samples(self, sent: list[Call], results: list[Result]) -> None:
-        pos = 0
-        for k, group in zip(self.fallback, self.samples, strict=True):
-            self.slots[k] = ip.rows_geval_samples(group, results[pos: pos + len(group)])
-            pos += len(group)
-
-    def rows(self) -> list[dict]:
-        rows = [row for slot in self.slots if slot for row in slot]
-        if self.prep:
-            call_of_row = [k for k, slot in enumerate(self.slots) if slot for _ in slot]
-            firsts: set[str] = set()
-            for row, k in zip(rows, call_of_row, strict=True):
-                extra = self.prep.get(self.calls[k].info["rec"], {})
-                row.update(extra)
-                key = extra.get("prep_key")
-                if key is not None and key not in firsts:
-                    firsts.add(key)
+    rows, firsts = [], set()
+    for call, slot in zip(calls, slots, strict=True):
+        for row in slot or []:
+            if summaries:  # the summary's cost on the first row made from it
+                prep = summaries[call.info["rec"]].prep
+                row.update(prep)
+                if prep["prep_key"] is not None and prep["prep_key"] not in firsts:
+                    firsts.add(prep["prep_key"])
                 else:
                     row["prep_cost_usd"] = 0.0
-        if self.spec.protocol == "checklist":
-            rows.extend(ip.checklist_totals(rows))
-        return rows
+            rows.append(row)
+    if spec.protocol == "checklist":
+        rows.extend(ip.checklist_totals(rows))
+    return rows
 
 
-class SummarizeThen(Single):
-    """Summarise each answer (stage ``summary``), then judge the summaries with
-    ``spec.inner`` (the single-answer stages); an answer whose summary failed or came
-    back empty is not judged (its rows say why, ``not_run``)."""
-
-    def __init__(self, records: list[dict], spec: JudgeSpec, rubric: pd.DataFrame | None):
-        inner = spec.inner.replace(study=spec.study, concurrency=spec.concurrency,  # type: ignore[union-attr]
-                                   budget_usd=spec.budget_usd)
-        super().__init__(records, inner, rubric)
-        self.outer = spec
-        self.answers = records
-        self.stages = [Stage("summary", self._plan_summaries, self._read_summaries, self._guess_summary),
-                       *self.stages]
-
-    def _plan_summaries(self) -> list[Call]:
-        return plan_summaries(self.answers, self.outer)
-
-    def _guess_summary(self, call: Call) -> tuple[str, int]:
-        """The answer itself stands in for its summary."""
-        response = str(self.answers[call.info["rec"]]["response"])
-        return response, min(300, estimate_tokens(response) // 2 + 10)
-
-    def _read_summaries(self, calls: list[Call], results: list[Result]) -> None:
-        judged = []
-        for i, (rec, res) in enumerate(zip(self.answers, results, strict=True)):
-            ok = isinstance(res, Completion)
-            info = {"prep_model": self.outer.summarizer_model, "prep_key": res.key,
-                    "prep_cost_usd": float(res.cost_usd or 0.0) if ok else 0.0,
-                    "protocol": "summarize_then", "inner_protocol": self.spec.protocol}
-            text = ip.reply_text(res).strip() if ok else ""
-            if ok and text:
-                info["prep_text"] = text
-                judged.append(dict(rec, response=text))
-            else:
-                self.skip[i] = (f"summary failed: {res.error_type}: {res.message}" if not ok
-                                else "summary failed: empty summary")
-                judged.append(dict(rec))
-            self.prep[i] = info
-            self.basis[i] = res
-        self.records = judged
+def summarize_then(records: list[dict], spec: JudgeSpec, rubric: pd.DataFrame | None = None) -> Protocol:
+    """Summarise each answer, then judge the summaries with ``spec.inner``
+    (:func:`single`); an answer whose summary failed or came back empty is not judged
+    (its rows say why, ``not_run``)."""
+    inner = spec.inner.replace(study=spec.study, concurrency=spec.concurrency,  # type: ignore[union-attr]
+                               budget_usd=spec.budget_usd)
+    results = yield plan_summaries(records, spec)
+    judged, summaries = [], []
+    for rec, res in zip(records, results, strict=True):
+        ok = isinstance(res, Completion)
+        text = ip.reply_text(res).strip() if ok else ""
+        prep = {"prep_model": spec.summarizer_model, "prep_key": res.key,
+                "prep_cost_usd": float(res.cost_usd or 0.0) if ok else 0.0,
+                "protocol": "summarize_then", "inner_protocol": inner.protocol}
+        why = None
+        if text:
+            prep["prep_text"] = text
+        else:
+            why = f"summary failed: {res.error_type}: {res.message}" if not ok else "summary failed: empty summary"
+        judged.append(dict(rec, response=text) if text else dict(rec))
+        summaries.append(Summary(res, prep, why))
+    return (yield from single(judged, inner, rubric, summaries=summaries))
 
 
-class Pairwise(Protocol):
+def pairwise(records: list[dict], spec: JudgeSpec) -> Protocol:
     """MT-Bench pairwise: one round, both orders; verdicts in the items' numbering."""
-
-    def __init__(self, records: list[dict], spec: JudgeSpec):
-        self.records, self.spec = records, spec
-        self.read: list[dict] = []
-        self.stages = [Stage("judge", self._plan, self._read)]
-
-    def _plan(self) -> list[Call]:
-        return plan_pairwise(self.records, self.spec)
-
-    def _read(self, calls: list[Call], results: list[Result]) -> None:
-        self.read = [row for call, res in zip(calls, results, strict=True) for row in ip.rows_verdict(call, res)]
-
-    def rows(self) -> list[dict]:
-        return self.read
+    calls = plan_pairwise(records, spec)
+    results = yield calls
+    return [row for call, res in zip(calls, results, strict=True) for row in ip.rows_verdict(call, res)]
 
 
-class Decompose(Protocol):
-    """Decompose the reference into gist/detail units (stage ``decompose``, unless the
-    items give units), then detect excess and missing information (stage ``judge``)."""
-
-    def __init__(self, records: list[dict], spec: JudgeSpec):
-        self.records, self.spec = records, spec
-        self.unit_calls: dict[tuple[int, float, int], Call] = {}
-        self.detect_calls: list[Call] = []
-        self.prep_of: list[dict] = []
-        self.failed: list[list[dict]] = []
-        self.detected: list[dict] = []
-        self.stages = [Stage("decompose", self._plan_units, self._read_units, self._guess_units),
-                       Stage("judge", self._plan_detect, self._read_detect, self._guess_detect)]
-
-    def _plan_units(self) -> list[Call]:
-        self.unit_calls = plan_units(self.records, self.spec)
-        return list(self.unit_calls.values())
-
-    def _guess_units(self, call: Call) -> tuple[str, int]:
-        """The whole reference stands in as one gist unit."""
-        reference = str(self.records[call.info["rec"]]["reference"])
-        units = [{"id": "u1", "role": "gist", "text": reference}]
-        return json.dumps({"units": units}), int(1.5 * estimate_tokens(reference)) + 20
-
-    def _read_units(self, calls: list[Call], results: list[Result]) -> None:
-        """The units of each (record, temperature, trial): its detection call, or failed
-        rows when the decomposition failed or did not parse."""
-        spec = self.spec
-        unit_results = dict(zip(self.unit_calls, results, strict=True))
-        seen_keys: set[str] = set()
-        for i, rec in enumerate(self.records):
-            given = item_units(rec, f"items row {i} (item_id {rec.get('item_id')!r})")
-            for temp in spec.temperatures:
-                for trial in range(spec.trials):
-                    if given is not None:
-                        self.detect_calls.append(detect_call(rec, spec, given, temp=temp, trial=trial, index=i))
-                        self.prep_of.append({"prep_model": "items", "prep_key": None, "prep_cost_usd": 0.0,
-                                             "prep_text": json.dumps(given, ensure_ascii=False)})
-                        continue
-                    call = self.unit_calls[(i, float(temp), trial)]
-                    res = unit_results[(i, float(temp), trial)]
-                    ok = isinstance(res, Completion)
-                    prep = {"prep_model": call.request.model, "prep_key": res.key,
-                            "prep_cost_usd": float(res.cost_usd or 0.0) if ok and res.key not in seen_keys
-                            else 0.0}
-                    seen_keys.add(res.key)
-                    if not ok:
-                        self.failed.append(_failed_detect_rows(
-                            rec, spec, temp, trial, f"decomposition failed: {res.error_type}: {res.message}", prep))
-                        continue
-                    prep["prep_text"] = ip.reply_text(res)
-                    try:
-                        units = parse_units(prep["prep_text"])
-                    except ParseError as exc:
-                        self.failed.append(_failed_detect_rows(rec, spec, temp, trial,
-                                                               f"decomposition parse: {exc}", prep))
-                        continue
-                    prep["prep_text"] = json.dumps(units, ensure_ascii=False)
-                    self.detect_calls.append(detect_call(rec, spec, units, temp=temp, trial=trial, index=i,
-                                                         depends_on=(res,)))
-                    self.prep_of.append(prep)
-
-    def _plan_detect(self) -> list[Call]:
-        return self.detect_calls
-
-    def _guess_detect(self, call: Call) -> tuple[str, int]:
-        return "", estimate_tokens(str(self.records[call.info["rec"]]["response"])) // 2 + 20
-
-    def _read_detect(self, calls: list[Call], results: list[Result]) -> None:
-        self.detected = [row for call, res, prep in zip(calls, results, self.prep_of, strict=True)
-                         for row in ip.rows_detect(call, res, prep=prep)]
-
-    def rows(self) -> list[dict]:
-        return self.detected + [row for group in self.failed for row in group]
+def decompose(records: list[dict], spec: JudgeSpec) -> Protocol:
+    """Decompose the reference into gist/detail units (unless the items give them), then
+    detect excess and missing information; a failed or unparsed decomposition gives
+    failed rows instead of a detection."""
+    unit_calls = plan_units(records, spec)  # (record, temperature, trial) -> call
+    units_of = dict(zip(unit_calls, (yield list(unit_calls.values())), strict=True))
+    detect, preps, failed, seen = [], [], [], set()
+    for i, rec in enumerate(records):
+        given = item_units(rec, f"items row {i} (item_id {rec.get('item_id')!r})")
+        for temp in spec.temperatures:
+            for trial in range(spec.trials):
+                if given is not None:
+                    detect.append(detect_call(rec, spec, given, temp=temp, trial=trial, index=i))
+                    preps.append({"prep_model": "items", "prep_key": None, "prep_cost_usd": 0.0,
+                                  "prep_text": json.dumps(given, ensure_ascii=False)})
+                    continue
+                call, res = unit_calls[(i, float(temp), trial)], units_of[(i, float(temp), trial)]
+                ok = isinstance(res, Completion)
+                prep = {"prep_model": call.request.model, "prep_key": res.key,
+                        "prep_cost_usd": float(res.cost_usd or 0.0) if ok and res.key not in seen else 0.0}
+                seen.add(res.key)
+                if not ok:
+                    error = f"decomposition failed: {res.error_type}: {res.message}"
+                    failed += _failed_detect_rows(rec, spec, temp, trial, error, prep)
+                    continue
+                prep["prep_text"] = ip.reply_text(res)
+                try:
+                    units = parse_units(prep["prep_text"])
+                except ParseError as exc:
+                    failed += _failed_detect_rows(rec, spec, temp, trial, f"decomposition parse: {exc}", prep)
+                    continue
+                prep["prep_text"] = json.dumps(units, ensure_ascii=False)
+                detect.append(detect_call(rec, spec, units, temp=temp, trial=trial, index=i, depends_on=(res,)))
+                preps.append(prep)
+    results = yield detect
+    return [row for call, res, prep in zip(detect, results, preps, strict=True)
+            for row in ip.rows_detect(call, res, prep=prep)] + failed
 
 
 def _failed_detect_rows(rec: dict, spec: JudgeSpec, temp: float, trial: int, error: str,
@@ -352,3 +219,100 @@ def _failed_detect_rows(rec: dict, spec: JudgeSpec, temp: float, trial: int, err
     base.update(prep, temperature=float(temp), trial=trial, parse_ok=False, score=math.nan, error=error)
     return [dict(base, dimension=dim, prep_cost_usd=base["prep_cost_usd"] if k == 0 else 0.0)
             for k, dim in enumerate(("excess_gist", "excess_detail", "missing_gist", "missing_detail"))]
+
+
+def run_judging(items: pd.DataFrame, spec: JudgeSpec, *, rubric: pd.DataFrame | None = None,
+                progress: bool = True) -> pd.DataFrame:
+    """Judge every item with one protocol (fixed API, DESIGN §4).
+
+    Parameters
+    ----------
+    items : DataFrame
+        One row per judged answer: ``item_id, question, reference, response,
+        answer_model`` and optionally ``answer_sample, lang, keywords, perturbation,
+        perturbation_params, source_item, author`` (self-preference probe), ``axis``,
+        ``criteria`` (holistic: list of ``{kind, text}``), ``good_example, bad_example``,
+        ``rubric`` (checklist: list of ``{criterion_id, text, weight}``), ``units``
+        (decompose: given gist/detail units), ``domain``; pairwise: ``response_a,
+        response_b`` (or ``response, response_other``) and ``model_a, model_b``.
+    spec : JudgeSpec
+        The protocol and its settings.
+    rubric : DataFrame, optional
+        The canonical rubric table (``item_id, criterion_id, text, weight, kind``): rows of
+        kind ``must/bonus/penalty`` are the holistic evaluation points, rows of kind
+        ``item`` the checklist items.
+    progress : bool
+        Show the progress bar of ``complete_many``.
+
+    Returns
+    -------
+    DataFrame
+        Columns :data:`~workbench.judges.RESULT_COLUMNS` (documented in
+        :data:`~workbench.judges.COLUMN_DOCS`): one row per judge call and score. Rows
+        whose call failed or whose reply did not parse have ``parse_ok=False``, a NaN
+        score, the raw reply and an ``error``; they are never dropped and never 0.
+
+    Raises
+    ------
+    ValueError
+        Malformed items (naming the row, item and field) or spec.
+    BudgetExceeded
+        The budget stopped the run; ``.results`` holds the frame of every row so far
+        (calls not run have ``error`` starting with ``budget``).
+
+    Notes
+    -----
+    Each protocol is a generator above (:func:`single`, :func:`summarize_then`,
+    :func:`pairwise`, :func:`decompose`), the same one
+    :func:`~workbench.judges.estimate` drives against the cache. Each round of calls goes
+    through ONE ``complete_many`` (concurrency, progress bar, budget kept across rounds):
+    summaries before judging (``summarize_then``), decomposition before detection
+    (``decompose``), and, for ``geval`` in ``auto`` mode, samples for replies that came
+    back without log-probabilities. A call not sent because its earlier round failed is
+    a row with ``error`` ``not_run: …``. Trial ``k`` is sent as ``Request.sample = k``.
+
+    Protocols:
+
+    - ``holistic`` / ``holistic_simple`` (seed 000 A.1/A.2): one call, ``{explanation, score}``.
+    - ``checklist`` (seed 000 A.3, HealthBench): one call per rubric item, ``{explanation,
+      criteriaMet}``; criterion rows (dimension = criterion_id, verdict = met, score 1/0)
+      and a ``total`` row per conversation from :func:`checklist_scores`.
+    - ``dimensions``: several scores from one call (MedGPT, seed 002) or one call per
+      dimension with the shared system prompt (seed 003, ``per_call=True``).
+    - ``geval`` (Liu et al. 2023): ``sum p(s)·s`` from log-probabilities, else from samples;
+      ``geval_mode`` says which.
+    - ``summarize_then`` (seed 001): the inner protocol applied to a summary of the answer.
+    - ``pairwise`` (MT-Bench): both orders; ``verdict`` in the items' numbering.
+    - ``decompose`` (seed 004): gist/detail units of the reference, then excess/missing.
+
+    A reply is read field by field: a score row is ``parse_ok`` when its score field holds
+    an allowed value; a missing explanation only leaves ``explanation`` empty (noted in
+    ``error``).
+    """
+    if not isinstance(spec, JudgeSpec):
+        raise TypeError(f"spec must be a JudgeSpec, got {type(spec).__name__}")
+    records = to_records(items)
+    spent, stopped = 0.0, None
+
+    def send(calls: list[Call]) -> list[Result]:
+        """One ``complete_many``, within what is left of the budget."""
+        nonlocal spent, stopped
+        requests = [c.request for c in calls]
+        if stopped is not None:
+            return [CallFailure(cache_key(r), "budget", "not run: the budget was reached in an earlier stage",
+                                0, r.model) for r in requests]
+        budget = None if spec.budget_usd is None else max(spec.budget_usd - spent, 0.0)
+        try:
+            results = llm.complete_many(requests, concurrency=spec.concurrency, progress=progress,
+                                        budget_usd=budget)
+        except BudgetExceeded as exc:
+            results, stopped = list(exc.partial), exc
+        spent += sum(float(r.cost_usd or 0.0) for r in results if isinstance(r, Completion) and not r.cached)
+        return results
+
+    rows = drive(protocol_for(records, spec, rubric), send) if records else []
+    frame = results_frame(rows)
+    if stopped is not None:
+        raise BudgetExceeded(f"{stopped} — run_judging stopped; the rows so far are in .results",
+                             partial=rows, spent_usd=spent, results=frame)
+    return frame
