@@ -146,27 +146,6 @@ def unicode_text(text: str) -> str:
     return text
 
 
-def replay_entry(request: Request, text: str, *, backend: str, source: str) -> dict[str, Any]:
-    """A cache entry replaying ``text`` as the reply to ``request`` (built as real writes are).
-
-    For replies recorded elsewhere, e.g. in a paper's release: token counts, cost and
-    latency of the original call are unknown and recorded as 0, ``backend`` names the
-    provider that served it and ``imported_from`` the ``source``.
-
-    Examples
-    --------
-    >>> entry = replay_entry(Request("gpt-4o", [{"role": "user", "content": "Rate it."}]),
-    ...                      "7", backend="openai", source="a release")
-    >>> entry["response"]["text"], entry["cost_usd"], entry["imported_from"]
-    ('7', 0.0, 'a release')
-    """
-    entry = make_entry(cache_key(request), request, text=text, logprobs=None, usage=Usage(0, 0),
-                       cost_usd=0.0, latency_s=0.0, backend=backend,
-                       provider_model=request.model)
-    entry["imported_from"] = source
-    return entry
-
-
 def encode_entry(entry: Mapping[str, Any]) -> str:
     """The stored JSON of an entry, reply fields first (see :func:`read_reply`): always
     text that UTF-8 can encode (what the seal hashes and SQLite stores)."""
@@ -466,6 +445,32 @@ def _wanted(size: int) -> str:
     return ",".join(f"({i},?)" for i in range(size))
 
 
+def connect_ro(db: Path) -> sqlite3.Connection:
+    """A read-only connection to the SQLite file ``db`` (``mode=ro``, else ``immutable=1``).
+
+    ``mode=ro`` sees the WAL but needs its index file (``-shm``) to exist or be
+    creatable; where neither is possible (a read-only folder without one), the file is
+    read as it is, and a warning says when the WAL holds pages that are then not seen.
+    """
+    uri = db.resolve().as_uri()
+    con = sqlite3.connect(f"{uri}?mode=ro", uri=True)
+    try:
+        con.execute("SELECT count(*) FROM sqlite_master").fetchall()
+    except sqlite3.OperationalError as exc:
+        if cannot_write(exc) is None:
+            raise
+        con.close()
+        con = sqlite3.connect(f"{uri}?immutable=1", uri=True)
+        wal = db.with_name(db.name + "-wal")
+        if wal.is_file() and wal.stat().st_size:
+            log.warning("%s: the folder is read-only and %s holds %d bytes not yet in %s; "
+                        "entries written last may be missing (open the folder once where it "
+                        "is writable to merge them)", db.parent, wal.name, wal.stat().st_size,
+                        db.name)
+    return con
+
+
+
 class Reader:
     """A store read through a read-only SQLite connection: nothing is ever written, and a
     missing folder is an empty store (not created).
@@ -556,32 +561,6 @@ Store = diskcache.Cache | Reader
 
 
 # --- errors that name the folder ------------------------------------------------------------
-
-def connect_ro(db: Path) -> sqlite3.Connection:
-    """A read-only connection to the SQLite file ``db`` (``mode=ro``, else ``immutable=1``).
-
-    ``mode=ro`` sees the WAL but needs its index file (``-shm``) to exist or be
-    creatable; where neither is possible (a read-only folder without one), the file is
-    read as it is, and a warning says when the WAL holds pages that are then not seen.
-    """
-    uri = db.resolve().as_uri()
-    con = sqlite3.connect(f"{uri}?mode=ro", uri=True)
-    try:
-        con.execute("SELECT count(*) FROM sqlite_master").fetchall()
-    except sqlite3.OperationalError as exc:
-        if cannot_write(exc) is None:
-            raise
-        con.close()
-        con = sqlite3.connect(f"{uri}?immutable=1", uri=True)
-        wal = db.with_name(db.name + "-wal")
-        if wal.is_file() and wal.stat().st_size:
-            log.warning("%s: the folder is read-only and %s holds %d bytes not yet in %s; "
-                        "entries written last may be missing (open the folder once where it "
-                        "is writable to merge them)", db.parent, wal.name, wal.stat().st_size,
-                        db.name)
-    return con
-
-
 
 def _errname(exc: BaseException) -> str:
     return getattr(exc, "sqlite_errorname", "") or ""

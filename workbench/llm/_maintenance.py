@@ -34,7 +34,7 @@ from workbench.llm import _cache
 from workbench.llm._batch import LEDGER_FILE
 from workbench.llm._keys import cache_key, hash_fields, key_fields
 from workbench.llm._secrets import strip_entry_secrets
-from workbench.llm._types import Request
+from workbench.llm._types import Request, Usage
 
 log = logging.getLogger("workbench.llm")
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
@@ -64,8 +64,8 @@ def _entries(store: Any, *, full: bool = False) -> Iterator[tuple[str, dict | No
                 yield key, None, str(exc)
 
 
-def _reader(path: str | os.PathLike | None) -> _cache.Reader:
-    return _cache.open_reader(path)
+def _folder(path: str | os.PathLike | None) -> Path:
+    return Path(config.cache_dir() if path is None else path).expanduser()
 
 
 def cache_stats(path: str | os.PathLike | None = None) -> dict[str, Any]:
@@ -80,7 +80,7 @@ def cache_stats(path: str | os.PathLike | None = None) -> dict[str, Any]:
         ``folder, entries, size_bytes, corrupt, total_cost_usd, by_model`` (model ->
         entries), ``by_backend`` (backend -> entries), ``first``/``last`` timestamps.
     """
-    cache = _reader(path)
+    cache = _cache.open_reader(path)
     by_model: Counter[str] = Counter()
     by_backend: Counter[str] = Counter()
     cost = 0.0
@@ -121,12 +121,12 @@ def export_cache(file: str | os.PathLike, *, path: str | os.PathLike | None = No
     Corrupt entries are left out and secret-bearing fields stripped (an entry written
     by an older version may hold some); a warning counts both.
     """
-    folder = Path(config.cache_dir() if path is None else path).expanduser()
+    folder = _folder(path)
     if (folder / _cache.DBNAME).is_file():
         _cache.checkpoint(_cache.open_cache(folder), truncate=True)
     count = corrupt = stripped = 0
     with open(file, "w", encoding="utf-8") as out:
-        for _, entry, _why in _entries(_reader(folder)):
+        for _, entry, _why in _entries(_cache.open_reader(folder)):
             if entry is None:
                 corrupt += 1
                 continue
@@ -138,6 +138,27 @@ def export_cache(file: str | os.PathLike, *, path: str | os.PathLike | None = No
         log.warning("export of %s: %d corrupt entr%s left out, %d secret field(s) removed",
                     folder, corrupt, "y" if corrupt == 1 else "ies", stripped)
     return count
+
+
+def replay_entry(request: Request, text: str, *, backend: str, source: str) -> dict[str, Any]:
+    """A cache entry replaying ``text`` as the reply to ``request`` (built as real writes are).
+
+    For replies recorded elsewhere, e.g. in a paper's release: token counts, cost and
+    latency of the original call are unknown and recorded as 0, ``backend`` names the
+    provider that served it and ``imported_from`` the ``source``.
+
+    Examples
+    --------
+    >>> entry = replay_entry(Request("gpt-4o", [{"role": "user", "content": "Rate it."}]),
+    ...                      "7", backend="openai", source="a release")
+    >>> entry["response"]["text"], entry["cost_usd"], entry["imported_from"]
+    ('7', 0.0, 'a release')
+    """
+    entry = _cache.make_entry(cache_key(request), request, text=text, logprobs=None,
+                              usage=Usage(0, 0), cost_usd=0.0, latency_s=0.0, backend=backend,
+                              provider_model=request.model)
+    entry["imported_from"] = source
+    return entry
 
 
 _REPLAY_FIELDS = ("model", "messages", "temperature", "text", "source")
@@ -181,7 +202,7 @@ def write_replay_file(rows: Iterable[Mapping[str, Any]], file: str | os.PathLike
                                  f"{', '.join(_REPLAY_FIELDS)}")
             request = Request(row["model"], row["messages"], temperature=row["temperature"],
                               sample=row.get("sample", 0))
-            entry = _cache.replay_entry(request, row["text"], backend=backend,
+            entry = replay_entry(request, row["text"], backend=backend,
                                         source=row["source"])
             key = validate_entry(entry)
             if key not in written:
@@ -356,7 +377,7 @@ def explain(request: Request | Mapping[str, Any], *,
     if not isinstance(request, Request):
         request = Request.from_dict(request)
     key = cache_key(request)
-    cache = _reader(path)
+    cache = _cache.open_reader(path)
     notes = []
     try:
         if _cache.replay(key, _cache.read_values(cache, [key])[key]) is not None:
@@ -399,10 +420,6 @@ def explain(request: Request | Mapping[str, Any], *,
 
 _RANGE = 500
 _COLUMNS = "rowid, key, raw, mode, filename, value, tag"
-
-
-def _folder(path: str | os.PathLike | None) -> Path:
-    return Path(config.cache_dir() if path is None else path).expanduser()
 
 
 def _size(path: Path) -> int | None:
