@@ -324,9 +324,8 @@ def replay(key: str, stored: tuple[Any, Any] | Any) -> Completion | None:
 
 def replay_many(rows: Iterable[tuple[str, Any, Any]]
                 ) -> tuple[dict[str, Completion], dict[str, str]]:
-    """:func:`replay` of many stored rows ``(key, value, tag)`` (as
-    :func:`iter_stored` gives them): the completions by key, and
-    the corrupt entries met (key -> why). Every row is checked as :func:`replay` checks.
+    """:func:`replay` of many stored rows ``(key, value, tag)`` (as :func:`iter_stored`
+    gives them): the completions by key, and the corrupt entries met (key -> why).
 
     Python's cyclic garbage collector is switched off meanwhile (process-wide; back on
     after, also on an error, unless it was off): the objects made here hold no
