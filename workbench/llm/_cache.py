@@ -23,10 +23,11 @@ read-only SQLite connection to the same ``cache.db`` that selects ``_CHUNK`` key
 query (diskcache's ``get`` costs a query per key, which dominates a warm run: measured
 with ``workbench bench llm``, a replay through ``get`` runs at 0.46 of a bare ``get`` loop,
 through :class:`Reader` at 0.68), so the ``readonly`` mode, :func:`peek` and ``workbench
-cache stats/export/explain`` never write and a read-only folder still replays. A full disk or a damaged store stops a run with
-one :class:`~workbench.errors.CacheError` naming the folder; claims (``claim/<key>``)
-tell processes sharing a store who is sending a request; the writers' lock
-(:data:`LOCK_FILE`) keeps ``workbench cache repair`` away from a run that writes.
+cache stats/export/explain`` never write and a read-only folder still replays. A full
+disk or a damaged store stops a run with one :class:`~workbench.errors.CacheError` naming
+the folder; claims (``claim/<key>``) tell processes sharing a store who is sending a
+request; the writers' lock (:data:`LOCK_FILE`) keeps ``workbench cache repair`` away from
+a run that writes.
 Maintenance (stats, export, import, check, repair, explain) is in ``_maintenance.py``.
 """
 
