@@ -90,9 +90,17 @@ def test_the_installed_versions_are_the_locked_ones():
         assert metadata.version(name) == pins[name], f"{name} is not the locked version"
 
 
+#: Private attributes of diskcache's ``Cache``/``Disk`` (its SQL door, connection, settings):
+#: the reply store reads through its own read-only connection and diskcache's public API.
+_DISKCACHE_PRIVATE = ("_sql", "_sql_retry", "_con", "_disk", "_directory", "_timeout",
+                      "_local", "_txn_id", "_page_size", "_min_file_size")
+
+
 def test_no_module_touches_a_private_name_of_a_dependency():
     patterns = [r"litellm\.utils\._", r"\._parents\b", r"\._canvas_callbacks\b",
-                r"litellm\.[a-z_.]*\._[a-z]"]
+                r"litellm\.[a-z_.]*\._[a-z]", r"diskcache\.[A-Za-z_.]*\b_[a-z]",
+                r"from diskcache[a-z_.]* import [^\n]*\b_[a-z]",
+                *(rf"\.{name}\b" for name in _DISKCACHE_PRIVATE)]
     hits = []
     for path in PACKAGE.rglob("*.py"):
         text = path.read_text(encoding="utf-8")

@@ -170,23 +170,23 @@ def test_cli_sim_server_rejects_bad_rates(app):
 
 
 def test_bulk_read_agrees_with_cache_get(filled, _llm_cache):
-    from workbench.llm import _cache, _store
+    from workbench.llm import _cache
 
     big = Request(SIM, msgs("x" * 40_000))  # > 32 KB: diskcache keeps the value in a file
     complete(SIM, big.messages)
     for cache in (_cache.open_cache(), _cache.open_reader()):
         _cache.open_cache().set("0" * 64, "corrupt value")
         keys = [cache_key(r) for r in filled] + [cache_key(big), "f" * 64, "0" * 64]
-        bulk = _store.read_values(cache, keys)
-        assert list(bulk) != keys and sorted(bulk) == sorted(keys)  # the file-kept one came last
-        assert bulk["f" * 64] is _store.MISS and repr(_store.MISS) == "MISS"
+        bulk = _cache.read_values(cache, keys)
+        assert list(bulk) == keys  # in the order asked, the file-kept value too
+        assert bulk["f" * 64] is _cache.MISS and repr(_cache.MISS) == "MISS"
         for key, value in bulk.items():
-            got = cache.get(key, default=_store.MISS, tag=True)
-            assert value == (_store.MISS if got[0] is _store.MISS else got)
+            got = cache.get(key, default=_cache.MISS, tag=True)
+            assert value == (_cache.MISS if got[0] is _cache.MISS else got)
             # the replay path gives the same completions either way
             if key != "0" * 64:
                 assert _cache.replay(key, value) == _cache.replay(
-                    key, _store.read_values(cache, [key])[key])
+                    key, _cache.read_values(cache, [key])[key])
         with pytest.raises(_cache.CorruptEntry):
             _cache.replay("0" * 64, bulk["0" * 64])
     replay = complete_many([*filled, big], progress=False)

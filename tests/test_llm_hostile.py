@@ -32,7 +32,6 @@ from workbench.llm import (
     CallFailure,
     Request,
     _cache,
-    _store,
     cache_key,
     cache_stats,
     check_cache,
@@ -305,7 +304,7 @@ def test_readonly_mode_replays_a_read_only_folder(tmp_path):
     try:
         with temporary_settings(cache_dir=folder, cache_mode="readwrite"):
             fill(5, "ro")
-        _store.close_caches(folder)
+        _cache.close_caches(folder)
         before = sorted(p.name for p in folder.iterdir())
         prefix = _read_only_view(folder)
         env = {**os.environ, "WORKBENCH_CACHE_DIR": str(folder), "WORKBENCH_CACHE_MODE": "readonly"}
@@ -322,12 +321,12 @@ def test_readonly_mode_replays_a_read_only_folder(tmp_path):
 
 def test_readonly_mode_opens_the_store_read_only(_llm_cache, monkeypatch):
     requests = fill(3, "ro-open")
-    _store.close_caches()
+    _cache.close_caches()
     data = (_llm_cache / "cache.db").read_bytes()
     monkeypatch.setenv("WORKBENCH_CACHE_MODE", "readonly")
     assert all(r.cached for r in complete_many(requests, progress=False))
     with pytest.raises(sqlite3.OperationalError, match="readonly"):  # even as root
-        _cache.open_reader()._sql("DELETE FROM Cache")
+        _cache.open_reader().execute("DELETE FROM Cache")
     assert (_llm_cache / "cache.db").read_bytes() == data
 
 
@@ -345,7 +344,7 @@ def _fail_open(monkeypatch, message: str) -> None:
 def test_an_unwritable_store_replays_and_fails_once_before_any_call(problem, said, _llm_cache,
                                                                     monkeypatch, engine_calls):
     cached = fill(3, "unwritable")
-    _store.close_caches()
+    _cache.close_caches()
     _fail_open(monkeypatch, problem)
     sent = len(engine_calls)
     assert all(r.cached for r in complete_many(cached, progress=False))  # reading still works
@@ -358,7 +357,7 @@ def test_an_unwritable_store_replays_and_fails_once_before_any_call(problem, sai
 def test_a_nearly_full_disk_stops_the_run_before_any_call(_llm_cache, monkeypatch, engine_calls):
     cached = fill(2, "full")
     full = shutil._ntuple_diskusage(10**12, 10**12 - 5 * 2**20, 5 * 2**20)
-    monkeypatch.setattr(_store.shutil, "disk_usage", lambda path: full)
+    monkeypatch.setattr(_cache.shutil, "disk_usage", lambda path: full)
     sent = len(engine_calls)
     assert all(r.cached for r in complete_many(cached, progress=False))
     with pytest.raises(CacheError, match=r"is full \(5\.0 MB free") as info:
@@ -392,7 +391,7 @@ def test_a_disk_filling_up_mid_run_stops_it_with_one_error(_llm_cache, monkeypat
 # --- damaged stores -------------------------------------------------------------------------
 
 def _damage(folder: Path, pages: range) -> None:
-    _store.close_caches()
+    _cache.close_caches()
     db = folder / "cache.db"
     size = sql(folder, "PRAGMA page_size")[0][0]
     with open(db, "r+b") as handle:
@@ -497,7 +496,7 @@ def test_a_process_that_wrote_before_a_repair_writes_into_the_repaired_store(_ll
 def test_a_run_started_during_a_repair_waits_for_it(_llm_cache):
     fill(1, "before")
     done: list = []
-    with _store.replacing(_llm_cache):  # as a repair holds it
+    with _cache.replacing(_llm_cache):  # as a repair holds it
         thread = threading.Thread(target=lambda: done.extend(
             complete_many([Request(SIM, msgs("during"))], progress=False)))
         thread.start()
@@ -509,7 +508,7 @@ def test_a_run_started_during_a_repair_waits_for_it(_llm_cache):
 
 def test_a_zero_byte_store_is_reported_never_silently_empty(_llm_cache, app, monkeypatch):
     requests = fill(4, "zero")
-    _store.close_caches()
+    _cache.close_caches()
     (_llm_cache / "cache.db").write_bytes(b"")
     os.utime(_llm_cache / "cache.db", (time.time() - 60, time.time() - 60))  # truncated earlier
     for mode in ("readwrite", "readonly"):

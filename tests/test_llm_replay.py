@@ -16,7 +16,6 @@ from workbench.llm import (
     Request,
     _cache,
     _keys,
-    _store,
     cache_key,
     complete_many,
     temporary_settings,
@@ -115,8 +114,8 @@ def test_build_completion_sets_every_field_as_the_constructors_do():
 @pytest.fixture
 def stored(_llm_cache, monkeypatch):
     """Keys of 12 cached requests, one kept in a file, one corrupt, and one never stored;
-    chunks of 5 keys so that several bulk queries (and the one for misses) run."""
-    monkeypatch.setattr(_store, "_BULK_CHUNK", 5)
+    chunks of 5 keys so that several bulk queries run."""
+    monkeypatch.setattr(_cache, "_CHUNK", 5)
     requests = [Request(SIM, msgs(f"bulk {i}"), sample=i % 2) for i in range(10)]
     requests.append(Request(SIM, msgs("y" * 40_000)))  # > 32 KB: a value file
     requests.append(Request(SIM, msgs("to be edited")))
@@ -132,12 +131,12 @@ def stored(_llm_cache, monkeypatch):
 def test_iter_stored_agrees_with_read_values_and_get(stored):
     cache, keys, _ = stored
     for store in (cache, _cache.open_reader()):
-        rows = list(_store.iter_stored(store, keys))
+        rows = list(_cache.iter_stored(store, keys))
         assert len(rows) == len({key for key, _, _ in rows}) == len(keys) - 1
-        values = _store.read_values(store, keys)
-        assert values["f" * 64] is _store.MISS
+        values = _cache.read_values(store, keys)
+        assert values["f" * 64] is _cache.MISS
         assert {key: (value, tag) for key, value, tag in rows} == {
-            key: value for key, value in values.items() if value is not _store.MISS}
+            key: value for key, value in values.items() if value is not _cache.MISS}
         for key, value, tag in rows:
             assert store.get(key, tag=True) == (value, tag)
 
@@ -145,13 +144,13 @@ def test_iter_stored_agrees_with_read_values_and_get(stored):
 def test_replay_many_checks_every_entry_as_replay_does(stored):
     cache, keys, edited = stored
     for _ in range(2):  # the second time, entries are recognised as checked
-        hits, corrupt = _cache.replay_many(_store.iter_stored(cache, keys))
+        hits, corrupt = _cache.replay_many(_cache.iter_stored(cache, keys))
         assert set(corrupt) == {edited} and "seal" in corrupt[edited]
         assert set(hits) == set(keys) - {edited, "f" * 64}
         for key in hits:
-            assert hits[key] == _cache.replay(key, _store.read_values(cache, [key])[key])
+            assert hits[key] == _cache.replay(key, _cache.read_values(cache, [key])[key])
         with pytest.raises(_cache.CorruptEntry):
-            _cache.replay(edited, _store.read_values(cache, [edited])[edited])
+            _cache.replay(edited, _cache.read_values(cache, [edited])[edited])
 
 
 def test_complete_many_reports_a_corrupt_entry_once_and_sends_it_again(stored, caplog):
@@ -169,13 +168,13 @@ def test_replay_many_leaves_the_garbage_collector_as_it_found_it(stored, enabled
     cache, keys, _ = stored
 
     def failing_rows():
-        yield from _store.iter_stored(cache, keys[:3])
+        yield from _cache.iter_stored(cache, keys[:3])
         raise RuntimeError("the store went away")
 
     was = gc.isenabled()
     try:
         (gc.enable if enabled else gc.disable)()
-        _cache.replay_many(_store.iter_stored(cache, keys))
+        _cache.replay_many(_cache.iter_stored(cache, keys))
         assert gc.isenabled() is enabled
         with pytest.raises(RuntimeError):
             _cache.replay_many(failing_rows())

@@ -23,15 +23,7 @@ replays, a full disk or a damaged store stops a run with one
 from __future__ import annotations
 
 from workbench import config as _config  # noqa: F401  (offline switches before litellm)
-from workbench.llm._cache import (
-    configure,
-    last_miss,
-    open_cache,
-    peek,
-    replay_entry,
-    settings,
-    temporary_settings,
-)
+from workbench.llm._cache import last_miss, open_cache, peek
 from workbench.llm._client import (
     complete,
     complete_many,
@@ -39,16 +31,19 @@ from workbench.llm._client import (
 from workbench.llm._keys import cache_key, canonical, key_fields
 from workbench.llm._maintenance import (
     cache_stats,
+    check_cache,
     clear_cache,
     explain,
     export_cache,
     import_cache,
+    repair_cache,
+    replay_entry,
     validate_entry,
     write_replay_file,
 )
 from workbench.llm._providers import batch_price, model_backend, price
-from workbench.llm._repair import check_cache, repair_cache
 from workbench.llm._secrets import scrub
+from workbench.llm._settings import configure, settings, temporary_settings
 from workbench.llm._types import (
     ERROR_TYPES,
     RETRYABLE,

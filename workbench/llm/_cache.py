@@ -1,187 +1,84 @@
-"""The on-disk reply cache (diskcache, JSON values, never a secret, never an error) and
-the LLM settings.
+"""The reply cache: where a reply is stored and how it is checked.
 
-An entry (one JSON object per key) holds ``key, model, backend, cost_usd, latency_s,
-usage {prompt_tokens, completion_tokens}, response {text, logprobs, finish_reason,
-model}, attempts, timestamp, workbench_version, schema`` and ``request`` (the
-request's ``to_dict()``: no API key, no header, no URL password). This module is the
-only one that builds, writes and reads entries; :func:`peek` and :func:`replay_entry`
-are its public doors, :mod:`workbench.llm._store` the diskcache layer below it.
-Folder and mode are read at each call (:func:`configure`, else
-``WORKBENCH_CACHE_DIR`` / ``WORKBENCH_CACHE_MODE``), so a notebook or a test may
-switch them mid-run.
+**Where.** One diskcache store per folder (``WORKBENCH_CACHE_DIR``, else
+``data/cache/llm``; :func:`configure` can set it in code), opened with
+``eviction_policy="none"`` (diskcache's default silently evicts past 1 GiB). Under the
+key :func:`~workbench.llm.cache_key` of a request (``_keys.py``), the value is one JSON
+object (an *entry*): ``key, model, backend, cost_usd, latency_s, usage, response``
+first (what a replay reads), then ``attempts, timestamp, workbench_version, schema``
+and ``request`` (its ``to_dict()``: no API key, header nor URL password). Errors are
+never stored.
 
-Replay checks what it replays (:func:`check_entry`). Every entry written since this
-check exists is *sealed*: the sha256 of its stored JSON goes into diskcache's ``tag``
-column (the JSON itself is unchanged) and is compared on replay, which catches any
-edit of its text or request. An older, unsealed entry has its stored request hashed
-back to the key it was found under, once per process. Either way the stored ``key``
-must be the one looked up. A failed check is a corrupt entry: a miss, counted and
-reported, never replayed. Limits: an edit of an unsealed entry's reply text alone is
-not seen (``workbench cache repair`` seals a store); and a seal catches damage and
-edits, not a forger who recomputes it -- nothing without a secret key could, and the
-cache keeps no secret."""
+**How it is checked.** Each entry is written *sealed*: the sha256 of its JSON goes in
+diskcache's ``tag`` column and is compared on every replay; an older, unsealed entry
+has its stored request hashed back to its key instead. A value that is not text, fails
+its seal, or belongs to another key is a *corrupt entry*: a miss, counted and reported,
+never replayed. (A seal catches damage and edits, not a forger who recomputes it: the
+cache keeps no secret.)
+
+**How it is read and written.** Writes, claims and deletes go through diskcache's public
+API with :class:`TextDisk` (its documented ``Disk`` extension point: text only, never
+unpickled, never a file outside the folder). Reads go through :class:`Reader`, a
+read-only SQLite connection to the same ``cache.db`` that selects ``_CHUNK`` keys per
+query (diskcache's ``get`` costs a query per key, which dominates a warm run: measured
+with ``workbench bench llm``, a replay through ``get`` runs at 0.46 of a bare ``get`` loop,
+through :class:`Reader` at 0.68), so the ``readonly`` mode, :func:`peek` and ``workbench
+cache stats/export/explain`` never write and a read-only folder still replays. A full
+disk or a damaged store stops a run with one :class:`~workbench.errors.CacheError` naming
+the folder; claims (``claim/<key>``) tell processes sharing a store who is sending a
+request; the writers' lock (:data:`LOCK_FILE`) keeps ``workbench cache repair`` away from
+a run that writes.
+Maintenance (stats, export, import, check, repair, explain) is in ``_maintenance.py``.
+"""
 
 from __future__ import annotations
 
 import datetime as _dt
+import errno
+import functools
 import gc
 import hashlib
 import json
 import logging
 import os
+import re
+import shutil
+import socket
+import sqlite3
+import threading
+import time
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
+import diskcache
+from diskcache.core import DBNAME, MODE_RAW, MODE_TEXT
+
 from workbench import config
-from workbench.llm import _store
+from workbench.errors import CacheError
 from workbench.llm._keys import cache_key
-from workbench.llm._store import MISS, close_caches  # noqa: F401  (close_caches: re-exported)
 from workbench.llm._types import Completion, Request, Usage, build_completion
 
 log = logging.getLogger("workbench.llm")
 
 ENTRY_SCHEMA = 1
 LAST_MISS_FILE = "last_miss.json"
+#: Below this much free space on the cache's disk, a run that would write stops first.
+MIN_FREE_BYTES = 32 * 2**20
+CLAIM_PREFIX = "claim/"
+_HOST = socket.gethostname()
 
 
 def _version() -> str:
     return config.__version__
 
 
-def open_cache(path: str | os.PathLike | None = None) -> _store.Store:
-    """The store at ``path`` (default: the configured cache folder), for reading and writing.
-
-    A ``diskcache.Cache`` that only ever reads and writes text, opened once per folder
-    and process with ``eviction_policy="none"`` (diskcache's default silently evicts
-    entries past 1 GiB). A read-only folder or a full disk gives a reader that
-    refuses writes; a damaged store raises :class:`~workbench.errors.CacheError`
-    naming the folder and ``workbench cache repair``.
-    """
-    return _store.open_cache(config.cache_dir() if path is None else path)
-
-
-def open_reader(path: str | os.PathLike | None = None) -> _store.ReadOnlyCache:
-    """The store at ``path`` (default: the configured folder) for reading only."""
-    return _store.open_reader(config.cache_dir() if path is None else path)
-
-
-def configure(
-    *,
-    cache_dir: str | os.PathLike | None = None,
-    cache_mode: str | None = None,
-    concurrency: int | None = None,
-    timeout: float | None = None,
-    max_retries: int | None = None,
-    retry_backoff: float | None = None,
-    circuit_breaker: int | None = None,
-    rpm: int | Mapping[str, int] | None = None,
-    call_mode: str | None = None,
-    batch_poll: float | None = None,
-) -> dict[str, Any]:
-    """Set the LLM layer's settings in code; returns the settings now in force.
-
-    The values are kept for this process (:func:`workbench.config.overrides`) and win
-    over the ``WORKBENCH_*`` environment variables of the same names, which are not
-    changed (child processes do not see these settings). ``None`` leaves a setting as
-    it is; :func:`temporary_settings` undoes them after a ``with`` block.
-
-    Parameters
-    ----------
-    cache_dir, cache_mode
-        The cache folder and mode (``readwrite``, ``readonly``, ``refresh``, ``off``),
-        as ``WORKBENCH_CACHE_DIR`` / ``WORKBENCH_CACHE_MODE``.
-    concurrency, timeout, max_retries
-        Calls in flight per model, seconds per call and retries of a retryable error
-        (as ``WORKBENCH_CONCURRENCY``, ``WORKBENCH_TIMEOUT``, ``WORKBENCH_MAX_RETRIES``).
-    retry_backoff
-        The first retry waits up to this many seconds (full jitter), doubling per
-        attempt, capped at 60 (as ``WORKBENCH_RETRY_BACKOFF``).
-    circuit_breaker
-        After this many consecutive connection failures of a model, its other
-        requests in the batch are not run (``0``: never; as ``WORKBENCH_CIRCUIT_BREAKER``).
-    rpm
-        Requests per minute: one number for every model, or ``{model: rpm}``;
-        ``0``/``None`` in the mapping means unlimited.
-    call_mode, batch_poll
-        ``online`` or ``batch``: the default ``mode`` of
-        :func:`~workbench.llm.complete_many` (as ``WORKBENCH_CALL_MODE``); the first
-        wait before polling a batch job, in seconds (as ``WORKBENCH_BATCH_POLL``).
-    """
-    values: dict[str, Any] = {}
-    if cache_mode is not None:
-        mode = str(cache_mode).strip().lower()
-        if mode not in config.CACHE_MODES:
-            raise ValueError(f"cache_mode={cache_mode!r}: expected one of {', '.join(config.CACHE_MODES)}")
-        values["cache_mode"] = mode
-    if cache_dir is not None:
-        values["cache_dir"] = str(Path(cache_dir).expanduser())
-    for name, value in (("concurrency", concurrency), ("timeout", timeout),
-                        ("max_retries", max_retries), ("retry_backoff", retry_backoff),
-                        ("circuit_breaker", circuit_breaker), ("batch_poll", batch_poll)):
-        if value is not None:
-            number = type(config.CALL_SETTINGS[name][1])(value)
-            if number < (1 if name == "concurrency" else 0) or (name == "batch_poll"
-                                                                 and not number > 0):
-                raise ValueError(f"{name}={value!r} is out of range")
-            values[name] = number
-    if call_mode is not None:
-        mode = str(call_mode).strip().lower()
-        if mode not in config.CALL_MODES:
-            raise ValueError(f"call_mode={call_mode!r}: expected one of {', '.join(config.CALL_MODES)}")
-        values["call_mode"] = mode
-    if rpm is not None:
-        values["rpm"] = dict(rpm) if isinstance(rpm, Mapping) else {"*": int(rpm)}
-    config.set_overrides(values)
-    return settings()
-
-
-@contextmanager
-def temporary_settings(**kwargs: Any) -> Iterator[dict[str, Any]]:
-    """:func:`configure` for a ``with`` block; the previous settings come back after it.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> with temporary_settings(cache_dir=tempfile.mkdtemp(), cache_mode="off") as now:
-    ...     now["cache_mode"]
-    'off'
-    """
-    saved = config.overrides()
-    try:
-        yield configure(**kwargs)
-    finally:
-        config.set_overrides(saved, replace=True)
-
-
-def settings() -> dict[str, Any]:
-    """The settings now in force (:func:`configure`, else the environment, else defaults)."""
-    return {
-        "cache_dir": str(config.cache_dir()),
-        "cache_mode": config.cache_mode(),
-        "call_mode": config.call_mode(),
-        **{name: config.call_setting(name) for name in config.CALL_SETTINGS},
-        "rpm": dict(config.overrides().get("rpm", {})),
-    }
-
-
-def rpm_for(model: str, override: int | Mapping[str, int] | None = None) -> int | None:
-    """Requests-per-minute limit of ``model`` (``None``: unlimited)."""
-    table = config.overrides().get("rpm", {}) if override is None else (
-        dict(override) if isinstance(override, Mapping) else {"*": override}
-    )
-    value = table.get(model, table.get("*"))
-    return int(value) if value else None
-
-
-# --- entries ---------------------------------------------------------------------------
+# --- the entry: what is stored ---------------------------------------------------------------
 #
-# A stored value is one JSON object with the reply fields first and the request after
-# them. A replay reads only the leading reply fields (with the stdlib decoder's own
-# scanner), so the warm path stays fast however long the prompt; anything else that
-# reads the cache can simply ``json.loads`` a value.
+# A replay reads only the leading reply fields (with the stdlib decoder's own scanner), so
+# the warm path stays fast however long the prompt; anything else can ``json.loads`` a value.
 
 _REPLY_FIELDS = ("key", "model", "backend", "cost_usd", "latency_s", "usage", "response")
 _NEEDED = frozenset(_REPLY_FIELDS)
@@ -249,27 +146,6 @@ def unicode_text(text: str) -> str:
     except UnicodeEncodeError:
         return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
     return text
-
-
-def replay_entry(request: Request, text: str, *, backend: str, source: str) -> dict[str, Any]:
-    """A cache entry replaying ``text`` as the reply to ``request`` (built as real writes are).
-
-    For replies recorded elsewhere, e.g. in a paper's release: token counts, cost and
-    latency of the original call are unknown and recorded as 0, ``backend`` names the
-    provider that served it and ``imported_from`` the ``source``.
-
-    Examples
-    --------
-    >>> entry = replay_entry(Request("gpt-4o", [{"role": "user", "content": "Rate it."}]),
-    ...                      "7", backend="openai", source="a release")
-    >>> entry["response"]["text"], entry["cost_usd"], entry["imported_from"]
-    ('7', 0.0, 'a release')
-    """
-    entry = make_entry(cache_key(request), request, text=text, logprobs=None, usage=Usage(0, 0),
-                       cost_usd=0.0, latency_s=0.0, backend=backend,
-                       provider_model=request.model)
-    entry["imported_from"] = source
-    return entry
 
 
 def encode_entry(entry: Mapping[str, Any]) -> str:
@@ -369,6 +245,8 @@ def completion_from_entry(entry: Mapping[str, Any], *, cached: bool = True) -> C
     )
 
 
+# --- the seal: how an entry is checked -------------------------------------------------------
+
 class CorruptEntry(ValueError):
     """A stored value that is not a verified entry of its key: a miss, never replayed."""
 
@@ -399,7 +277,7 @@ def check_entry(key: str, raw: Any, tag: Any, *, full: bool = False) -> None:
     and the reply fields of every entry.
     """
     if type(raw) is not str:
-        what = raw.why if isinstance(raw, _store.Refused) else type(raw).__name__
+        what = raw.why if isinstance(raw, Refused) else type(raw).__name__
         raise CorruptEntry(f"not text but {what}")
     fingerprint = hash(raw)
     if not full and _checked.get(key) == fingerprint:
@@ -448,9 +326,8 @@ def replay(key: str, stored: tuple[Any, Any] | Any) -> Completion | None:
 
 def replay_many(rows: Iterable[tuple[str, Any, Any]]
                 ) -> tuple[dict[str, Completion], dict[str, str]]:
-    """:func:`replay` of many stored rows ``(key, value, tag)`` (as
-    :func:`~workbench.llm._store.iter_stored` gives them): the completions by key, and
-    the corrupt entries met (key -> why). Every row is checked as :func:`replay` checks.
+    """:func:`replay` of many stored rows ``(key, value, tag)`` (as :func:`iter_stored`
+    gives them): the completions by key, and the corrupt entries met (key -> why).
 
     Python's cyclic garbage collector is switched off meanwhile (process-wide; back on
     after, also on an error, unless it was off): the objects made here hold no
@@ -486,6 +363,527 @@ def replay_many(rows: Iterable[tuple[str, Any, Any]]
     return hits, corrupt
 
 
+# --- the store: diskcache, text only ----------------------------------------------------------
+
+class _Missing:
+    """The type of :data:`MISS` (a named sentinel, like diskcache's ``ENOVAL``)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "MISS"
+
+
+#: "No stored value for this key" (a stored value is always a string).
+MISS = _Missing()
+
+
+class Refused:
+    """A stored key or value the store will not decode: not text, or a file elsewhere."""
+
+    __slots__ = ("why",)
+
+    def __init__(self, why: str):
+        self.why = why
+
+    def __repr__(self) -> str:
+        return f"Refused({self.why!r})"
+
+
+_VALUE_FILE = re.compile(r"^[0-9a-f]{2}[/\\][0-9a-f]{2}[/\\][0-9a-f]{28}\.val$")
+
+
+class TextDisk(diskcache.Disk):
+    """diskcache's ``Disk`` for text only: it writes ``str`` and reads text, nothing else.
+
+    diskcache's own ``Disk`` unpickles rows in pickle mode and opens any path a row
+    names; this one returns :class:`Refused` instead, and removes only value files of
+    diskcache's layout (``ab/cd/<28 hex>.val`` inside the folder).
+    """
+
+    def get(self, key: Any, raw: bool) -> Any:
+        if not raw:
+            return Refused("a pickled key")
+        return bytes(key) if type(key) is sqlite3.Binary else key
+
+    def store(self, value: Any, read: bool, key: Any = diskcache.UNKNOWN) -> tuple:
+        if type(value) is not str:
+            raise TypeError(f"the LLM cache stores text only, not {type(value).__name__}")
+        return super().store(value, read, key)
+
+    def fetch(self, mode: int, filename: str | None, value: Any, read: bool) -> Any:
+        if mode == MODE_RAW:
+            return value if type(value) is str else Refused(f"a {type(value).__name__} value")
+        if mode != MODE_TEXT:
+            return Refused(f"diskcache mode {mode} (binary or pickle): never decoded")
+        if read or not isinstance(filename, str) or not _VALUE_FILE.match(filename):
+            return Refused(f"a value file outside the cache's layout: {filename!r}")
+        try:
+            return super().fetch(mode, filename, value, read)
+        except UnicodeDecodeError:
+            return Refused("a value file that is not UTF-8 text")
+
+    def remove(self, file_path: str) -> None:
+        if isinstance(file_path, str) and _VALUE_FILE.match(file_path):
+            super().remove(file_path)
+
+
+#: diskcache's table, as an empty in-memory stand-in for a store not created yet.
+_SCHEMA = ("CREATE TABLE Cache (rowid INTEGER PRIMARY KEY, key BLOB, raw INTEGER, "
+           "store_time REAL, expire_time REAL, access_time REAL, access_count INTEGER "
+           "DEFAULT 0, tag BLOB, size INTEGER DEFAULT 0, mode INTEGER DEFAULT 0, "
+           "filename TEXT, value BLOB)")
+_LIVE = "raw = 1 AND (expire_time IS NULL OR expire_time > ?)"
+#: The chunk's keys as a table ``wanted(i, k)`` (``i``: the key's place in the chunk): each
+#: row names its key by place, so the caller's own string comes back, not a copy.
+_ROWS_SQL = ("WITH wanted(i, k) AS (VALUES {}) SELECT wanted.i, mode, filename, value, tag "
+             "FROM wanted JOIN Cache ON key = wanted.k WHERE " + _LIVE)
+_CHUNK = 500
+
+
+@functools.lru_cache(maxsize=8)
+def _wanted(size: int) -> str:
+    return ",".join(f"({i},?)" for i in range(size))
+
+
+def connect_ro(db: Path) -> sqlite3.Connection:
+    """A read-only connection to the SQLite file ``db`` (``mode=ro``, else ``immutable=1``).
+
+    ``mode=ro`` sees the WAL but needs its index file (``-shm``) to exist or be
+    creatable; where neither is possible (a read-only folder without one), the file is
+    read as it is, and a warning says when the WAL holds pages that are then not seen.
+    """
+    uri = db.resolve().as_uri()
+    con = sqlite3.connect(f"{uri}?mode=ro", uri=True)
+    try:
+        con.execute("SELECT count(*) FROM sqlite_master").fetchall()
+    except sqlite3.OperationalError as exc:
+        if cannot_write(exc) is None:
+            raise
+        con.close()
+        con = sqlite3.connect(f"{uri}?immutable=1", uri=True)
+        wal = db.with_name(db.name + "-wal")
+        if wal.is_file() and wal.stat().st_size:
+            log.warning("%s: the folder is read-only and %s holds %d bytes not yet in %s; "
+                        "entries written last may be missing (open the folder once where it "
+                        "is writable to merge them)", db.parent, wal.name, wal.stat().st_size,
+                        db.name)
+    return con
+
+
+
+class Reader:
+    """A store read through a read-only SQLite connection: nothing is ever written, and a
+    missing folder is an empty store (not created).
+
+    ``rows`` is the bulk read behind every replay; ``get``, ``in``, ``iterkeys``, ``len``
+    and ``volume`` are diskcache's, for string keys. ``why`` says why a writable open
+    fell back to reading (``read-only`` or ``full``).
+    """
+
+    def __init__(self, directory: str | os.PathLike, *, why: str | None = None):
+        self.directory = str(directory)
+        self.why = why
+        self.db = Path(self.directory) / DBNAME
+        self.disk = TextDisk(self.directory)
+        self.local = threading.local()
+
+    def execute(self, statement: str, args: Iterable[Any] = ()) -> sqlite3.Cursor:
+        """``statement`` on this thread's read-only connection."""
+        local = self.local
+        if (getattr(local, "pid", None) != os.getpid() or getattr(local, "con", None) is None
+                or (local.memory and self.db.is_file())):
+            if self.db.is_file():
+                check_not_empty(self.directory)
+                local.con, local.memory = connect_ro(self.db), False
+            else:  # nothing stored yet: an empty table in memory
+                local.con, local.memory = sqlite3.connect(":memory:"), True
+                local.con.execute(_SCHEMA)
+            local.pid = os.getpid()
+        return local.con.execute(statement, tuple(args))
+
+    def rows(self, keys: list[str]) -> Iterator[list[tuple[str, Any, Any]]]:
+        """Per chunk of ``keys`` (distinct): ``(key, value, tag)`` of those stored, where a
+        value is text or :class:`Refused`. A damaged store raises
+        :class:`~workbench.errors.CacheError`; any other failed read is a miss."""
+        fetch = self.disk.fetch
+        for start in range(0, len(keys), _CHUNK):
+            chunk = keys[start: start + _CHUNK]
+            try:
+                found = self.execute(_ROWS_SQL.format(_wanted(len(chunk))),
+                                     (*chunk, time.time())).fetchall()
+            except CacheError:
+                raise
+            except sqlite3.Error as exc:
+                if is_damage(exc):
+                    raise damaged(self.directory, exc) from None
+                log.debug("cache %s: read failed (%s): misses", self.directory, exc)
+                continue
+            out = []
+            for i, mode, filename, value, tag in found:
+                if mode != MODE_RAW or type(value) is not str:  # a value file, or refused
+                    try:
+                        value = fetch(mode, filename, value, False)
+                    except OSError:  # the value file is gone: a miss
+                        continue
+                out.append((chunk[i], value, tag))
+            yield out
+
+    def get(self, key: str, default: Any = None, *, tag: bool = False) -> Any:
+        found = next(iter(self.rows([key])), [])
+        value, db_tag = (found[0][1], found[0][2]) if found else (default, None)
+        return (value, db_tag) if tag else value
+
+    def __contains__(self, key: str) -> bool:
+        return bool(self.execute(f"SELECT 1 FROM Cache WHERE key = ? AND {_LIVE}",
+                                 (key, time.time())).fetchall())
+
+    def iterkeys(self) -> Iterator[Any]:
+        for key, raw in self.execute("SELECT key, raw FROM Cache ORDER BY key, raw").fetchall():
+            yield self.disk.get(key, raw)
+
+    def __len__(self) -> int:
+        return int(self.execute("SELECT count(*) FROM Cache").fetchone()[0])
+
+    def volume(self) -> int:
+        (pages,), = self.execute("PRAGMA page_count").fetchall()
+        (size,), = self.execute("PRAGMA page_size").fetchall()
+        (files,), = self.execute("SELECT COALESCE(SUM(size), 0) FROM Cache").fetchall()
+        return int(pages * size + files)
+
+    def close(self) -> None:
+        con = getattr(self.local, "con", None)
+        if con is not None:
+            con.close()
+            self.local.con = None
+
+
+Store = diskcache.Cache | Reader
+
+
+# --- errors that name the folder ------------------------------------------------------------
+
+def _errname(exc: BaseException) -> str:
+    return getattr(exc, "sqlite_errorname", "") or ""
+
+
+def is_damage(exc: BaseException) -> bool:
+    """True when ``exc`` says the SQLite file is corrupt or not a database."""
+    if _errname(exc) in ("SQLITE_CORRUPT", "SQLITE_NOTADB"):
+        return True
+    return isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError)
+
+
+def cannot_write(exc: BaseException) -> str | None:
+    """``"read-only"`` or ``"full"`` when ``exc`` says the store cannot be written, else None."""
+    name, text = _errname(exc), str(exc).lower()
+    if isinstance(exc, sqlite3.OperationalError):
+        if name.startswith("SQLITE_READONLY") or "readonly database" in text:
+            return "read-only"
+        if name == "SQLITE_FULL" or "disk is full" in text:
+            return "full"
+    elif isinstance(exc, OSError):
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            return "full"
+        if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+            return "read-only"
+    return None
+
+
+def free_bytes(folder: str | os.PathLike) -> int | None:
+    """Free space on the disk holding ``folder`` (or its nearest existing parent)."""
+    path = Path(folder).absolute()
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    try:
+        return shutil.disk_usage(path).free
+    except OSError:
+        return None
+
+
+def damaged(folder: str | os.PathLike, problem: Any) -> CacheError:
+    """The error for a store that cannot be read: names the folder and the repair."""
+    return CacheError(
+        f"the LLM cache at {folder} is damaged ({problem}): `workbench cache check --dir "
+        f"{folder}` shows what is readable, `workbench cache repair --dir {folder}` moves "
+        "it aside and salvages every readable entry into a fresh store", folder=str(folder))
+
+
+def unwritable(folder: str | os.PathLike, why: str) -> CacheError:
+    """The error for a store that cannot be written (``why``: ``read-only`` or ``full``)."""
+    if why == "full":
+        free = free_bytes(folder)
+        room = "unknown" if free is None else f"{free / 2**20:.1f} MB"
+        return CacheError(
+            f"the disk of the LLM cache at {folder} is full ({room} free, the cache needs "
+            f"at least {MIN_FREE_BYTES // 2**20} MB): free some space or point "
+            "WORKBENCH_CACHE_DIR at another disk, then run again (replies already cached "
+            "are kept)", folder=str(folder))
+    return CacheError(
+        f"the LLM cache at {folder} is read-only: replay it with WORKBENCH_CACHE_MODE="
+        "readonly, or point WORKBENCH_CACHE_DIR at a writable folder", folder=str(folder))
+
+
+def check_not_empty(folder: str | os.PathLike) -> None:
+    """Raise if ``cache.db`` exists with 0 bytes: a truncated store, never silently empty.
+
+    SQLite creates the file empty and writes its header a moment later: a 0-byte file
+    changed in the last few seconds (another process creating the store) is given
+    that moment.
+    """
+    db = Path(folder) / DBNAME
+    deadline = time.monotonic() + 2.0
+    while True:
+        try:
+            stat = db.stat()
+        except OSError:
+            return
+        if stat.st_size:
+            return
+        if time.time() - stat.st_mtime > 5.0 or time.monotonic() > deadline:
+            break
+        time.sleep(0.02)
+    raise CacheError(
+        f"{db} is empty (0 bytes): every reply this store held is lost (a crash or an "
+        "interrupted copy truncated it). Restore the folder from a backup, or run "
+        f"`workbench cache repair --dir {folder}` to move it aside and start a fresh "
+        "store", folder=str(folder))
+
+
+# --- opening: the writable store and the reader ---------------------------------------------
+
+_handles: dict[tuple[str, int, bool], tuple[Any, tuple[int, int] | None]] = {}
+_handles_lock = threading.Lock()
+
+
+def _identity(folder: Path) -> tuple[int, int] | None:
+    """The folder's ``(device, inode)``: a store moved away and replaced (``workbench cache
+    repair`` in another process) is another folder under the same name."""
+    try:
+        stat = folder.stat()
+    except OSError:
+        return None
+    return stat.st_dev, stat.st_ino
+
+
+def _handle(folder: Path, readonly: bool) -> Any:
+    """The open store of ``folder``, opened again when the folder was replaced since."""
+    key = (str(folder), os.getpid(), readonly)
+    identity = _identity(folder)
+    found = _handles.get(key)
+    if found is None or found[1] != identity:
+        with _handles_lock:
+            found = _handles.get(key)
+            if found is not None and found[1] != identity:
+                _close(_handles.pop(key)[0])
+                found = None
+            if found is None:
+                store = Reader(folder) if readonly else _open_writable(folder)
+                found = _handles[key] = (store, _identity(folder))
+    return found[0]
+
+
+def _close(store: Any) -> None:
+    try:
+        store.close()
+    except Exception:  # closing must never raise
+        pass
+
+
+def _open_writable(folder: Path) -> Store:
+    check_not_empty(folder)
+    try:
+        return diskcache.Cache(str(folder), disk=TextDisk, eviction_policy="none")
+    except (sqlite3.Error, OSError) as exc:
+        if is_damage(exc):
+            raise damaged(folder, exc) from None
+        why = cannot_write(exc)
+        if why is None:
+            raise
+        log.debug("%s is %s: opened for reading only", folder, why)
+        return Reader(folder, why=why)
+
+
+def open_cache(path: str | os.PathLike | None = None) -> Store:
+    """The store at ``path`` (default: the configured folder) for reading and writing,
+    opened once per folder and process (again when the folder was replaced).
+
+    A read-only folder or a full disk gives a :class:`Reader` (its ``why`` says which);
+    a damaged store raises :class:`~workbench.errors.CacheError` naming the folder and
+    ``workbench cache repair``.
+    """
+    return _handle(Path(config.cache_dir() if path is None else path).expanduser(), False)
+
+
+def open_reader(path: str | os.PathLike | None = None) -> Reader:
+    """The store at ``path`` (default: the configured folder) for reading only (never
+    writes, never creates the folder)."""
+    return _handle(Path(config.cache_dir() if path is None else path).expanduser(), True)
+
+
+def close_caches(folder: str | os.PathLike | None = None) -> None:
+    """Close the open handles (of ``folder``, else all): tests, a forked child, a repair."""
+    with _handles_lock:
+        for key in list(_handles):
+            if folder is None or key[0] == str(Path(folder).expanduser()):
+                _close(_handles.pop(key)[0])
+
+
+# --- the writers' lock: no repair while a run may write -------------------------------------
+
+#: A file in the cache folder that every run which may write holds a shared ``flock`` on,
+#: and a repair an exclusive one (released by the system when a process dies).
+LOCK_FILE = "writers.lock"
+
+
+def _lock(folder: Path, *, exclusive: bool) -> int | None:
+    """A descriptor of ``folder``'s :data:`LOCK_FILE` holding its lock (``None``: no lock
+    can be taken there, e.g. a read-only folder, where nothing is written anyway)."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no lock
+        return None
+    path = folder / LOCK_FILE
+    while True:
+        try:
+            descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError:
+            return None
+        kind = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
+        try:
+            fcntl.flock(descriptor, kind | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if exclusive:
+                os.close(descriptor)
+                raise CacheError(
+                    f"the LLM cache at {folder} is in use by a run that may write to it (a "
+                    "notebook, `workbench run`, a batch job being collected, another "
+                    "process): replacing the store now would move the replies it writes "
+                    "aside. Let it finish (or stop it), then run this again",
+                    folder=str(folder)) from None
+            log.warning("the LLM cache at %s is being repaired: waiting for it", folder)
+            fcntl.flock(descriptor, kind)
+        except OSError:
+            os.close(descriptor)
+            return None
+        try:  # a repair may have moved the folder (and this file) away meanwhile
+            if os.path.samestat(os.fstat(descriptor), os.stat(path)):
+                return descriptor
+        except OSError:
+            pass
+        os.close(descriptor)
+
+
+@contextmanager
+def writing(folder: str | os.PathLike) -> Iterator[None]:
+    """Hold the store's writers' lock, shared, while a run may write to it: a repair
+    (:func:`replacing`) refuses meanwhile, and a run started during a repair waits for
+    it."""
+    descriptor = _lock(Path(folder), exclusive=False)
+    try:
+        yield
+    finally:
+        if descriptor is not None:
+            os.close(descriptor)
+
+
+@contextmanager
+def replacing(folder: str | os.PathLike) -> Iterator[None]:
+    """Hold the store's writers' lock alone, while the store is replaced; raise
+    :class:`~workbench.errors.CacheError` at once while a run may write to it."""
+    descriptor = _lock(Path(folder), exclusive=True)
+    try:
+        yield
+    finally:
+        if descriptor is not None:
+            os.close(descriptor)
+
+
+def writable(store: Store) -> bool:
+    return not isinstance(store, Reader)
+
+
+def require_writable(store: Store) -> None:
+    """Raise :class:`~workbench.errors.CacheError` unless ``store`` can take new entries
+    (not read-only, and at least :data:`MIN_FREE_BYTES` free on its disk)."""
+    if not writable(store):
+        raise unwritable(store.directory, store.why or "read-only")
+    free = free_bytes(store.directory)
+    if free is not None and free < MIN_FREE_BYTES:
+        raise unwritable(store.directory, "full")
+
+
+# --- reading and writing ---------------------------------------------------------------------
+
+def _reader_of(store: Store) -> Reader:
+    return store if isinstance(store, Reader) else open_reader(store.directory)
+
+
+def read_values(store: Store, keys: list[str]) -> dict[str, tuple[Any, Any] | _Missing]:
+    """``(value, tag)`` stored under each of ``keys`` (distinct), :data:`MISS` where none.
+
+    A value is text or :class:`Refused`. A damaged store raises
+    :class:`~workbench.errors.CacheError`; any other failed read is a miss.
+    """
+    found: dict[str, tuple[Any, Any] | _Missing] = dict.fromkeys(keys, MISS)
+    for key, value, tag in iter_stored(store, keys):
+        found[key] = (value, tag)
+    return found
+
+
+def iter_stored(store: Store, keys: list[str]) -> Iterator[tuple[str, Any, Any]]:
+    """``(key, value, tag)`` for each of ``keys`` (distinct) that has a stored value.
+
+    The replay's read (:func:`read_values` without a slot per miss), lazily, a chunk of
+    keys per query (:meth:`Reader.rows`): a replay checks and decodes each chunk's
+    values while they are fresh in the CPU's cache, and never holds all of them at once.
+    """
+    return chain.from_iterable(_reader_of(store).rows(keys))
+
+
+def write(store: Store, key: str, value: str, *, tag: str | None = None) -> bool:
+    """Store ``value`` under ``key``; True if written.
+
+    A full disk, a read-only or a damaged store raises
+    :class:`~workbench.errors.CacheError` (the run stops once, instead of warning per
+    reply); any other failure (e.g. a store locked too long) is logged and the run
+    goes on.
+    """
+    if not writable(store):
+        raise unwritable(store.directory, store.why or "read-only")
+    try:
+        store.set(key, value, tag=tag)
+        return True
+    except (sqlite3.Error, OSError) as exc:
+        if is_damage(exc):
+            raise damaged(store.directory, exc) from None
+        why = cannot_write(exc)
+        if why is not None:
+            raise unwritable(store.directory, why) from None
+        log.warning("could not write cache entry %s: %s", key[:16], exc)
+    except Exception as exc:  # e.g. diskcache.Timeout: the cache can never break a run
+        log.warning("could not write cache entry %s: %s", key[:16], exc)
+    return False
+
+
+def checkpoint(store: Store, *, truncate: bool = False) -> None:
+    """Move the WAL's pages into ``cache.db`` (after a run that wrote, before an export).
+
+    ``PASSIVE`` never waits for other connections; ``truncate`` waits for them and
+    empties the WAL file, so that ``cache.db`` alone holds every entry.
+    """
+    if not writable(store):
+        return
+    try:
+        con = sqlite3.connect(Path(store.directory) / DBNAME, timeout=60)
+        try:
+            con.execute(f"PRAGMA wal_checkpoint({'TRUNCATE' if truncate else 'PASSIVE'})")
+        finally:
+            con.close()
+    except sqlite3.Error as exc:  # a busy store: the next run checkpoints
+        log.debug("WAL checkpoint of %s skipped: %s", store.directory, exc)
+
+
 def peek(request: Request) -> Completion | None:
     """The cached reply to ``request``, or ``None``; never calls a provider, never writes.
 
@@ -510,20 +908,89 @@ def peek(request: Request) -> Completion | None:
         return None
     key = cache_key(request)
     try:
-        return replay(key, _store.read_values(open_reader(), [key])[key])
+        return replay(key, read_values(open_reader(), [key])[key])
     except CorruptEntry:
         return None
 
 
-def store(cache: _store.Store, entry: Mapping[str, Any]) -> bool:
+def store(cache: Store, entry: Mapping[str, Any]) -> bool:
     """Write ``entry`` under its key, sealed (see :func:`seal`); True if written.
 
     A full disk, a read-only or damaged store raises
-    :class:`~workbench.errors.CacheError`; other failures are logged (:func:`_store.write`).
+    :class:`~workbench.errors.CacheError`; other failures are logged (:func:`write`).
     """
     raw = encode_entry(entry)
-    return _store.write(cache, entry["key"], raw, tag=seal(raw))
+    return write(cache, entry["key"], raw, tag=seal(raw))
 
+
+# --- claims: one sender per request across processes ------------------------------------------
+
+
+def claim(store: Store, key: str, ttl: float) -> bool:
+    """Try to become the sender of ``key`` for ``ttl`` seconds; False if another process is.
+
+    A store that cannot be written raises (as :func:`write`); any other failure
+    answers True (the request is sent, as without claims).
+    """
+    try:
+        return bool(store.add(CLAIM_PREFIX + key, f"{_HOST}:{os.getpid()}", expire=ttl))
+    except (sqlite3.Error, OSError) as exc:
+        why = cannot_write(exc)
+        if why is not None:
+            raise unwritable(store.directory, why) from None
+        return True
+    except Exception:  # e.g. diskcache.Timeout: send without a claim
+        return True
+
+
+def extend(store: Store, key: str, ttl: float) -> None:
+    """Keep this process's claim on ``key`` alive for another ``ttl`` seconds."""
+    try:
+        store.touch(CLAIM_PREFIX + key, expire=ttl)
+    except Exception:  # the claim then expires: at worst the request is sent twice
+        pass
+
+
+def release(store: Store, key: str) -> None:
+    """Give up the claim on ``key`` (after the reply is stored, or on failure)."""
+    try:
+        store.delete(CLAIM_PREFIX + key)
+    except Exception:  # it expires anyway
+        pass
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, owned by someone else
+        return True
+    return True
+
+
+def claimed_elsewhere(store: Store, key: str) -> bool:
+    """True while another live process holds the claim on ``key``.
+
+    A claim expires on its own; one left by a dead process of this machine (``kill
+    -9``) is dropped at once.
+    """
+    try:
+        owner = store.get(CLAIM_PREFIX + key)
+        if not isinstance(owner, str):
+            return False
+        host, _, pid = owner.rpartition(":")
+        if host == _HOST and pid.isdigit() and not _alive(int(pid)):
+            with store.transact():
+                if store.get(CLAIM_PREFIX + key) == owner:
+                    store.delete(CLAIM_PREFIX + key)
+            return False
+        return True
+    except Exception:  # cannot tell: stop waiting
+        return False
+
+
+# --- the last readonly miss, for `workbench cache explain --last` --------------------------
 
 _last_miss: dict[str, Any] = {}
 

@@ -6,7 +6,7 @@ never imports litellm. Every replayed entry is checked first (a corrupt one is a
 miss, reported once per run). Only misses go to :class:`_Runner`, which runs on the
 private event loop of :mod:`workbench.llm._loop`; before it starts, a store that
 cannot take the replies (read-only, or a disk with less than
-:data:`~workbench.llm._store.MIN_FREE_BYTES` free) stops the run with one
+:data:`~workbench.llm._cache.MIN_FREE_BYTES` free) stops the run with one
 :class:`~workbench.errors.CacheError`, and after it the WAL is checkpointed so that
 ``cache.db`` alone holds every entry.
 """
@@ -24,9 +24,10 @@ from typing import Any
 
 from workbench import config
 from workbench.errors import BudgetExceeded, CacheError, CacheMiss, ProviderError
-from workbench.llm import _cache, _http, _providers, _store
+from workbench.llm import _cache, _http, _providers
 from workbench.llm._keys import cache_key
 from workbench.llm._loop import run_sync
+from workbench.llm._settings import rpm_for
 from workbench.llm._throttle import Budget, Pacer
 from workbench.llm._types import RETRYABLE, CallFailure, Completion, Request, Usage
 
@@ -269,10 +270,10 @@ def _run_keyed(requests: list[Request], keys: list[str], distinct: list[str], mo
                 route_id = _route_id(request)
                 if route_id not in routes:
                     routes[route_id] = _providers.route(request)
-            with (_store.writing(cache.directory) if cache is not None else nullcontext()):
+            with (_cache.writing(cache.directory) if cache is not None else nullcontext()):
                 if cache is not None:  # the live store: a repair may have replaced it
                     cache = _cache.open_cache(cache.directory)
-                    _store.require_writable(cache)
+                    _cache.require_writable(cache)
                 batched: dict[str, Result] = {}
                 if batch_poll is not None:
                     batched = _run_batches(jobs, routes, cache, bar, batch_poll,
@@ -288,7 +289,7 @@ def _run_keyed(requests: list[Request], keys: list[str], distinct: list[str], mo
                     outcome = {**batched, **run_sync(runner.run())}
                 finally:
                     if runner.written:
-                        _store.checkpoint(cache)
+                        _cache.checkpoint(cache)
             for key, slots in todo.items():
                 for i in slots:
                     results[i] = outcome[key]
@@ -332,12 +333,12 @@ def _run_batches(jobs: dict[str, Request], routes: dict[tuple, _providers.Route]
         return run_sync(run.run())
     finally:
         if run.written:
-            _store.checkpoint(cache)
+            _cache.checkpoint(cache)
 
 
-def _replay(cache: _store.Store, keys: list[str]) -> tuple[dict[str, Completion], dict[str, str]]:
+def _replay(cache: _cache.Store, keys: list[str]) -> tuple[dict[str, Completion], dict[str, str]]:
     """The cached completions of ``keys``, and the corrupt entries met (key -> why)."""
-    return _cache.replay_many(_store.iter_stored(cache, keys))
+    return _cache.replay_many(_cache.iter_stored(cache, keys))
 
 
 def _route_id(request: Request) -> tuple:
@@ -474,7 +475,7 @@ class _Runner:
         semaphore = self.semaphores.get(model)
         if semaphore is None:
             semaphore = self.semaphores[model] = asyncio.Semaphore(self.concurrency)
-            limit = _cache.rpm_for(model, self.rpm)
+            limit = rpm_for(model, self.rpm)
             self.pacers[model] = Pacer(limit) if limit else None
         claims = self.claims and self._route(request).provider != "sim"
         ttl = self._timeout_of(request) + _MAX_BACKOFF_S + 10.0
@@ -485,15 +486,15 @@ class _Runner:
                     return CallFailure(key, "not_run", f"not run: {self.down[model]}", 0, model)
                 if not claims:
                     return await self._send(key, request, ttl=None)
-                if _store.claim(self.cache, key, ttl):
+                if _cache.claim(self.cache, key, ttl):
                     try:
                         found = self._stored(key)  # sent elsewhere since the first read?
                         return found if found is not None else await self._send(key, request,
                                                                                  ttl=ttl)
                     finally:
-                        _store.release(self.cache, key)
+                        _cache.release(self.cache, key)
             delay = 0.05
-            while _store.claimed_elsewhere(self.cache, key):
+            while _cache.claimed_elsewhere(self.cache, key):
                 await asyncio.sleep(delay)
                 delay = min(1.0, delay * 1.5)
             found = self._stored(key)
@@ -502,7 +503,7 @@ class _Runner:
 
     def _stored(self, key: str) -> Completion | None:
         try:
-            return _cache.replay(key, _store.read_values(self.cache, [key])[key])
+            return _cache.replay(key, _cache.read_values(self.cache, [key])[key])
         except _cache.CorruptEntry:
             return None
 
@@ -548,7 +549,7 @@ class _Runner:
             if pacer is not None:
                 await pacer.wait()
             if ttl is not None:
-                _store.extend(self.cache, key, ttl)
+                _cache.extend(self.cache, key, ttl)
             attempts += 1
             started = time.perf_counter()
             try:

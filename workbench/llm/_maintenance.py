@@ -1,27 +1,40 @@
-"""Cache maintenance behind ``workbench cache``: stats, export, import, explain, clear;
-and replay files (replies recorded elsewhere, in the export format).
+"""Cache maintenance behind ``workbench cache``: stats, export, import, explain, clear,
+check and repair; and replay files (replies recorded elsewhere, in the export format).
 
 Stats, export and explain read the store read-only and check every entry as a replay
 does (:func:`workbench.llm._cache.entry_of`): a corrupt entry is counted, never
 decoded past its check, never exported. Import and export strip secret-bearing fields
-(:func:`workbench.llm._secrets.strip_entry_secrets`)."""
+(:func:`workbench.llm._secrets.strip_entry_secrets`).
+
+Check and repair read the SQLite file read-only and row by row where whole ranges fail
+(:func:`_rows`), so a damaged page costs the entries on it, not the store. An entry is
+salvaged when its row is readable and it passes the full check of a replay. A repair
+never deletes: the old folder is kept beside the new one as
+``<folder>.before-repair-<time>``.
+"""
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 import logging
 import os
 import re
+import shutil
+import sqlite3
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import diskcache
+
 from workbench import config
-from workbench.llm import _cache, _store
+from workbench.llm import _cache
+from workbench.llm._batch import LEDGER_FILE
 from workbench.llm._keys import cache_key, hash_fields, key_fields
 from workbench.llm._secrets import strip_entry_secrets
-from workbench.llm._types import Request
+from workbench.llm._types import Request, Usage
 
 log = logging.getLogger("workbench.llm")
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
@@ -35,14 +48,14 @@ def _entries(store: Any, *, full: bool = False) -> Iterator[tuple[str, dict | No
     for key in store.iterkeys():
         if isinstance(key, str) and _HEX64.match(key):
             keys.append(key)
-        elif not (isinstance(key, str) and key.startswith(_store.CLAIM_PREFIX)):
+        elif not (isinstance(key, str) and key.startswith(_cache.CLAIM_PREFIX)):
             yield repr(key)[:40], None, "its key is not a cache key"
     keys.sort()
     for start in range(0, len(keys), _CHUNK):
         chunk = keys[start: start + _CHUNK]
-        values = _store.read_values(store, chunk)
+        values = _cache.read_values(store, chunk)
         for key in chunk:
-            if values[key] is _store.MISS:
+            if values[key] is _cache.MISS:
                 yield key, None, "its value is missing (a value file was deleted?)"
                 continue
             try:
@@ -51,8 +64,8 @@ def _entries(store: Any, *, full: bool = False) -> Iterator[tuple[str, dict | No
                 yield key, None, str(exc)
 
 
-def _reader(path: str | os.PathLike | None) -> _store.ReadOnlyCache:
-    return _cache.open_reader(path)
+def _folder(path: str | os.PathLike | None) -> Path:
+    return Path(config.cache_dir() if path is None else path).expanduser()
 
 
 def cache_stats(path: str | os.PathLike | None = None) -> dict[str, Any]:
@@ -67,7 +80,7 @@ def cache_stats(path: str | os.PathLike | None = None) -> dict[str, Any]:
         ``folder, entries, size_bytes, corrupt, total_cost_usd, by_model`` (model ->
         entries), ``by_backend`` (backend -> entries), ``first``/``last`` timestamps.
     """
-    cache = _reader(path)
+    cache = _cache.open_reader(path)
     by_model: Counter[str] = Counter()
     by_backend: Counter[str] = Counter()
     cost = 0.0
@@ -108,12 +121,12 @@ def export_cache(file: str | os.PathLike, *, path: str | os.PathLike | None = No
     Corrupt entries are left out and secret-bearing fields stripped (an entry written
     by an older version may hold some); a warning counts both.
     """
-    folder = Path(config.cache_dir() if path is None else path).expanduser()
-    if (folder / _store.DBNAME).is_file():
-        _store.checkpoint(_cache.open_cache(folder), truncate=True)
+    folder = _folder(path)
+    if (folder / _cache.DBNAME).is_file():
+        _cache.checkpoint(_cache.open_cache(folder), truncate=True)
     count = corrupt = stripped = 0
     with open(file, "w", encoding="utf-8") as out:
-        for _, entry, _why in _entries(_reader(folder)):
+        for _, entry, _why in _entries(_cache.open_reader(folder)):
             if entry is None:
                 corrupt += 1
                 continue
@@ -125,6 +138,27 @@ def export_cache(file: str | os.PathLike, *, path: str | os.PathLike | None = No
         log.warning("export of %s: %d corrupt entr%s left out, %d secret field(s) removed",
                     folder, corrupt, "y" if corrupt == 1 else "ies", stripped)
     return count
+
+
+def replay_entry(request: Request, text: str, *, backend: str, source: str) -> dict[str, Any]:
+    """A cache entry replaying ``text`` as the reply to ``request`` (built as real writes are).
+
+    For replies recorded elsewhere, e.g. in a paper's release: token counts, cost and
+    latency of the original call are unknown and recorded as 0, ``backend`` names the
+    provider that served it and ``imported_from`` the ``source``.
+
+    Examples
+    --------
+    >>> entry = replay_entry(Request("gpt-4o", [{"role": "user", "content": "Rate it."}]),
+    ...                      "7", backend="openai", source="a release")
+    >>> entry["response"]["text"], entry["cost_usd"], entry["imported_from"]
+    ('7', 0.0, 'a release')
+    """
+    entry = _cache.make_entry(cache_key(request), request, text=text, logprobs=None,
+                              usage=Usage(0, 0), cost_usd=0.0, latency_s=0.0, backend=backend,
+                              provider_model=request.model)
+    entry["imported_from"] = source
+    return entry
 
 
 _REPLAY_FIELDS = ("model", "messages", "temperature", "text", "source")
@@ -168,7 +202,7 @@ def write_replay_file(rows: Iterable[Mapping[str, Any]], file: str | os.PathLike
                                  f"{', '.join(_REPLAY_FIELDS)}")
             request = Request(row["model"], row["messages"], temperature=row["temperature"],
                               sample=row.get("sample", 0))
-            entry = _cache.replay_entry(request, row["text"], backend=backend,
+            entry = replay_entry(request, row["text"], backend=backend,
                                         source=row["source"])
             key = validate_entry(entry)
             if key not in written:
@@ -255,10 +289,10 @@ def import_cache(file: str | os.PathLike, *, path: str | os.PathLike | None = No
             entries.append((key, entry))
     folder = _cache.open_cache(path).directory
     imported = skipped = 0
-    with _store.writing(folder):  # no repair meanwhile
+    with _cache.writing(folder):  # no repair meanwhile
         cache = _cache.open_cache(folder)
         if entries:
-            _store.require_writable(cache)
+            _cache.require_writable(cache)
         for key, entry in entries:
             if not overwrite and key in cache:
                 skipped += 1
@@ -266,7 +300,7 @@ def import_cache(file: str | os.PathLike, *, path: str | os.PathLike | None = No
             if not _cache.store(cache, entry):
                 raise OSError(f"could not write entry {key[:16]}… to {cache.directory}")
             imported += 1
-        _store.checkpoint(cache)
+        _cache.checkpoint(cache)
     return {"read": len(entries), "imported": imported, "skipped": skipped,
             "secrets_removed": removed}
 
@@ -274,8 +308,8 @@ def import_cache(file: str | os.PathLike, *, path: str | os.PathLike | None = No
 def clear_cache(path: str | os.PathLike | None = None) -> int:
     """Delete every entry; returns how many there were."""
     cache = _cache.open_cache(path)
-    if not _store.writable(cache):
-        raise _store.unwritable(cache.directory, cache.why or "read-only")
+    if not _cache.writable(cache):
+        raise _cache.unwritable(cache.directory, cache.why or "read-only")
     count = len(cache)
     cache.clear()
     last = Path(cache.directory) / _cache.LAST_MISS_FILE
@@ -343,10 +377,10 @@ def explain(request: Request | Mapping[str, Any], *,
     if not isinstance(request, Request):
         request = Request.from_dict(request)
     key = cache_key(request)
-    cache = _reader(path)
+    cache = _cache.open_reader(path)
     notes = []
     try:
-        if _cache.replay(key, _store.read_values(cache, [key])[key]) is not None:
+        if _cache.replay(key, _cache.read_values(cache, [key])[key]) is not None:
             return {"key": key, "cached": True, "nearest_key": key, "differences": [],
                     "notes": []}
     except _cache.CorruptEntry as exc:
@@ -380,3 +414,223 @@ def explain(request: Request | Mapping[str, Any], *,
             notes.append(f"{f}: {_short(mine.get(f))} vs {_short(theirs.get(f))} cached")
     return {"key": key, "cached": False, "nearest_key": other_key, "differences": differences,
             "notes": notes}
+
+
+# --- check and repair ----------------------------------------------------------------------
+
+_RANGE = 500
+_COLUMNS = "rowid, key, raw, mode, filename, value, tag"
+
+
+def _size(path: Path) -> int | None:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return None
+
+
+def _rows(con: sqlite3.Connection, db_bytes: int, counts: Counter) -> Iterator[tuple]:
+    """Every readable row of the ``Cache`` table; ``counts["unreadable"]`` counts the rowids
+    whose row could not be read (a damaged page), ``counts["table"]`` a table that
+    could not be read at all.
+
+    Rows are looked up by rowid, never scanned: on a damaged tree a range scan can
+    silently return nothing, while a lookup still finds every row whose page is sound.
+    """
+    try:
+        (top,), = con.execute("SELECT max(rowid) FROM Cache").fetchall()
+    except sqlite3.DatabaseError:
+        counts["table"] += 1
+        return
+    top = min(int(top or 0), db_bytes // 50 + 1000)  # a garbled maximum is not scanned
+    for start in range(1, top + 1, _RANGE):
+        rowids = list(range(start, min(start + _RANGE, top + 1)))
+        try:
+            yield from con.execute(f"SELECT {_COLUMNS} FROM Cache WHERE rowid IN "
+                                   f"({','.join('?' * len(rowids))})", rowids).fetchall()
+            continue
+        except sqlite3.DatabaseError:
+            pass
+        for rowid in rowids:
+            try:
+                yield from con.execute(f"SELECT {_COLUMNS} FROM Cache WHERE rowid = ?",
+                                       (rowid,)).fetchall()
+            except sqlite3.DatabaseError:
+                counts["unreadable"] += 1
+
+
+def _salvage(folder: Path, counts: Counter, problems: Counter) -> Iterator[tuple[str, str]]:
+    """``(key, stored JSON)`` of every sound entry of the store at ``folder``; the others
+    are counted in ``problems`` (why -> entries)."""
+    disk = _cache.TextDisk(str(folder))
+    try:
+        con = _cache.connect_ro(folder / _cache.DBNAME)
+    except sqlite3.DatabaseError as exc:
+        problems[f"cannot open: {exc}"] += 1
+        counts["table"] += 1
+        return
+    try:
+        for _, key, raw, mode, filename, value, tag in _rows(con, _size(folder / _cache.DBNAME) or 0,
+                                                             counts):
+            key = disk.get(key, raw)
+            if isinstance(key, str) and key.startswith(_cache.CLAIM_PREFIX):
+                continue
+            if not isinstance(key, str) or not _HEX64.match(key):
+                problems["its key is not a cache key"] += 1
+                continue
+            try:
+                text = disk.fetch(mode, filename, value, False)
+                _cache.entry_of(key, text, tag, full=True)
+            except OSError:
+                problems["its value file is missing"] += 1
+                continue
+            except _cache.CorruptEntry as exc:
+                problems[str(exc)] += 1
+                continue
+            counts["sealed" if tag is not None else "unsealed"] += 1
+            yield key, text
+    finally:
+        con.close()
+
+
+def _expected(folder: Path) -> int | None:
+    """How many rows diskcache's own count says the store held (None if unreadable)."""
+    try:
+        con = _cache.connect_ro(folder / _cache.DBNAME)
+        try:
+            (count,), = con.execute("SELECT value FROM Settings WHERE key = 'count'").fetchall()
+            (claims,), = con.execute("SELECT count(*) FROM Cache WHERE key LIKE 'claim/%'"
+                                     ).fetchall()
+            return int(count) - int(claims)
+        finally:
+            con.close()
+    except (sqlite3.DatabaseError, ValueError, TypeError):
+        return None
+
+
+def check_cache(path: str | os.PathLike | None = None) -> dict[str, Any]:
+    """The health of the store at ``path`` (default: the configured folder); read-only.
+
+    Returns
+    -------
+    dict
+        ``folder``; ``db_bytes`` and ``wal_bytes`` (sizes of ``cache.db`` and its
+        write-ahead log: pages in the WAL may not be in ``cache.db`` yet, so copy the
+        folder whole); ``integrity`` (SQLite's ``integrity_check`` lines, ``["ok"]``
+        when sound); ``entries`` (sound ones), ``sealed``/``unsealed`` (written with a
+        seal, or by a version before it: checked by their request's hash),
+        ``corrupt`` and ``problems`` (why -> count), ``unreadable`` (rows on damaged
+        pages), ``expected`` (diskcache's own count, None if unreadable), ``missing``
+        (``expected`` minus what was found: rows a damaged tree hides) and ``ok``.
+    """
+    folder = _folder(path)
+    db = folder / _cache.DBNAME
+    report: dict[str, Any] = {
+        "folder": str(folder), "db_bytes": _size(db),
+        "wal_bytes": _size(db.with_name(_cache.DBNAME + "-wal")), "integrity": [], "entries": 0,
+        "sealed": 0, "unsealed": 0, "corrupt": 0, "problems": {}, "unreadable": 0,
+        "expected": None, "missing": None, "ok": True,
+    }
+    if report["db_bytes"] is None:
+        report["integrity"] = ["no cache.db: an empty store"]
+        return report
+    if report["db_bytes"] == 0:
+        report["integrity"] = ["cache.db is empty (0 bytes): everything it held is lost"]
+        report["ok"] = False
+        return report
+    try:
+        con = _cache.connect_ro(db)
+        try:
+            lines = [line for (row,) in con.execute("PRAGMA integrity_check(20)")
+                     for line in str(row).splitlines()]
+        finally:
+            con.close()
+        report["integrity"] = lines[:20]
+    except sqlite3.DatabaseError as exc:
+        report["integrity"] = [str(exc)]
+    counts: Counter[str] = Counter()
+    problems: Counter[str] = Counter()
+    report["entries"] = sum(1 for _ in _salvage(folder, counts, problems))
+    report.update(sealed=counts["sealed"], unsealed=counts["unsealed"],
+                  corrupt=sum(problems.values()), problems=dict(problems.most_common()),
+                  unreadable=counts["unreadable"] + counts["table"], expected=_expected(folder))
+    if report["expected"] is not None:
+        report["missing"] = max(report["expected"] - report["entries"] - report["corrupt"], 0)
+    report["ok"] = (report["integrity"] == ["ok"] and not report["corrupt"]
+                    and not report["unreadable"] and not report["missing"])
+    return report
+
+
+def repair_cache(path: str | os.PathLike | None = None) -> dict[str, Any]:
+    """Salvage every sound entry of the store at ``path`` into a fresh store in its place.
+
+    The fresh store is built beside the folder, then the folder is renamed to
+    ``<folder>.before-repair-<YYYYmmdd-HHMMSS>`` (kept: delete it when satisfied) and the
+    fresh store takes its name. Every salvaged entry is written sealed. A run that may
+    write to the store (in any process) makes a repair refuse at once, and a run
+    started during a repair waits for it (:func:`workbench.llm._cache.replacing`): the
+    replies of a run are never written into the store moved aside.
+
+    Returns
+    -------
+    dict
+        ``folder``, ``backup`` (where the old store went), ``db_bytes`` (the old
+        ``cache.db``'s size: 0 or None means nothing was there), ``salvaged``, ``corrupt`` and
+        ``problems`` (entries left out, and why), ``unreadable`` (rows on damaged
+        pages), ``expected`` (what diskcache's count said the store held, None if
+        unreadable) and ``lost`` (``expected - salvaged`` when known).
+
+    Raises
+    ------
+    CacheError
+        at once while a run may write to the store (it names the folder).
+    """
+    folder = _folder(path)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"{folder}: no cache folder to repair")
+    with _cache.replacing(folder):  # refused while a run may write to the store
+        return _repair(folder)
+
+
+def _repair(folder: Path) -> dict[str, Any]:
+    _cache.close_caches(folder)
+    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    fresh = folder.with_name(f"{folder.name}.repairing-{stamp}")
+    backup = folder.with_name(f"{folder.name}.before-repair-{stamp}")
+    counts: Counter[str] = Counter()
+    problems: Counter[str] = Counter()
+    db_bytes = _size(folder / _cache.DBNAME)
+    expected = _expected(folder) if db_bytes else None
+    salvaged = 0
+    store = diskcache.Cache(str(fresh), disk=_cache.TextDisk, eviction_policy="none")
+    try:
+        if db_bytes:
+            entries = _salvage(folder, counts, problems)
+            while True:
+                with store.transact():  # one transaction per range: fast, and atomic
+                    batch = 0
+                    for key, text in entries:
+                        store.set(key, text, tag=_cache.seal(text))
+                        batch += 1
+                        if batch == _RANGE:
+                            break
+                salvaged += batch
+                if batch < _RANGE:
+                    break
+        store.close()
+        ledger = folder / LEDGER_FILE  # the batch jobs still to collect stay with the cache
+        if ledger.exists():
+            shutil.copy2(ledger, fresh / LEDGER_FILE)
+        folder.rename(backup)
+        fresh.rename(folder)
+    except BaseException:
+        store.close()
+        shutil.rmtree(fresh, ignore_errors=True)
+        raise
+    unreadable = counts["unreadable"] + counts["table"]
+    return {
+        "folder": str(folder), "backup": str(backup), "db_bytes": db_bytes, "salvaged": salvaged,
+        "corrupt": sum(problems.values()), "problems": dict(problems.most_common()),
+        "unreadable": unreadable, "expected": expected,
+        "lost": None if expected is None else max(expected - salvaged, 0),
+    }

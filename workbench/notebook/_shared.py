@@ -64,7 +64,7 @@ else:
     if session is not None:
         session._RUNS.clear()
         session._REDIRECTS.clear()
-    store = sys.modules.get("workbench.llm._store")
+    store = sys.modules.get("workbench.llm._cache")
     if store is not None:
         store.close_caches()
     with warnings.catch_warnings():

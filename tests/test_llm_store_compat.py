@@ -1,0 +1,87 @@
+"""A store written by the code before the store became one module (issue 24) still replays,
+and requests keep the keys that code gave them.
+
+``tests/fixtures/cache_v1`` was made by that code (``make.py`` there says how): the SQL
+dump of its ``cache.db``, the value file of a reply over 32 KB, each entry's request, key
+and replayed completion, and the keys of requests with every kind of key field.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from workbench.llm import (
+    Request,
+    cache_key,
+    cache_stats,
+    check_cache,
+    complete_many,
+    export_cache,
+    import_cache,
+    peek,
+    temporary_settings,
+)
+
+OLD = Path(__file__).parent / "fixtures" / "cache_v1"
+
+
+def _load(name: str) -> list[dict]:
+    return json.loads((OLD / name).read_text(encoding="utf-8"))
+
+
+@pytest.fixture
+def old_store(tmp_path) -> Path:
+    """The old store, rebuilt in a folder of its own."""
+    folder = tmp_path / "old-cache"
+    folder.mkdir()
+    con = sqlite3.connect(folder / "cache.db")
+    con.executescript((OLD / "cache.sql").read_text(encoding="utf-8"))
+    con.close()
+    for path in OLD.glob("*/*/*.val"):
+        target = folder / path.relative_to(OLD)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, target)
+    return folder
+
+
+def test_requests_keep_the_keys_the_old_code_gave_them():
+    specs = _load("keys.json")
+    assert len(specs) >= 9
+    for item in specs:
+        assert cache_key(Request(**item["spec"])) == item["key"], item["spec"]
+
+
+@pytest.mark.parametrize("mode", ["readonly", "readwrite"])
+def test_every_entry_the_old_code_wrote_replays_as_it_did(old_store, mode):
+    expected = _load("expected.json")
+    requests = [Request.from_dict(item["request"]) for item in expected]
+    assert [cache_key(r) for r in requests] == [item["key"] for item in expected]
+    with temporary_settings(cache_dir=old_store, cache_mode=mode):
+        replayed = complete_many(requests, progress=False)
+        assert [dataclasses.asdict(r) for r in replayed] == [i["completion"] for i in expected]
+        assert [dataclasses.asdict(peek(r)) for r in requests] == [
+            i["completion"] for i in expected]
+    assert any(len(i["completion"]["text"]) > 32_768 for i in expected)  # the value file
+    assert any("\ufffd" in i["completion"]["text"] for i in expected)  # the lone surrogate
+
+
+def test_maintenance_reads_the_old_store(old_store, tmp_path):
+    expected = _load("expected.json")
+    report = check_cache(old_store)
+    assert report["ok"] and report["entries"] == len(expected)
+    assert (report["sealed"], report["unsealed"]) == (len(expected) - 1, 1)
+    assert cache_stats(old_store)["entries"] == len(expected)
+    dump = tmp_path / "old.jsonl"
+    assert export_cache(dump, path=old_store) == len(expected)
+    fresh = tmp_path / "fresh"
+    assert import_cache(dump, path=fresh)["imported"] == len(expected)
+    with temporary_settings(cache_dir=fresh, cache_mode="readonly"):
+        replayed = complete_many([Request.from_dict(i["request"]) for i in expected],
+                                 progress=False)
+    assert [dataclasses.asdict(r) for r in replayed] == [i["completion"] for i in expected]

@@ -1,0 +1,124 @@
+"""The LLM layer's settings in code: :func:`configure`, :func:`temporary_settings`,
+:func:`settings` and the requests-per-minute limit of a model (:func:`rpm_for`).
+
+They are kept for the process (:func:`workbench.config.overrides`) and win over the
+``WORKBENCH_*`` environment variables; the table of settings is in :mod:`workbench.config`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from workbench import config
+
+
+def configure(
+    *,
+    cache_dir: str | os.PathLike | None = None,
+    cache_mode: str | None = None,
+    concurrency: int | None = None,
+    timeout: float | None = None,
+    max_retries: int | None = None,
+    retry_backoff: float | None = None,
+    circuit_breaker: int | None = None,
+    rpm: int | Mapping[str, int] | None = None,
+    call_mode: str | None = None,
+    batch_poll: float | None = None,
+) -> dict[str, Any]:
+    """Set the LLM layer's settings in code; returns the settings now in force.
+
+    The values are kept for this process (:func:`workbench.config.overrides`) and win
+    over the ``WORKBENCH_*`` environment variables of the same names, which are not
+    changed (child processes do not see these settings). ``None`` leaves a setting as
+    it is; :func:`temporary_settings` undoes them after a ``with`` block.
+
+    Parameters
+    ----------
+    cache_dir, cache_mode
+        The cache folder and mode (``readwrite``, ``readonly``, ``refresh``, ``off``),
+        as ``WORKBENCH_CACHE_DIR`` / ``WORKBENCH_CACHE_MODE``.
+    concurrency, timeout, max_retries
+        Calls in flight per model, seconds per call and retries of a retryable error
+        (as ``WORKBENCH_CONCURRENCY``, ``WORKBENCH_TIMEOUT``, ``WORKBENCH_MAX_RETRIES``).
+    retry_backoff
+        The first retry waits up to this many seconds (full jitter), doubling per
+        attempt, capped at 60 (as ``WORKBENCH_RETRY_BACKOFF``).
+    circuit_breaker
+        After this many consecutive connection failures of a model, its other
+        requests in the batch are not run (``0``: never; as ``WORKBENCH_CIRCUIT_BREAKER``).
+    rpm
+        Requests per minute: one number for every model, or ``{model: rpm}``;
+        ``0``/``None`` in the mapping means unlimited.
+    call_mode, batch_poll
+        ``online`` or ``batch``: the default ``mode`` of
+        :func:`~workbench.llm.complete_many` (as ``WORKBENCH_CALL_MODE``); the first
+        wait before polling a batch job, in seconds (as ``WORKBENCH_BATCH_POLL``).
+    """
+    values: dict[str, Any] = {}
+    if cache_mode is not None:
+        mode = str(cache_mode).strip().lower()
+        if mode not in config.CACHE_MODES:
+            raise ValueError(f"cache_mode={cache_mode!r}: expected one of {', '.join(config.CACHE_MODES)}")
+        values["cache_mode"] = mode
+    if cache_dir is not None:
+        values["cache_dir"] = str(Path(cache_dir).expanduser())
+    for name, value in (("concurrency", concurrency), ("timeout", timeout),
+                        ("max_retries", max_retries), ("retry_backoff", retry_backoff),
+                        ("circuit_breaker", circuit_breaker), ("batch_poll", batch_poll)):
+        if value is not None:
+            number = type(config.CALL_SETTINGS[name][1])(value)
+            if number < (1 if name == "concurrency" else 0) or (name == "batch_poll"
+                                                                 and not number > 0):
+                raise ValueError(f"{name}={value!r} is out of range")
+            values[name] = number
+    if call_mode is not None:
+        mode = str(call_mode).strip().lower()
+        if mode not in config.CALL_MODES:
+            raise ValueError(f"call_mode={call_mode!r}: expected one of {', '.join(config.CALL_MODES)}")
+        values["call_mode"] = mode
+    if rpm is not None:
+        values["rpm"] = dict(rpm) if isinstance(rpm, Mapping) else {"*": int(rpm)}
+    config.set_overrides(values)
+    return settings()
+
+
+@contextmanager
+def temporary_settings(**kwargs: Any) -> Iterator[dict[str, Any]]:
+    """:func:`configure` for a ``with`` block; the previous settings come back after it.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with temporary_settings(cache_dir=tempfile.mkdtemp(), cache_mode="off") as now:
+    ...     now["cache_mode"]
+    'off'
+    """
+    saved = config.overrides()
+    try:
+        yield configure(**kwargs)
+    finally:
+        config.set_overrides(saved, replace=True)
+
+
+def settings() -> dict[str, Any]:
+    """The settings now in force (:func:`configure`, else the environment, else defaults)."""
+    return {
+        "cache_dir": str(config.cache_dir()),
+        "cache_mode": config.cache_mode(),
+        "call_mode": config.call_mode(),
+        **{name: config.call_setting(name) for name in config.CALL_SETTINGS},
+        "rpm": dict(config.overrides().get("rpm", {})),
+    }
+
+
+def rpm_for(model: str, override: int | Mapping[str, int] | None = None) -> int | None:
+    """Requests-per-minute limit of ``model`` (``None``: unlimited)."""
+    table = config.overrides().get("rpm", {}) if override is None else (
+        dict(override) if isinstance(override, Mapping) else {"*": override}
+    )
+    value = table.get(model, table.get("*"))
+    return int(value) if value else None
