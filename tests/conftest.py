@@ -22,6 +22,10 @@ import pytest
 
 import workbench.config  # noqa: F401  (offline switches before anything imports litellm)
 
+#: Fixture folders hold data and the scripts that made it (run by hand with the code of
+#: their time), never tests: not collected, not imported by --doctest-modules.
+collect_ignore_glob = ["fixtures/*"]
+
 _KEY_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY")
 
 
