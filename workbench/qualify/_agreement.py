@@ -65,13 +65,31 @@ MEASURES: dict[str, tuple[Callable[[np.ndarray, np.ndarray], float], str]] = {
 }
 
 
-def _loo(humans: np.ndarray, scorer: np.ndarray | None, k: int, fn, scale: str) -> float:
-    """Agreement of ``scorer`` (None: rater ``k`` itself) with the raters other than ``k``."""
+def _others_means(humans: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per rater ``k``: each item's mean of the other raters' labels, and whether it has
+    one (numeric measures). A row's mean depends on that row alone, so a bootstrap
+    replicate takes its rows from these instead of averaging again."""
+    out = []
+    for k in range(humans.shape[1]):
+        others = np.delete(humans, k, axis=1)
+        has = ~np.all(np.isnan(others), axis=1)
+        means = np.full(len(humans), np.nan)
+        means[has] = np.nanmean(others[has], axis=1)
+        out.append((means, has))
+    return out
+
+
+def _loo_numeric(own: np.ndarray, means: np.ndarray, has: np.ndarray, fn) -> float:
+    """Agreement of ``own`` with the other raters' mean (from :func:`_others_means`)."""
+    ok = ~np.isnan(own) & has
+    return fn(own[ok], means[ok])
+
+
+def _loo(humans: np.ndarray, scorer: np.ndarray | None, k: int, fn) -> float:
+    """Agreement of ``scorer`` (None: rater ``k`` itself) with each rater other than ``k``
+    in turn, averaged (nominal measures)."""
     own = humans[:, k] if scorer is None else scorer
     others = np.delete(humans, k, axis=1)
-    if scale == "numeric":
-        ok = ~np.isnan(own) & ~np.all(np.isnan(others), axis=1)
-        return fn(own[ok], np.nanmean(others[ok], axis=1))
     values = []
     for j in range(others.shape[1]):
         ok = ~pd.isna(own) & ~pd.isna(others[:, j])
@@ -137,10 +155,20 @@ def leave_one_out_agreement(humans: pd.DataFrame, judges: pd.DataFrame | None = 
     j = judges.to_numpy(dtype=float if scale == "numeric" else object)
     n_raters = h.shape[1]
 
+    means = _others_means(h) if scale == "numeric" else []
+
     def estimates(rows: np.ndarray) -> np.ndarray:
         hh, jj = h[rows], j[rows]
-        per_k = np.array([[_loo(hh, jj[:, c], k, fn, scale) for c in range(jj.shape[1])]
-                          + [_loo(hh, None, k, fn, scale)] for k in range(n_raters)])
+        if scale == "numeric":
+            per_k = []
+            for k, (m, has) in enumerate(means):
+                m, has = m[rows], has[rows]
+                per_k.append([_loo_numeric(jj[:, c], m, has, fn) for c in range(jj.shape[1])]
+                             + [_loo_numeric(hh[:, k], m, has, fn)])
+            per_k = np.array(per_k)
+        else:
+            per_k = np.array([[_loo(hh, jj[:, c], k, fn) for c in range(jj.shape[1])]
+                              + [_loo(hh, None, k, fn)] for k in range(n_raters)])
         judge_means = np.nanmean(per_k[:, :-1], axis=0) if jj.shape[1] else np.array([])
         raters = per_k[:, -1]
         return np.concatenate([judge_means, raters, [np.nanmean(raters)]])
