@@ -16,17 +16,35 @@ gives
 whose conditional mean is exactly ``theta`` whatever the predictable ``q_t``, ``lam_t``
 (PPI++ power tuning, Angelopoulos, Duchi & Zrnic 2023, clipped to [0, 1]) and ``c_t`` (a
 centring constant) are: prediction-powered inference (Angelopoulos et al. 2023) with
-inverse-probability weighting for the active sampling (Zrnic & Candès 2024). The sampling
-rule follows Zrnic & Candès: ``q`` proportional to the predicted size of the residual
-``sqrt(E[(Y - lam f - c)^2 | u])``, mixed with the uniform rule (share ``floor``) so that
-no weight exceeds ``1 / floor``. The map from ``u`` to the residual is **learnt from the
-labels so far** (least squares of the squared residual on ``v``, ``v^2``, ``g``, ``g^2``:
-``v`` the uncertainty and ``g`` the prediction's distance from its mean, each scaled to
-[0, 1]; the latter because with ``lam < 1`` the residual grows with it), so
-when the uncertainty says nothing (the fit promises less than a ``gate`` share of the
-variance) the rule falls back to uniform, and the interval is not
-wider than uniform PPI. Items a selective judge abstained on get the highest rank and are
-drawn first in expectation. The first ``burn_in`` labels are drawn uniformly.
+inverse-probability weighting for the active sampling (Zrnic & Candès 2024). Its
+conditional variance is ``sum_i E[e_i^2] / (N^2 q_t(i)) - (theta - lam_t Fbar - c_t)^2``
+(``e_i = Y_i - lam_t f_i - c_t``), smallest at ``q(i) ∝ sqrt(E[e_i^2])`` (Zrnic & Candès
+2024, section 3; Cauchy-Schwarz).
+
+**The rule** (``rule``). Zrnic & Candès sample with ``q ∝ u``, the model's uncertainty,
+mixed with the uniform rule for safety. ``rule="direct"`` does exactly that:
+``q = (1 - floor) * u / sum(u) + floor / N`` (``u`` scaled to [0, 1]), from the first
+label on. It is variance-optimal only when ``u`` is proportional to the residual's size,
+which the people's own noise breaks: an item the judge is sure of still has the
+annotators' noise in its residual, and ``q ∝ u`` gives it weight up to ``1 / floor``.
+``rule="calibrated"`` (the default) keeps the judge's signal but learns its scale from
+the labels so far: the residual's size ``E[|e| | u] = a + b u`` (least squares of the
+absolute residuals on ``1, u``; ``a`` the part no uncertainty explains, the annotators'
+noise; ``a, b >= 0``), and ``q = (1 - floor) * s / sum(s) + floor / N`` with
+``s = a + b u`` (for residuals of one shape, ``E|e|`` is proportional to
+``sqrt(E[e^2])``). The fit is one slope, so a few labels on uncertain items suffice, and
+absolute residuals keep a few large errors from swinging it. It is used only after ``burn_in``
+uniform labels, and only when the fit itself promises a variance at least a ``gate``
+share below uniform sampling's; otherwise the draw stays uniform, so an uninformative
+``u`` (``b`` near 0) costs nothing: the interval is then uniform PPI++'s. Every ``q`` is
+positive (at least ``floor / N``), so each weight is at most ``1 / floor``.
+
+**Abstentions.** Items a selective judge abstained on get ``u = 1`` (the highest), so each
+is among the most likely draws from the first label on ("first in expectation"). They are
+not labelled with probability one in a first pass: an item labelled for sure is a
+stratum of its own, and its labels would need their own estimator and variance beside
+the weighted one. Giving them the largest ``q`` keeps the single estimator above exact
+(every ``q`` known and positive), and puts the labels where the judge said nothing.
 
 **Interval.** The running mean of the ``Z_t`` with the asymptotic confidence sequence of
 Waudby-Smith, Arbour, Sinha, Kennedy & Ramdas (2024, Theorem 2.2, Gaussian mixture
@@ -81,17 +99,19 @@ def cs_halfwidth(t: np.ndarray, variance: np.ndarray, *, alpha: float, rho2: flo
 
 
 def scaled_uncertainty(uncertainty: np.ndarray, *, abstain: np.ndarray | None = None) -> np.ndarray:
-    """Uncertainty scaled to [0, 1] (min to max); NaN and the items a selective judge
-    abstained on get 1 (the most uncertain).
+    """Uncertainty scaled to [0, 1]: divided by its maximum when none is negative (an SD,
+    a flip, an entropy: zero stays zero, ratios are kept), else min to max; NaN and the
+    items a selective judge abstained on get 1 (the most uncertain).
 
     Examples
     --------
-    >>> scaled_uncertainty(np.array([0.1, 0.5, 0.3]), abstain=np.array([True, False, False]))
-    array([1. , 1. , 0.5])
+    >>> scaled_uncertainty(np.array([0.1, 0.5, 0.2]), abstain=np.array([True, False, False]))
+    array([1. , 1. , 0.4])
     """
     u = np.asarray(uncertainty, dtype=float)
     finite = u[np.isfinite(u)]
     low, high = (finite.min(), finite.max()) if len(finite) else (0.0, 1.0)
+    low = min(low, 0.0)
     out = (u - low) / (high - low) if high > low else np.zeros_like(u)
     out = np.where(np.isfinite(u), out, 1.0)
     if abstain is not None:
@@ -108,6 +128,10 @@ class _Design:
     tune: bool
     rho2: float
     gate: float
+    rule: str
+
+
+_RULES = ("calibrated", "direct")
 
 
 class ActiveSampler:
@@ -121,21 +145,26 @@ class ActiveSampler:
     predictions : array of shape (N,)
         The judge's prediction of each pool item's human label.
     uncertainty : array of shape (N,), optional
-        The judge's uncertainty about each item (any scale: it is scaled to [0, 1]).
-        ``None``, or ``active=False``, gives uniform sampling (plain PPI++).
+        The judge's uncertainty about each item (scaled to [0, 1] by
+        :func:`scaled_uncertainty`). ``None``, or ``active=False``, gives uniform sampling
+        (plain PPI++).
     abstain : bool array of shape (N,), optional
-        Items the selective judge abstained on (drawn first in expectation).
+        Items the selective judge abstained on: uncertainty 1, and during the uniform
+        burn-in ``1 / floor`` times as likely as the others.
     alpha : float
         1 - confidence level.
     floor : float
         Share of the uniform rule in the mix (weights at most ``1 / floor``).
+    rule : {"calibrated", "direct"}
+        ``q ∝ a + b u`` with ``a, b`` learnt from the labels, or ``q ∝ u`` (see the
+        module).
     burn_in : int
-        Labels drawn uniformly before the rule is learnt.
+        Labels drawn uniformly before the calibrated rule is used.
     t_star : int
         Number of labels near which the confidence sequence is tightest.
     gate : float
-        The learnt rule is used only when it promises a variance at least ``gate`` below
-        uniform sampling's (by its own fit); else the draw stays uniform.
+        The calibrated rule is used only when it promises a variance at least ``gate``
+        below uniform sampling's (by its own fit); else the draw stays uniform.
     tune : bool
         PPI++ power tuning of ``lam`` (else ``lam = 1``, plain PPI).
     sizes : array of shape (N,), optional
@@ -162,36 +191,39 @@ class ActiveSampler:
 
     def __init__(self, predictions, uncertainty=None, *, abstain=None, alpha: float = 0.05,
                  floor: float = 0.2, burn_in: int = 20, t_star: int = 100, tune: bool = True,
-                 active: bool = True, gate: float = 0.2, n_studies: int = 1, rng=None,
-                 scale: float | None = None, sizes: np.ndarray | None = None):
+                 active: bool = True, gate: float = 0.05, n_studies: int = 1, rng=None,
+                 rule: str = "calibrated", scale: float | None = None,
+                 sizes: np.ndarray | None = None):
         f = np.asarray(predictions, dtype=float)
         if f.ndim != 1 or len(f) < 2 or np.isnan(f).any():
             raise ValueError("ActiveSampler: predictions must be a 1-d array of >= 2 numbers "
                              "without NaN (give the judge's failures a prediction, e.g. the mean)")
         if not 0 < floor <= 1:
             raise ValueError(f"ActiveSampler: floor must be in (0, 1], got {floor}")
+        if rule not in _RULES:
+            raise ValueError(f"ActiveSampler: rule must be one of {_RULES}, got {rule!r}")
         self.f, self.n = f, len(f)
         self.fbar = float(f.mean())
         active = active and uncertainty is not None
         self.scaled = (scaled_uncertainty(uncertainty, abstain=abstain) if active
                        else np.zeros(self.n))
+        base = np.ones(self.n)
+        if active and abstain is not None:
+            base = np.where(np.asarray(abstain, dtype=bool), 1.0 / floor, 1.0)
+        self.base = base / base.sum()
         s0 = scale if scale is not None else float(np.var(f)) or 1.0
         rho2 = (-2 * np.log(alpha) + np.log(1 - 2 * np.log(alpha))) / (t_star * s0)
-        self.design = _Design(alpha, floor, burn_in, active, tune, rho2, gate)
+        self.design = _Design(alpha, floor, burn_in, active, tune, rho2, gate, rule)
         self.s0 = s0
         self.s = n_studies
         self.rng = np.random.default_rng(rng)
         zeros = lambda: np.zeros(n_studies)  # noqa: E731
-        # labels so far; weighted sums for lam and c; residual-vs-rank regression; Z sums
+        # labels so far; weighted sums for lam and c; the fit of |e| on 1, u; Z sums
         self.t = zeros()
         self.sw, self.swy, self.swf, self.swyy, self.swff, self.swyf = (zeros() for _ in range(6))
-        # features of the residual's size: 1, v, v^2 (v the scaled uncertainty) and g, g^2
-        # (g the scaled prediction: with lam < 1 the residual grows with |f - mean f|)
-        g = scaled_uncertainty(np.abs(f - self.fbar)) if active else np.zeros(self.n)
-        self.features = np.stack([np.ones(self.n), self.scaled, self.scaled ** 2, g, g ** 2], 1)
-        k = self.features.shape[1]
-        self.xtx = np.zeros((n_studies, k, k))  # sums of x x'
-        self.xty = np.zeros((n_studies, k))     # sums of x * residual^2
+        self.features = np.stack([np.ones(self.n), self.scaled], 1)
+        self.xtx = np.zeros((n_studies, 2, 2))  # sums of x x'
+        self.xty = np.zeros((n_studies, 2))     # sums of x * |residual|
         self.sz, self.szz = zeros(), zeros()
         self.lam, self.c = np.ones(n_studies), zeros()
         self.history: list[dict] = []
@@ -199,30 +231,46 @@ class ActiveSampler:
 
     # --- the sampling rule -------------------------------------------------------------------
 
+    def fit(self) -> np.ndarray:
+        """``(a, b)`` of ``E[|e| | u] = a + b u`` per sequence, shape (n_studies, 2):
+        least squares on the labels so far, then ``b >= 0`` and ``a >= 0`` (a negative
+        one refitted as ``b`` alone, a negative intercept as ``a`` alone)."""
+        n = self.xtx[:, 0, 0]
+        sx, sxx = self.xtx[:, 0, 1], self.xtx[:, 1, 1]
+        sy, sxy = self.xty[:, 0], self.xty[:, 1]
+        det = n * sxx - sx ** 2
+        ok = det > 1e-12 * np.maximum(n * sxx, 1e-12)
+        b = np.where(ok, (n * sxy - sx * sy) / np.where(ok, det, 1.0), 0.0)
+        a = (sy - b * sx) / np.maximum(n, 1.0)
+        mean_e = sy / np.maximum(n, 1.0)
+        b = np.maximum(b, 0.0)
+        a = np.where(b == 0.0, mean_e, a)
+        through_zero = sxy / np.maximum(sxx, 1e-12)                 # b alone, a = 0
+        neg = a < 0
+        a = np.where(neg, 0.0, a)
+        b = np.where(neg, through_zero, b)
+        return np.stack([a, b], 1)
+
     def probabilities(self) -> np.ndarray:
         """The sampling probabilities of the next draw, shape (n_studies, N), rows sum to 1."""
         d = self.design
-        uniform = np.full((self.s, self.n), 1.0 / self.n)
+        uniform = np.tile(self.base, (self.s, 1))
         if self.sizes is not None:
             q = (1 - d.floor) * self.sizes / self.sizes.sum() + d.floor / self.n
             return np.tile(q, (self.s, 1))
         if not d.active:
             return uniform
-        # least squares of the squared residual on the features (a little ridge)
-        k = self.features.shape[1]
-        n = np.maximum(self.xtx[:, 0, 0], 1.0)
-        ridge = 1e-3 * np.eye(k) * n[:, None, None]
-        coef = np.linalg.solve(self.xtx + ridge, self.xty[..., None])[..., 0]   # (S, k)
-        fitted = coef @ self.features.T                                         # (S, N)
-        mean_e = self.xty[:, 0] / n
-        # a fitted size below a tenth of the typical one is not trusted
-        size = np.sqrt(np.maximum(fitted, 0.01 * np.maximum(mean_e, 1e-12)[:, None]))
-        rule = size / size.sum(axis=1, keepdims=True)
-        q = (1 - d.floor) * rule + d.floor / self.n
+        if d.rule == "direct":
+            v = self.scaled if self.scaled.sum() > 0 else np.ones(self.n)
+            return np.tile((1 - d.floor) * v / v.sum() + d.floor / self.n, (self.s, 1))
+        size = self.fit() @ self.features.T                                     # (S, N)
+        # a size below a tenth of the typical one is not trusted
+        size = np.maximum(size, 0.1 * np.maximum(size.mean(axis=1, keepdims=True), 1e-12))
+        e2 = size ** 2
+        q = (1 - d.floor) * size / size.sum(axis=1, keepdims=True) + d.floor / self.n
         # the variance of this rule relative to uniform, as the fit predicts it; a fit that
-        # promises less than ``1 - gate`` is taken for noise and the draw stays uniform
-        fitted_e2 = size ** 2
-        ratio = (fitted_e2 / (self.n * q)).sum(axis=1) / fitted_e2.sum(axis=1)
+        # promises less than ``gate`` is taken for noise and the draw stays uniform
+        ratio = (e2 / (self.n * q)).sum(axis=1) / e2.sum(axis=1)
         learnt = ((self.t >= d.burn_in) & (ratio < 1 - d.gate))[:, None]
         return np.where(learnt, q, uniform)
 
@@ -246,13 +294,13 @@ class ActiveSampler:
         f = self.f[idx]
         w = 1.0 / (self.n * q)
         z = self.lam * self.fbar + self.c + (y - self.lam * f - self.c) * w
-        resid2 = (y - self.lam * f - self.c) ** 2
+        resid = np.abs(y - self.lam * f - self.c)
         self.t += 1
         self.sz += z
         self.szz += z ** 2
         x = self.features[idx]                                                  # (S, k)
         self.xtx += x[:, :, None] * x[:, None, :]
-        self.xty += x * resid2[:, None]
+        self.xty += x * resid[:, None]
         self.sw += w
         self.swy += w * y
         self.swf += w * f
