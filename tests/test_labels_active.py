@@ -163,14 +163,38 @@ def test_simulated_coverage_and_width():
 
 
 def test_calibrated_fit_recovers_the_residual_size():
-    """Least squares of |e| on (1, u): exact on labels whose residual is ``a + b u``."""
+    """Least squares of |e| on (1, u), ``e = Y - f - c``: exact on labels whose residual is
+    ``± (a + b u)`` (signs alternating, so ``c = 0``)."""
     f = np.zeros(6)
     u = np.array([0.0, 0.0, 0.5, 0.5, 1.0, 1.0])
-    sampler = ActiveSampler(f, u, tune=False, n_studies=1, rng=0)
-    for i in range(6):                                   # c = 0 before the second label
-        sampler.c = np.zeros(1)
-        sampler.update(i, 1 / 6, 0.3 + 1.2 * u[i])
+    sampler = ActiveSampler(f, u, n_studies=1, rng=0)
+    for i in range(6):
+        sampler.update(i, 1 / 6, (-1) ** i * (0.3 + 1.2 * u[i]))
     np.testing.assert_allclose(sampler.fit()[0], [0.3, 1.2], atol=1e-9)
+
+
+def test_gain_is_the_importance_weighted_variance_ratio():
+    """The gate's estimate, written out for one sequence of uniform draws: the rule's
+    ``mean(w e^2 / (N q))`` over uniform PPI++'s ``mean(w (Y - lam f - c)^2)``."""
+    rng = np.random.default_rng(0)
+    n = 50
+    f, u = rng.uniform(1, 5, n), rng.uniform(0, 1, n)
+    sampler = ActiveSampler(f, u, burn_in=100, rng=1)
+    items, labels = [], []
+    for _ in range(30):
+        i, p = sampler.draw()
+        y = f[i] + rng.normal(0, 0.2 + u[i])
+        sampler.update(i, p, y)
+        items.append(i)
+        labels.append(y)
+    items, y = np.array(items), np.array(labels)
+    q, ratio = sampler.gain()
+    e = y - f[items] - np.mean(y - f[items])
+    lam = np.clip(np.cov(y, f[items], bias=True)[0, 1] / np.var(f[items]), 0, 1)
+    e_lam = y - lam * f[items] - np.mean(y - lam * f[items])
+    expected = np.mean(e ** 2 / (n * q[0, items])) / np.mean(e_lam ** 2)
+    assert ratio[0] == pytest.approx(expected, rel=1e-9)
+    assert sampler.probabilities()[0] == pytest.approx(np.full(n, 1 / n))   # burn-in
 
 
 def test_direct_rule_is_proportional_to_the_uncertainty():

@@ -427,7 +427,7 @@ def bench_labels(*, n_studies: int = 500, budget: int = 100, seed: int = 0,
             frame, _ = pool(config)
     table = simulation(frame, config, np.random.default_rng(seed))
     cols = ["scenario", "method", "coverage", "coverage_se", "coverage_anytime",
-            "coverage_anytime_se", "width", "width_ratio", "width_ratio_se"]
+            "coverage_anytime_se", "width", "width_ratio", "width_ratio_se", "ceiling"]
     with pd.option_context("display.width", 200, "display.max_rows", 500,
                            "display.max_colwidth", 60):
         echo(table[cols].round(3).to_string(index=False))

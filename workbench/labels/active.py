@@ -28,16 +28,21 @@ label on. It is variance-optimal only when ``u`` is proportional to the residual
 which the people's own noise breaks: an item the judge is sure of still has the
 annotators' noise in its residual, and ``q ∝ u`` gives it weight up to ``1 / floor``.
 ``rule="calibrated"`` (the default) keeps the judge's signal but learns its scale from
-the labels so far: the residual's size ``E[|e| | u] = a + b u`` (least squares of the
-absolute residuals on ``1, u``; ``a`` the part no uncertainty explains, the annotators'
-noise; ``a, b >= 0``), and ``q = (1 - floor) * s / sum(s) + floor / N`` with
-``s = a + b u`` (for residuals of one shape, ``E|e|`` is proportional to
-``sqrt(E[e^2])``). The fit is one slope, so a few labels on uncertain items suffice, and
-absolute residuals keep a few large errors from swinging it. It is used only after ``burn_in``
-uniform labels, and only when the fit itself promises a variance at least a ``gate``
-share below uniform sampling's; otherwise the draw stays uniform, so an uninformative
-``u`` (``b`` near 0) costs nothing: the interval is then uniform PPI++'s. Every ``q`` is
-positive (at least ``floor / N``), so each weight is at most ``1 / floor``.
+the labels so far: the size of the judge's residual ``e = Y - f - c`` (``c`` its weighted
+mean) as ``E[|e| | u] = a + b u`` (least squares of the absolute residuals on ``1, u``;
+``a`` the part no uncertainty explains, the annotators' noise; ``a, b >= 0``), and
+``q = (1 - floor) * s / sum(s) + floor / N`` with ``s = a + b u`` (for residuals of one
+shape, ``E|e|`` is proportional to ``sqrt(E[e^2])``). The fit is one slope, so a few
+labels on uncertain items suffice, and absolute residuals keep a few large errors from
+swinging it. The rule is used after ``burn_in`` uniform labels, and only while it beats
+uniform PPI++ by a ``gate`` share of the variance as the labels so far estimate both
+(importance-weighted means over the labels, see :meth:`ActiveSampler.gain`); otherwise the
+draw stays uniform, so an uninformative ``u`` (``b`` near 0) costs little: the interval is
+then uniform PPI++'s. Every ``q`` is at least ``floor / N``, so each weight is at most
+``1 / floor``. ``lam`` and ``c`` are the ``w^2``-weighted least squares of ``Y`` on ``f``
+(``w = 1 / (N q)``), which minimise the estimated variance of ``Z`` under the sampling
+used (PPI++'s ``lam`` under uniform sampling; nearer 1 under active sampling, where the
+rarely drawn, well-predicted items count most).
 
 **Abstentions.** Items a selective judge abstained on get ``u = 1`` (the highest), so each
 is among the most likely draws from the first label on ("first in expectation"). They are
@@ -221,9 +226,12 @@ class ActiveSampler:
         # labels so far; weighted sums for lam and c; the fit of |e| on 1, u; Z sums
         self.t = zeros()
         self.sw, self.swy, self.swf, self.swyy, self.swff, self.swyf = (zeros() for _ in range(6))
-        self.features = np.stack([np.ones(self.n), self.scaled], 1)
-        self.xtx = np.zeros((n_studies, 2, 2))  # sums of x x'
-        self.xty = np.zeros((n_studies, 2))     # sums of x * |residual|
+        # sums for the PPI++ lam under uniform sampling (IPW) and for lam, c of the estimate
+        # (w^2-weighted least squares); the labels so far, for the rule and its gate
+        self.sw2, self.sw2y, self.sw2f, self.sw2ff, self.sw2fy = (zeros() for _ in range(5))
+        self.h_idx: list[np.ndarray] = []
+        self.h_y: list[np.ndarray] = []
+        self.h_w: list[np.ndarray] = []
         self.sz, self.szz = zeros(), zeros()
         self.lam, self.c = np.ones(n_studies), zeros()
         self.history: list[dict] = []
@@ -231,25 +239,60 @@ class ActiveSampler:
 
     # --- the sampling rule -------------------------------------------------------------------
 
+    def _labels(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(items, labels, weights, residuals with lam = 1), each of shape (n_studies, t)."""
+        idx, y, w = (np.stack(h, 1) for h in (self.h_idx, self.h_y, self.h_w))
+        f = self.f[idx]
+        c1 = (w * (y - f)).sum(axis=1, keepdims=True) / w.sum(axis=1, keepdims=True)
+        return idx, y, w, y - f - c1
+
     def fit(self) -> np.ndarray:
-        """``(a, b)`` of ``E[|e| | u] = a + b u`` per sequence, shape (n_studies, 2):
-        least squares on the labels so far, then ``b >= 0`` and ``a >= 0`` (a negative
-        one refitted as ``b`` alone, a negative intercept as ``a`` alone)."""
-        n = self.xtx[:, 0, 0]
-        sx, sxx = self.xtx[:, 0, 1], self.xtx[:, 1, 1]
-        sy, sxy = self.xty[:, 0], self.xty[:, 1]
+        """``(a, b)`` of ``E[|e| | u] = a + b u`` per sequence, shape (n_studies, 2), ``e``
+        the judge's residual ``Y - f - c`` (``c`` the weighted mean residual): least squares
+        on the labels so far, then ``b >= 0`` and ``a >= 0`` (a negative one refitted as
+        ``b`` alone, a negative intercept as ``a`` alone)."""
+        if not self.h_idx:
+            return np.zeros((self.s, 2))
+        idx, _, _, e1 = self._labels()
+        v, e = self.scaled[idx], np.abs(e1)
+        n = float(idx.shape[1])
+        sx, sxx = v.sum(axis=1), (v * v).sum(axis=1)
+        sy, sxy = e.sum(axis=1), (v * e).sum(axis=1)
         det = n * sxx - sx ** 2
         ok = det > 1e-12 * np.maximum(n * sxx, 1e-12)
         b = np.where(ok, (n * sxy - sx * sy) / np.where(ok, det, 1.0), 0.0)
-        a = (sy - b * sx) / np.maximum(n, 1.0)
-        mean_e = sy / np.maximum(n, 1.0)
+        a = (sy - b * sx) / n
         b = np.maximum(b, 0.0)
-        a = np.where(b == 0.0, mean_e, a)
+        a = np.where(b == 0.0, sy / n, a)
         through_zero = sxy / np.maximum(sxx, 1e-12)                 # b alone, a = 0
         neg = a < 0
-        a = np.where(neg, 0.0, a)
-        b = np.where(neg, through_zero, b)
-        return np.stack([a, b], 1)
+        return np.stack([np.where(neg, 0.0, a), np.where(neg, through_zero, b)], 1)
+
+    def gain(self) -> tuple[np.ndarray, np.ndarray]:
+        """(the calibrated rule's probabilities, shape (n_studies, N); its variance over
+        uniform PPI++'s, as the labels so far estimate them, shape (n_studies,)).
+
+        Both variances are importance-weighted means over the labels so far
+        (``w = 1 / (N q)`` of each draw): uniform PPI++'s ``mean(w e_lam^2)`` with its
+        tuned ``lam`` (the residual ``e_lam = Y - lam f - c``), the rule's
+        ``mean(w e^2 / (N q_rule))`` with the judge's own residual ``e`` (``lam = 1``)."""
+        d = self.design
+        size = self.fit() @ np.stack([np.ones(self.n), self.scaled])            # (S, N)
+        # a size below a tenth of the typical one is not trusted
+        size = np.maximum(size, 0.1 * np.maximum(size.mean(axis=1, keepdims=True), 1e-12))
+        q = (1 - d.floor) * size / size.sum(axis=1, keepdims=True) + d.floor / self.n
+        if not self.h_idx:
+            return q, np.ones(self.s)
+        idx, y, w, e1 = self._labels()
+        rows = np.arange(self.s)[:, None]
+        v_rule = (w * e1 ** 2 / (self.n * q[rows, idx])).mean(axis=1)
+        sw = np.maximum(self.sw, 1e-12)
+        my, mf = self.swy / sw, self.swf / sw
+        var = self.swff / sw - mf ** 2
+        lam = np.clip((self.swyf / sw - my * mf) / np.maximum(var, 1e-12), 0.0, 1.0)
+        resid = y - lam[:, None] * self.f[idx] - (my - lam * mf)[:, None]
+        v_uniform = (w * resid ** 2).mean(axis=1)
+        return q, v_rule / np.maximum(v_uniform, 1e-12)
 
     def probabilities(self) -> np.ndarray:
         """The sampling probabilities of the next draw, shape (n_studies, N), rows sum to 1."""
@@ -263,16 +306,11 @@ class ActiveSampler:
         if d.rule == "direct":
             v = self.scaled if self.scaled.sum() > 0 else np.ones(self.n)
             return np.tile((1 - d.floor) * v / v.sum() + d.floor / self.n, (self.s, 1))
-        size = self.fit() @ self.features.T                                     # (S, N)
-        # a size below a tenth of the typical one is not trusted
-        size = np.maximum(size, 0.1 * np.maximum(size.mean(axis=1, keepdims=True), 1e-12))
-        e2 = size ** 2
-        q = (1 - d.floor) * size / size.sum(axis=1, keepdims=True) + d.floor / self.n
-        # the variance of this rule relative to uniform, as the fit predicts it; a fit that
-        # promises less than ``gate`` is taken for noise and the draw stays uniform
-        ratio = (e2 / (self.n * q)).sum(axis=1) / e2.sum(axis=1)
-        learnt = ((self.t >= d.burn_in) & (ratio < 1 - d.gate))[:, None]
-        return np.where(learnt, q, uniform)
+        if int(self.t.min()) < d.burn_in:
+            return uniform
+        # the rule only where the labels say it beats uniform PPI++ by a ``gate`` share
+        q, ratio = self.gain()
+        return np.where((ratio < 1 - d.gate)[:, None], q, uniform)
 
     def draw(self) -> tuple[np.ndarray, np.ndarray]:
         """Draw the next item of each sequence: (item indices, their probabilities)."""
@@ -294,13 +332,18 @@ class ActiveSampler:
         f = self.f[idx]
         w = 1.0 / (self.n * q)
         z = self.lam * self.fbar + self.c + (y - self.lam * f - self.c) * w
-        resid = np.abs(y - self.lam * f - self.c)
         self.t += 1
         self.sz += z
         self.szz += z ** 2
-        x = self.features[idx]                                                  # (S, k)
-        self.xtx += x[:, :, None] * x[:, None, :]
-        self.xty += x * resid[:, None]
+        self.h_idx.append(idx)
+        self.h_y.append(y)
+        self.h_w.append(w)
+        w2 = w * w
+        self.sw2 += w2
+        self.sw2y += w2 * y
+        self.sw2f += w2 * f
+        self.sw2ff += w2 * f * f
+        self.sw2fy += w2 * f * y
         self.sw += w
         self.swy += w * y
         self.swf += w * f
@@ -313,12 +356,16 @@ class ActiveSampler:
                                  "z": float(z[0])})
 
     def _tune(self) -> None:
-        """``lam`` (PPI++: weighted cov(Y, f) / var(f), clipped to [0, 1]) and ``c`` (the
-        weighted mean of ``Y - lam f``) for the next label, from the labels so far."""
-        sw = np.maximum(self.sw, 1e-12)
-        my, mf = self.swy / sw, self.swf / sw
-        cov = self.swyf / sw - my * mf
-        var = self.swff / sw - mf ** 2
+        """``lam`` and ``c`` for the next label: least squares of ``Y`` on ``f`` over the
+        labels so far, each weighted by ``w^2``, so they minimise the estimated
+        ``E_q[w^2 (Y - lam f - c)^2]``, the variance of ``Z`` up to a term that does not
+        grow with the weights. Under uniform sampling this is PPI++'s ``lam = cov(Y, f) /
+        var(f)`` (Angelopoulos, Duchi & Zrnic 2023); under active sampling, the ``lam``
+        that suits it (the items drawn rarely count most). ``lam`` is clipped to [0, 1]."""
+        sw = np.maximum(self.sw2, 1e-12)
+        my, mf = self.sw2y / sw, self.sw2f / sw
+        cov = self.sw2fy / sw - my * mf
+        var = self.sw2ff / sw - mf ** 2
         if self.design.tune:
             lam = np.where((var > 1e-12) & (self.t >= 3), cov / np.maximum(var, 1e-12), 1.0)
             self.lam = np.clip(lam, 0.0, 1.0)

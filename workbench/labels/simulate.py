@@ -203,7 +203,10 @@ def simulate_labelling(prediction: np.ndarray, uncertainty: np.ndarray, labeller
     ``uniform ppi-python (fixed n)``. With ``oracle``, ``oracle rule``: sampling
     proportional to each item's true residual size ``sqrt(E[(Y - f - c)^2])`` (estimated
     from 200 simulated labels per item; ``c`` the mean residual), mixed with uniform like
-    the active rule: the best any rule using this judge could do, known only in simulation.
+    the active rule: the best any rule using this judge could do, known only in simulation;
+    and ``ceiling``, the width ratio of that rule without the uniform share and with
+    ``lam = 1``, ``mean(r) / sqrt(mean(r^2))`` (``r`` the residual sizes; Zrnic & Candès
+    2024, the Cauchy-Schwarz bound), about the most any sampling rule can gain here.
 
     Returns
     -------
@@ -278,7 +281,9 @@ def simulate_labelling(prediction: np.ndarray, uncertainty: np.ndarray, labeller
                      "wald_coverage": np.nan, "wald_width": np.nan,
                      "distinct_items": next(r["distinct_items"] for r in rows
                                             if r["method"] == "uniform")})
-    out = pd.DataFrame(rows).assign(ci_level=1 - alpha, target=target)
+    ceiling = (float(sizes.mean() / np.sqrt(np.mean(sizes ** 2))) if sizes is not None
+               else np.nan)
+    out = pd.DataFrame(rows).assign(ci_level=1 - alpha, target=target, ceiling=ceiling)
     uni = out.loc[out["method"] == "uniform"].iloc[0]
     out["width_ratio"] = out["width"] / uni["width"]
     rel = lambda m, sd: (sd / m) ** 2 / n_studies  # noqa: E731

@@ -316,7 +316,7 @@ _TABLES = {
     "simulation": ["quantity", "scenario", "informative", "hard_share", "annotator_noise",
                    "method", "n_studies", "budget", "coverage", "coverage_se",
                    "coverage_anytime", "coverage_anytime_se", "width", "width_ratio",
-                   "width_ratio_se", "wald_coverage", "wald_width", "distinct_items",
+                   "width_ratio_se", "ceiling", "wald_coverage", "wald_width", "distinct_items",
                    "ci_level", "target", "pool"],
     "round_trip": ["format", "n_labels", "n_imported", "identical"],
 }
