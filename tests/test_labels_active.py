@@ -156,8 +156,8 @@ def test_simulated_coverage_and_width():
         assert (table["coverage"] >= 0.88).all()
         assert (table["coverage_anytime"].dropna() >= 0.88).all()
     # narrower than uniform, not as narrow as the oracle rule (the truth known)
-    assert out[True].loc["oracle rule", "width_ratio"] < out[True].loc["active", "width_ratio"] < 0.97
-    assert out[False].loc["active", "width_ratio"] < 1.03
+    assert out[True].loc["oracle rule", "width_ratio"] < out[True].loc["active", "width_ratio"] < 0.99
+    assert out[False].loc["active", "width_ratio"] < 1.01
     # the anytime sequence costs width against the fixed-n interval
     assert out[True].loc["uniform ppi-python (fixed n)", "width_ratio"] < 1.0
 
@@ -188,12 +188,14 @@ def test_gain_is_the_importance_weighted_variance_ratio():
         items.append(i)
         labels.append(y)
     items, y = np.array(items), np.array(labels)
-    q, ratio = sampler.gain()
+    q, ratio, z = sampler.gain()
     e = y - f[items] - np.mean(y - f[items])
     lam = np.clip(np.cov(y, f[items], bias=True)[0, 1] / np.var(f[items]), 0, 1)
     e_lam = y - lam * f[items] - np.mean(y - lam * f[items])
     expected = np.mean(e ** 2 / (n * q[0, items])) / np.mean(e_lam ** 2)
     assert ratio[0] == pytest.approx(expected, rel=1e-9)
+    d = e ** 2 / (n * q[0, items]) - e_lam ** 2
+    assert z[0] == pytest.approx(-d.mean() / (d.std(ddof=1) / np.sqrt(len(d))), rel=1e-9)
     assert sampler.probabilities()[0] == pytest.approx(np.full(n, 1 / n))   # burn-in
 
 
@@ -223,10 +225,10 @@ def test_uninformative_uncertainty_keeps_the_draw_uniform():
     assert uniform_rows.mean() > 0.8
 
 
-@pytest.mark.slow
 def test_full_simulation_coverage_and_width_ratio_error():
     """500 studies of 100 labels (as the notebook): the calibrated rule covers at every look
-    (>= 0.93 at 0.95), is narrower than uniform where the flips are informative, no wider
+    (>= 0.93 at 0.95), is narrower than uniform where the flips are informative (by more
+    than 3 MC standard errors), no wider
     (within 3 MC standard errors) where they are shuffled; and the delta-method standard
     error of the width ratio matches the spread of the ratio over independent repeats."""
     latent = _pool(240)
@@ -243,7 +245,8 @@ def test_full_simulation_coverage_and_width_ratio_error():
             budget=100, n_studies=500, rng=2, reference=False, direct=False).set_index("method")
     for table in tables.values():
         assert (table["coverage_anytime"] >= 0.93).all()
-    assert tables[True].loc["active", "width_ratio"] < 0.95
+    informative = tables[True].loc["active"]
+    assert informative["width_ratio"] + 3 * informative["width_ratio_se"] < 1.0
     shuffled = tables[False].loc["active"]
     assert shuffled["width_ratio"] <= 1 + 3 * shuffled["width_ratio_se"]
     judge = pairwise_judge(diff, np.random.default_rng(1), error=0.1, position_bias=0.6,

@@ -188,7 +188,7 @@ def simulate_labelling(prediction: np.ndarray, uncertainty: np.ndarray, labeller
                        alpha: float = 0.05, floor: float = 0.2, burn_in: int = 20,
                        t0: int = 20, abstain: np.ndarray | None = None, check_every: int = 1,
                        reference: bool = True, oracle: bool = True, tune: bool = True,
-                       gate: float = 0.05, direct: bool = True,
+                       gate: float = 2.0, direct: bool = True,
                        rng: np.random.Generator | int | None = None) -> pd.DataFrame:
     """Coverage and width of the active and uniform intervals over ``n_studies`` studies.
 
@@ -219,9 +219,10 @@ def simulate_labelling(prediction: np.ndarray, uncertainty: np.ndarray, labeller
         ``ci_level``, ``target``, ``width_ratio`` (mean width over uniform's mean width),
         and Monte Carlo standard errors: ``coverage_se``, ``coverage_anytime_se``
         (binomial, ``sqrt(p (1 - p) / n_studies)``) and ``width_ratio_se`` (delta method
-        for a ratio of two means of independent studies,
-        ``r sqrt(var_a / (n mean_a^2) + var_u / (n mean_u^2))``; conservative for the
-        ppi-python row, which reuses uniform's studies).
+        for a ratio of two means over paired studies,
+        ``r sqrt((var_a / mean_a^2 + var_u / mean_u^2 - 2 cov_au / (mean_a mean_u)) / n)``).
+        The methods share their random numbers (the seeds of the draws and of the labels),
+        so study ``s`` of each method is paired with study ``s`` of uniform's.
     """
     gen = np.random.default_rng(rng)
     pred = np.asarray(prediction, dtype=float)
@@ -234,6 +235,9 @@ def simulate_labelling(prediction: np.ndarray, uncertainty: np.ndarray, labeller
                          np.random.default_rng(gen.integers(2 ** 32)))
         resid = draws - pred[None, :]
         sizes = np.sqrt(((resid - resid.mean()) ** 2).mean(axis=0))
+    # common random numbers: every method draws with the same seeds, so the studies are
+    # paired (identical draws and labels while a rule stays uniform)
+    draw_seed, label_seed = gen.integers(2 ** 32, size=2)
     for method in methods:
         sampler = ActiveSampler(pred, uncertainty, abstain=abstain, alpha=alpha,
                                 floor=floor, burn_in=burn_in, t_star=budget,
@@ -241,8 +245,8 @@ def simulate_labelling(prediction: np.ndarray, uncertainty: np.ndarray, labeller
                                 tune=tune, gate=gate,
                                 rule="direct" if method == "active, q ∝ u" else "calibrated",
                                 sizes=sizes if method == "oracle rule" else None,
-                                rng=gen.integers(2 ** 32))
-        label_rng = np.random.default_rng(gen.integers(2 ** 32))
+                                rng=draw_seed)
+        label_rng = np.random.default_rng(label_seed)
         always = np.ones(n_studies, dtype=bool)
         seen = np.zeros((n_studies, len(pred)), dtype=bool)
         draws = np.zeros((n_studies, budget), dtype=int)
@@ -261,7 +265,7 @@ def simulate_labelling(prediction: np.ndarray, uncertainty: np.ndarray, labeller
         rows.append({"method": method, "n_studies": n_studies, "budget": budget,
                      "coverage": float(np.mean(np.abs(mean - target) <= cs)),
                      "coverage_anytime": float(np.mean(always)),
-                     "width": float(np.mean(2 * cs)), "width_sd": float(np.std(2 * cs, ddof=1)),
+                     "width": float(np.mean(2 * cs)),
                      "wald_coverage": float(np.mean(np.abs(mean - target) <= wald)),
                      "wald_width": float(np.mean(2 * wald)),
                      "distinct_items": float(seen.sum(axis=1).mean())})
@@ -274,10 +278,10 @@ def simulate_labelling(prediction: np.ndarray, uncertainty: np.ndarray, labeller
             low, high = ppi_mean_ci(labels[s], pred[draws[s]], pred, alpha=alpha)
             lows[s], highs[s] = float(np.ravel(low)[0]), float(np.ravel(high)[0])
         hits = (lows <= target) & (target <= highs)
+        widths["uniform ppi-python (fixed n)"] = highs - lows
         rows.append({"method": "uniform ppi-python (fixed n)", "n_studies": n_studies,
                      "budget": budget, "coverage": float(hits.mean()),
                      "coverage_anytime": np.nan, "width": float(np.mean(highs - lows)),
-                     "width_sd": float(np.std(highs - lows, ddof=1)),
                      "wald_coverage": np.nan, "wald_width": np.nan,
                      "distinct_items": next(r["distinct_items"] for r in rows
                                             if r["method"] == "uniform")})
@@ -286,11 +290,16 @@ def simulate_labelling(prediction: np.ndarray, uncertainty: np.ndarray, labeller
     out = pd.DataFrame(rows).assign(ci_level=1 - alpha, target=target, ceiling=ceiling)
     uni = out.loc[out["method"] == "uniform"].iloc[0]
     out["width_ratio"] = out["width"] / uni["width"]
-    rel = lambda m, sd: (sd / m) ** 2 / n_studies  # noqa: E731
-    out["width_ratio_se"] = np.where(
-        out["method"] == "uniform", 0.0,
-        out["width_ratio"] * np.sqrt(rel(out["width"], out["width_sd"])
-                                     + rel(uni["width"], uni["width_sd"])))
+    # delta method for a ratio of means of paired studies
+    base = widths["uniform"]
+    ses = []
+    for method in out["method"]:
+        a = widths[method]
+        cov = np.cov(a, base)
+        rel = (cov[0, 0] / a.mean() ** 2 + cov[1, 1] / base.mean() ** 2
+               - 2 * cov[0, 1] / (a.mean() * base.mean()))
+        ses.append(a.mean() / base.mean() * np.sqrt(max(rel, 0.0) / n_studies))
+    out["width_ratio_se"] = ses
     for col in ("coverage", "coverage_anytime"):
         out[f"{col}_se"] = np.sqrt(out[col] * (1 - out[col]) / n_studies)
-    return out.drop(columns="width_sd")
+    return out
