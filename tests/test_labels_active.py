@@ -174,8 +174,9 @@ def test_calibrated_fit_recovers_the_residual_size():
 
 
 def test_gain_is_the_importance_weighted_variance_ratio():
-    """The gate's estimate, written out for one sequence of uniform draws: the rule's
-    ``mean(w e^2 / (N q))`` over uniform PPI++'s ``mean(w (Y - lam f - c)^2)``."""
+    """The gate's estimates, written out for one sequence of uniform draws: the rule's
+    ``mean(w e^2 / (N q))`` over uniform PPI++'s ``mean(w (Y - lam f - c)^2)``, and the
+    t-statistic of the slope of |e| on u (scipy's linregress)."""
     rng = np.random.default_rng(0)
     n = 50
     f, u = rng.uniform(1, 5, n), rng.uniform(0, 1, n)
@@ -194,8 +195,8 @@ def test_gain_is_the_importance_weighted_variance_ratio():
     e_lam = y - lam * f[items] - np.mean(y - lam * f[items])
     expected = np.mean(e ** 2 / (n * q[0, items])) / np.mean(e_lam ** 2)
     assert ratio[0] == pytest.approx(expected, rel=1e-9)
-    d = e ** 2 / (n * q[0, items]) - e_lam ** 2
-    assert z[0] == pytest.approx(-d.mean() / (d.std(ddof=1) / np.sqrt(len(d))), rel=1e-9)
+    fit = sps.linregress(u[items], np.abs(e))                    # the gate's slope test
+    assert z[0] == pytest.approx(fit.slope / fit.stderr, rel=1e-9)
     assert sampler.probabilities()[0] == pytest.approx(np.full(n, 1 / n))   # burn-in
 
 

@@ -34,9 +34,10 @@ mean) as ``E[|e| | u] = a + b u`` (least squares of the absolute residuals on ``
 ``q = (1 - floor) * s / sum(s) + floor / N`` with ``s = a + b u`` (for residuals of one
 shape, ``E|e|`` is proportional to ``sqrt(E[e^2])``). The fit is one slope, so a few
 labels on uncertain items suffice, and absolute residuals keep a few large errors from
-swinging it. The rule is used after ``burn_in`` uniform labels, and only while the labels so far show it beats uniform PPI++, its
-estimated variance below uniform's by ``gate`` standard errors (importance-weighted means
-over the labels, paired, see :meth:`ActiveSampler.gain`); otherwise the
+swinging it. The rule is used after ``burn_in`` uniform labels, and only while the labels so far show that the residual grows with ``u``
+(the slope's t-statistic above ``gate``, 3 by default) and that the rule beats uniform
+PPI++ (their variances estimated by importance-weighted means over the labels, see
+:meth:`ActiveSampler.gain`); otherwise the
 draw stays uniform, so an uninformative ``u`` (``b`` near 0) costs little: the interval is
 then uniform PPI++'s. Every ``q`` is at least ``floor / N``, so each weight is at most
 ``1 / floor``. ``lam`` and ``c`` are the ``w^2``-weighted least squares of ``Y`` on ``f``
@@ -168,9 +169,10 @@ class ActiveSampler:
     t_star : int
         Number of labels near which the confidence sequence is tightest.
     gate : float
-        The calibrated rule is used only when the labels so far show its variance below
-        uniform PPI++'s by at least ``gate`` standard errors (:meth:`gain`); else the
-        draw stays uniform.
+        The calibrated rule is used only when the labels so far show the residual growing
+        with the uncertainty (the slope's t-statistic above ``gate``) and the rule's
+        estimated variance below uniform PPI++'s (:meth:`gain`); else the draw stays
+        uniform.
     tune : bool
         PPI++ power tuning of ``lam`` (else ``lam = 1``, plain PPI).
     sizes : array of shape (N,), optional
@@ -197,7 +199,7 @@ class ActiveSampler:
 
     def __init__(self, predictions, uncertainty=None, *, abstain=None, alpha: float = 0.05,
                  floor: float = 0.2, burn_in: int = 20, t_star: int = 100, tune: bool = True,
-                 active: bool = True, gate: float = 2.0, n_studies: int = 1, rng=None,
+                 active: bool = True, gate: float = 3.0, n_studies: int = 1, rng=None,
                  rule: str = "calibrated", scale: float | None = None,
                  sizes: np.ndarray | None = None):
         f = np.asarray(predictions, dtype=float)
@@ -271,21 +273,21 @@ class ActiveSampler:
 
     def gain(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(the calibrated rule's probabilities, shape (n_studies, N); its variance over
-        uniform PPI++'s, as the labels so far estimate them; the z-score of the
-        difference, positive when the rule is better), the last two of shape (n_studies,).
+        uniform PPI++'s, as the labels so far estimate them; the t-statistic of the slope
+        of ``|e|`` on ``u``), the last two of shape (n_studies,).
 
         Both variances are importance-weighted means over the labels so far
         (``w = 1 / (N q)`` of each draw): uniform PPI++'s ``mean(w e_lam^2)`` with its
         tuned ``lam`` (the residual ``e_lam = Y - lam f - c``), the rule's
         ``mean(w e^2 / (N q_rule))`` with the judge's own residual ``e`` (``lam = 1``).
-        The z-score is ``-mean(d) / (sd(d) / sqrt(t))`` of the per-label differences
-        ``d = w e^2 / (N q_rule) - w e_lam^2`` (paired: the same labels)."""
+        The t-statistic is the ordinary least-squares one (slope over its standard error,
+        as ``scipy.stats.linregress``), before the fit's ``a, b >= 0`` constraints."""
         d = self.design
         size = self.fit() @ np.stack([np.ones(self.n), self.scaled])            # (S, N)
         # a size below a tenth of the typical one is not trusted
         size = np.maximum(size, 0.1 * np.maximum(size.mean(axis=1, keepdims=True), 1e-12))
         q = (1 - d.floor) * size / size.sum(axis=1, keepdims=True) + d.floor / self.n
-        if not self.h_idx:
+        if len(self.h_idx) < 3:
             return q, np.ones(self.s), np.zeros(self.s)
         idx, y, w, e1 = self._labels()
         rows = np.arange(self.s)[:, None]
@@ -296,11 +298,17 @@ class ActiveSampler:
         lam = np.clip((self.swyf / sw - my * mf) / np.maximum(var, 1e-12), 0.0, 1.0)
         resid = y - lam[:, None] * self.f[idx] - (my - lam * mf)[:, None]
         per_uniform = w * resid ** 2
-        d = per_rule - per_uniform
-        t = d.shape[1]
-        se = d.std(axis=1, ddof=1) / np.sqrt(t) if t > 1 else np.full(self.s, np.inf)
-        z = -d.mean(axis=1) / np.maximum(se, 1e-12)
-        return q, per_rule.mean(axis=1) / np.maximum(per_uniform.mean(axis=1), 1e-12), z
+        ratio = per_rule.mean(axis=1) / np.maximum(per_uniform.mean(axis=1), 1e-12)
+        # the slope's t-statistic
+        v, e = self.scaled[idx], np.abs(e1)
+        vc = v - v.mean(axis=1, keepdims=True)
+        sxx = (vc ** 2).sum(axis=1)
+        slope = (vc * e).sum(axis=1) / np.maximum(sxx, 1e-12)
+        fitted = e.mean(axis=1, keepdims=True) + slope[:, None] * vc
+        rss = ((e - fitted) ** 2).sum(axis=1)
+        se = np.sqrt(rss / (idx.shape[1] - 2) / np.maximum(sxx, 1e-12))
+        z = np.where(sxx > 1e-12, slope / np.maximum(se, 1e-12), 0.0)
+        return q, ratio, z
 
     def probabilities(self) -> np.ndarray:
         """The sampling probabilities of the next draw, shape (n_studies, N), rows sum to 1."""
@@ -316,9 +324,10 @@ class ActiveSampler:
             return np.tile((1 - d.floor) * v / v.sum() + d.floor / self.n, (self.s, 1))
         if int(self.t.min()) < d.burn_in:
             return uniform
-        # the rule only where the labels show it beats uniform PPI++ (by ``gate`` SEs)
-        q, _, z = self.gain()
-        return np.where((z > d.gate)[:, None], q, uniform)
+        # the rule only where the labels show that the residual grows with the uncertainty
+        # (by ``gate`` standard errors) and that the rule beats uniform PPI++
+        q, ratio, z = self.gain()
+        return np.where(((z > d.gate) & (ratio < 1))[:, None], q, uniform)
 
     def draw(self) -> tuple[np.ndarray, np.ndarray]:
         """Draw the next item of each sequence: (item indices, their probabilities)."""

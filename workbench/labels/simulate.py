@@ -188,7 +188,7 @@ def simulate_labelling(prediction: np.ndarray, uncertainty: np.ndarray, labeller
                        alpha: float = 0.05, floor: float = 0.2, burn_in: int = 20,
                        t0: int = 20, abstain: np.ndarray | None = None, check_every: int = 1,
                        reference: bool = True, oracle: bool = True, tune: bool = True,
-                       gate: float = 2.0, direct: bool = True,
+                       gate: float = 3.0, direct: bool = True,
                        rng: np.random.Generator | int | None = None) -> pd.DataFrame:
     """Coverage and width of the active and uniform intervals over ``n_studies`` studies.
 
