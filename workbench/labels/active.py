@@ -14,8 +14,8 @@ gives
     Z_t = lam_t * Fbar + c_t + (Y - lam_t * f_I - c_t) / (N * q_t(I)),
 
 whose conditional mean is exactly ``theta`` whatever the predictable ``q_t``, ``lam_t``
-(PPI++ power tuning, Angelopoulos, Duchi & Zrnic 2023, clipped to [0, 1]) and ``c_t`` (a
-centring constant) are: prediction-powered inference (Angelopoulos et al. 2023) with
+(power tuning as in PPI++, Angelopoulos, Duchi & Zrnic 2023, clipped to [0, 1]) and
+``c_t`` (a centring constant) are: prediction-powered inference (Angelopoulos et al. 2023) with
 inverse-probability weighting for the active sampling (Zrnic & Candès 2024). Its
 conditional variance is ``sum_i E[e_i^2] / (N^2 q_t(i)) - (theta - lam_t Fbar - c_t)^2``
 (``e_i = Y_i - lam_t f_i - c_t``), smallest at ``q(i) ∝ sqrt(E[e_i^2])`` (Zrnic & Candès
@@ -34,10 +34,10 @@ mean) as ``E[|e| | u] = a + b u`` (least squares of the absolute residuals on ``
 ``q = (1 - floor) * s / sum(s) + floor / N`` with ``s = a + b u`` (for residuals of one
 shape, ``E|e|`` is proportional to ``sqrt(E[e^2])``). The fit is one slope, so a few
 labels on uncertain items suffice, and absolute residuals keep a few large errors from
-swinging it. The rule is used after ``burn_in`` uniform labels, and only while the labels so far show that the residual grows with ``u``
-(the slope's t-statistic above ``gate``, 3 by default) and that the rule beats uniform
-PPI++ (their variances estimated by importance-weighted means over the labels, see
-:meth:`ActiveSampler.gain`); otherwise the
+swinging it. The rule is used after ``burn_in`` uniform labels, and only while the labels
+so far show that the residual grows with ``u`` (the slope's t-statistic above ``gate``, 3
+by default) and that the rule beats uniform PPI++ (their variances estimated by
+importance-weighted means over the labels, see :meth:`ActiveSampler.gain`); otherwise the
 draw stays uniform, so an uninformative ``u`` (``b`` near 0) costs little: the interval is
 then uniform PPI++'s. Every ``q`` is at least ``floor / N``, so each weight is at most
 ``1 / floor``. ``lam`` and ``c`` are the ``w^2``-weighted least squares of ``Y`` on ``f``
@@ -45,9 +45,10 @@ then uniform PPI++'s. Every ``q`` is at least ``floor / N``, so each weight is a
 used (PPI++'s ``lam`` under uniform sampling; nearer 1 under active sampling, where the
 rarely drawn, well-predicted items count most).
 
-**Abstentions.** Items a selective judge abstained on get ``u = 1`` (the highest), so each
-is among the most likely draws from the first label on ("first in expectation"). They are
-not labelled with probability one in a first pass: an item labelled for sure is a
+**Abstentions.** Items a selective judge abstained on are drawn first in expectation: while
+the draw is "uniform" (burn-in, gate closed) each is ``1 / floor`` times as likely as any
+other item, and in the rule they get ``u = 1`` (the highest). They are not labelled with
+probability one in a first pass: an item labelled for sure is a
 stratum of its own, and its labels would need their own estimator and variance beside
 the weighted one. Giving them the largest ``q`` keeps the single estimator above exact
 (every ``q`` known and positive), and puts the labels where the judge said nothing.
