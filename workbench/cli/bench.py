@@ -400,3 +400,37 @@ def bench_run_all(*, only: Sequence[str] | None = None, kernel: str = "python3",
 
 
 __all__ = ["RUN_ALL_TARGET", "bench_replay", "bench_run_all", "bench_server", "run_llm_bench"]
+
+
+def bench_labels(*, n_studies: int = 500, budget: int = 100, seed: int = 0,
+                 echo: Callable[[str], Any] = print) -> Any:
+    """``workbench bench labels``: study X4's simulation table in one run.
+
+    Coverage (at the budget and at every label from the 20th), mean width and the width
+    ratio to uniform sampling, each with its Monte Carlo standard error, of the active
+    and uniform intervals over ``n_studies`` simulated studies of ``budget`` labels per
+    scenario (:func:`workbench.studies.x4_human_labels._study.simulation`), on the bundled
+    answers with X4's default configuration; the sim judges' calls go to a temporary
+    cache. Returns the table.
+    """
+    import numpy as np
+    import pandas as pd
+
+    from workbench.llm import temporary_settings
+    from workbench.studies.x4_human_labels import Config
+    from workbench.studies.x4_human_labels._study import pool, simulation
+
+    config = Config(n_studies=n_studies, budget=budget, seed=seed, progress=False)
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="workbench-bench-") as folder:
+        with temporary_settings(cache_dir=folder, cache_mode="readwrite"):
+            frame, _ = pool(config)
+    table = simulation(frame, config, np.random.default_rng(seed))
+    cols = ["scenario", "method", "coverage", "coverage_se", "coverage_anytime",
+            "coverage_anytime_se", "width", "width_ratio", "width_ratio_se", "ceiling"]
+    with pd.option_context("display.width", 200, "display.max_rows", 500,
+                           "display.max_colwidth", 60):
+        echo(table[cols].round(3).to_string(index=False))
+    echo(f"{n_studies} studies of {budget} labels per scenario, {1 - config.alpha:.0%} "
+         f"confidence sequence; {time.perf_counter() - start:.0f} s")
+    return table

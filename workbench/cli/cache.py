@@ -1,4 +1,4 @@
-"""``workbench cache ...``, ``workbench sim-server`` and ``workbench bench llm``.
+"""``workbench cache ...``, ``workbench sim-server`` and ``workbench bench`` (llm, run-all, labels).
 
 Thin typer commands; the logic lives in :mod:`workbench.llm`, :mod:`workbench.sim.server`
 and :mod:`workbench.cli.bench`.
@@ -291,8 +291,21 @@ def bench_run_all(
         raise typer.Exit(1)
 
 
+def bench_labels(
+    n_studies: Annotated[int, typer.Option(help="Simulated studies per scenario.")] = 500,
+    budget: Annotated[int, typer.Option(help="Labels per study.")] = 100,
+    seed: Annotated[int, typer.Option(help="Seeds the simulation.")] = 0,
+) -> None:
+    """Coverage and width of active vs uniform labelling (study X4's simulation table)."""
+    from workbench.bench import bench_labels as run_bench
+
+    if n_studies < 2 or budget < 2:
+        raise _fail("--n-studies and --budget must be >= 2")
+    run_bench(n_studies=n_studies, budget=budget, seed=seed, echo=typer.echo)
+
+
 def register(app: typer.Typer) -> None:
-    """Add ``cache``, ``sim-server`` and ``bench`` (``llm``, ``run-all``) to the ``workbench``
+    """Add ``cache``, ``sim-server`` and ``bench`` (``llm``, ``run-all``, ``labels``) to the ``workbench``
     command."""
     cache = typer.Typer(no_args_is_help=True, help=(
         "The LLM reply cache: JSON entries in a diskcache store, never unpickled, each "
@@ -308,4 +321,5 @@ def register(app: typer.Typer) -> None:
     bench = typer.Typer(no_args_is_help=True, help="Timing benchmarks (ratios from one run).")
     bench.command("llm")(bench_llm)
     bench.command("run-all")(bench_run_all)
+    bench.command("labels")(bench_labels)
     app.add_typer(bench, name="bench")

@@ -14,19 +14,44 @@ gives
     Z_t = lam_t * Fbar + c_t + (Y - lam_t * f_I - c_t) / (N * q_t(I)),
 
 whose conditional mean is exactly ``theta`` whatever the predictable ``q_t``, ``lam_t``
-(PPI++ power tuning, Angelopoulos, Duchi & Zrnic 2023, clipped to [0, 1]) and ``c_t`` (a
-centring constant) are: prediction-powered inference (Angelopoulos et al. 2023) with
-inverse-probability weighting for the active sampling (Zrnic & Candès 2024). The sampling
-rule follows Zrnic & Candès: ``q`` proportional to the predicted size of the residual
-``sqrt(E[(Y - lam f - c)^2 | u])``, mixed with the uniform rule (share ``floor``) so that
-no weight exceeds ``1 / floor``. The map from ``u`` to the residual is **learnt from the
-labels so far** (least squares of the squared residual on ``v``, ``v^2``, ``g``, ``g^2``:
-``v`` the uncertainty and ``g`` the prediction's distance from its mean, each scaled to
-[0, 1]; the latter because with ``lam < 1`` the residual grows with it), so
-when the uncertainty says nothing (the fit promises less than a ``gate`` share of the
-variance) the rule falls back to uniform, and the interval is not
-wider than uniform PPI. Items a selective judge abstained on get the highest rank and are
-drawn first in expectation. The first ``burn_in`` labels are drawn uniformly.
+(power tuning as in PPI++, Angelopoulos, Duchi & Zrnic 2023, clipped to [0, 1]) and
+``c_t`` (a centring constant) are: prediction-powered inference (Angelopoulos et al. 2023) with
+inverse-probability weighting for the active sampling (Zrnic & Candès 2024). Its
+conditional variance is ``sum_i E[e_i^2] / (N^2 q_t(i)) - (theta - lam_t Fbar - c_t)^2``
+(``e_i = Y_i - lam_t f_i - c_t``), smallest at ``q(i) ∝ sqrt(E[e_i^2])`` (Zrnic & Candès
+2024, section 3; Cauchy-Schwarz).
+
+**The rule** (``rule``). Zrnic & Candès sample with ``q ∝ u``, the model's uncertainty,
+mixed with the uniform rule for safety. ``rule="direct"`` does exactly that:
+``q = (1 - floor) * u / sum(u) + floor / N`` (``u`` scaled to [0, 1]), from the first
+label on. It is variance-optimal only when ``u`` is proportional to the residual's size,
+which the people's own noise breaks: an item the judge is sure of still has the
+annotators' noise in its residual, and ``q ∝ u`` gives it weight up to ``1 / floor``.
+``rule="calibrated"`` (the default) keeps the judge's signal but learns its scale from
+the labels so far: the size of the judge's residual ``e = Y - f - c`` (``c`` its weighted
+mean) as ``E[|e| | u] = a + b u`` (least squares of the absolute residuals on ``1, u``;
+``a`` the part no uncertainty explains, the annotators' noise; ``a, b >= 0``), and
+``q = (1 - floor) * s / sum(s) + floor / N`` with ``s = a + b u`` (for residuals of one
+shape, ``E|e|`` is proportional to ``sqrt(E[e^2])``). The fit is one slope, so a few
+labels on uncertain items suffice, and absolute residuals keep a few large errors from
+swinging it. The rule is used after ``burn_in`` uniform labels, and only while the labels
+so far show that the residual grows with ``u`` (the slope's t-statistic above ``gate``, 3
+by default) and that the rule beats uniform PPI++ (their variances estimated by
+importance-weighted means over the labels, see :meth:`ActiveSampler.gain`); otherwise the
+draw stays uniform, so an uninformative ``u`` (``b`` near 0) costs little: the interval is
+then uniform PPI++'s. Every ``q`` is at least ``floor / N``, so each weight is at most
+``1 / floor``. ``lam`` and ``c`` are the ``w^2``-weighted least squares of ``Y`` on ``f``
+(``w = 1 / (N q)``), which minimise the estimated variance of ``Z`` under the sampling
+used (PPI++'s ``lam`` under uniform sampling; nearer 1 under active sampling, where the
+rarely drawn, well-predicted items count most).
+
+**Abstentions.** Items a selective judge abstained on are drawn first in expectation: while
+the draw is "uniform" (burn-in, gate closed) each is ``1 / floor`` times as likely as any
+other item, and in the rule they get ``u = 1`` (the highest). They are not labelled with
+probability one in a first pass: an item labelled for sure is a
+stratum of its own, and its labels would need their own estimator and variance beside
+the weighted one. Giving them the largest ``q`` keeps the single estimator above exact
+(every ``q`` known and positive), and puts the labels where the judge said nothing.
 
 **Interval.** The running mean of the ``Z_t`` with the asymptotic confidence sequence of
 Waudby-Smith, Arbour, Sinha, Kennedy & Ramdas (2024, Theorem 2.2, Gaussian mixture
@@ -81,17 +106,19 @@ def cs_halfwidth(t: np.ndarray, variance: np.ndarray, *, alpha: float, rho2: flo
 
 
 def scaled_uncertainty(uncertainty: np.ndarray, *, abstain: np.ndarray | None = None) -> np.ndarray:
-    """Uncertainty scaled to [0, 1] (min to max); NaN and the items a selective judge
-    abstained on get 1 (the most uncertain).
+    """Uncertainty scaled to [0, 1]: divided by its maximum when none is negative (an SD,
+    a flip, an entropy: zero stays zero, ratios are kept), else min to max; NaN and the
+    items a selective judge abstained on get 1 (the most uncertain).
 
     Examples
     --------
-    >>> scaled_uncertainty(np.array([0.1, 0.5, 0.3]), abstain=np.array([True, False, False]))
-    array([1. , 1. , 0.5])
+    >>> scaled_uncertainty(np.array([0.1, 0.5, 0.2]), abstain=np.array([True, False, False]))
+    array([1. , 1. , 0.4])
     """
     u = np.asarray(uncertainty, dtype=float)
     finite = u[np.isfinite(u)]
     low, high = (finite.min(), finite.max()) if len(finite) else (0.0, 1.0)
+    low = min(low, 0.0)
     out = (u - low) / (high - low) if high > low else np.zeros_like(u)
     out = np.where(np.isfinite(u), out, 1.0)
     if abstain is not None:
@@ -108,6 +135,10 @@ class _Design:
     tune: bool
     rho2: float
     gate: float
+    rule: str
+
+
+_RULES = ("calibrated", "direct")
 
 
 class ActiveSampler:
@@ -121,21 +152,28 @@ class ActiveSampler:
     predictions : array of shape (N,)
         The judge's prediction of each pool item's human label.
     uncertainty : array of shape (N,), optional
-        The judge's uncertainty about each item (any scale: it is scaled to [0, 1]).
-        ``None``, or ``active=False``, gives uniform sampling (plain PPI++).
+        The judge's uncertainty about each item (scaled to [0, 1] by
+        :func:`scaled_uncertainty`). ``None``, or ``active=False``, gives uniform sampling
+        (plain PPI++).
     abstain : bool array of shape (N,), optional
-        Items the selective judge abstained on (drawn first in expectation).
+        Items the selective judge abstained on: uncertainty 1, and during the uniform
+        burn-in ``1 / floor`` times as likely as the others.
     alpha : float
         1 - confidence level.
     floor : float
         Share of the uniform rule in the mix (weights at most ``1 / floor``).
+    rule : {"calibrated", "direct"}
+        ``q ∝ a + b u`` with ``a, b`` learnt from the labels, or ``q ∝ u`` (see the
+        module).
     burn_in : int
-        Labels drawn uniformly before the rule is learnt.
+        Labels drawn uniformly before the calibrated rule is used.
     t_star : int
         Number of labels near which the confidence sequence is tightest.
     gate : float
-        The learnt rule is used only when it promises a variance at least ``gate`` below
-        uniform sampling's (by its own fit); else the draw stays uniform.
+        The calibrated rule is used only when the labels so far show the residual growing
+        with the uncertainty (the slope's t-statistic above ``gate``) and the rule's
+        estimated variance below uniform PPI++'s (:meth:`gain`); else the draw stays
+        uniform.
     tune : bool
         PPI++ power tuning of ``lam`` (else ``lam = 1``, plain PPI).
     sizes : array of shape (N,), optional
@@ -162,36 +200,42 @@ class ActiveSampler:
 
     def __init__(self, predictions, uncertainty=None, *, abstain=None, alpha: float = 0.05,
                  floor: float = 0.2, burn_in: int = 20, t_star: int = 100, tune: bool = True,
-                 active: bool = True, gate: float = 0.2, n_studies: int = 1, rng=None,
-                 scale: float | None = None, sizes: np.ndarray | None = None):
+                 active: bool = True, gate: float = 3.0, n_studies: int = 1, rng=None,
+                 rule: str = "calibrated", scale: float | None = None,
+                 sizes: np.ndarray | None = None):
         f = np.asarray(predictions, dtype=float)
         if f.ndim != 1 or len(f) < 2 or np.isnan(f).any():
             raise ValueError("ActiveSampler: predictions must be a 1-d array of >= 2 numbers "
                              "without NaN (give the judge's failures a prediction, e.g. the mean)")
         if not 0 < floor <= 1:
             raise ValueError(f"ActiveSampler: floor must be in (0, 1], got {floor}")
+        if rule not in _RULES:
+            raise ValueError(f"ActiveSampler: rule must be one of {_RULES}, got {rule!r}")
         self.f, self.n = f, len(f)
         self.fbar = float(f.mean())
         active = active and uncertainty is not None
         self.scaled = (scaled_uncertainty(uncertainty, abstain=abstain) if active
                        else np.zeros(self.n))
+        base = np.ones(self.n)
+        if active and abstain is not None:
+            base = np.where(np.asarray(abstain, dtype=bool), 1.0 / floor, 1.0)
+        self.base = base / base.sum()
         s0 = scale if scale is not None else float(np.var(f)) or 1.0
         rho2 = (-2 * np.log(alpha) + np.log(1 - 2 * np.log(alpha))) / (t_star * s0)
-        self.design = _Design(alpha, floor, burn_in, active, tune, rho2, gate)
+        self.design = _Design(alpha, floor, burn_in, active, tune, rho2, gate, rule)
         self.s0 = s0
         self.s = n_studies
         self.rng = np.random.default_rng(rng)
         zeros = lambda: np.zeros(n_studies)  # noqa: E731
-        # labels so far; weighted sums for lam and c; residual-vs-rank regression; Z sums
+        # labels so far; weighted sums for lam and c; the fit of |e| on 1, u; Z sums
         self.t = zeros()
         self.sw, self.swy, self.swf, self.swyy, self.swff, self.swyf = (zeros() for _ in range(6))
-        # features of the residual's size: 1, v, v^2 (v the scaled uncertainty) and g, g^2
-        # (g the scaled prediction: with lam < 1 the residual grows with |f - mean f|)
-        g = scaled_uncertainty(np.abs(f - self.fbar)) if active else np.zeros(self.n)
-        self.features = np.stack([np.ones(self.n), self.scaled, self.scaled ** 2, g, g ** 2], 1)
-        k = self.features.shape[1]
-        self.xtx = np.zeros((n_studies, k, k))  # sums of x x'
-        self.xty = np.zeros((n_studies, k))     # sums of x * residual^2
+        # sums for the PPI++ lam under uniform sampling (IPW) and for lam, c of the estimate
+        # (w^2-weighted least squares); the labels so far, for the rule and its gate
+        self.sw2, self.sw2y, self.sw2f, self.sw2ff, self.sw2fy = (zeros() for _ in range(5))
+        self.h_idx: list[np.ndarray] = []
+        self.h_y: list[np.ndarray] = []
+        self.h_w: list[np.ndarray] = []
         self.sz, self.szz = zeros(), zeros()
         self.lam, self.c = np.ones(n_studies), zeros()
         self.history: list[dict] = []
@@ -199,32 +243,92 @@ class ActiveSampler:
 
     # --- the sampling rule -------------------------------------------------------------------
 
+    def _labels(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(items, labels, weights, residuals with lam = 1), each of shape (n_studies, t)."""
+        idx, y, w = (np.stack(h, 1) for h in (self.h_idx, self.h_y, self.h_w))
+        f = self.f[idx]
+        c1 = (w * (y - f)).sum(axis=1, keepdims=True) / w.sum(axis=1, keepdims=True)
+        return idx, y, w, y - f - c1
+
+    def fit(self) -> np.ndarray:
+        """``(a, b)`` of ``E[|e| | u] = a + b u`` per sequence, shape (n_studies, 2), ``e``
+        the judge's residual ``Y - f - c`` (``c`` the weighted mean residual): least squares
+        on the labels so far, then ``b >= 0`` and ``a >= 0`` (a negative one refitted as
+        ``b`` alone, a negative intercept as ``a`` alone)."""
+        if not self.h_idx:
+            return np.zeros((self.s, 2))
+        idx, _, _, e1 = self._labels()
+        v, e = self.scaled[idx], np.abs(e1)
+        n = float(idx.shape[1])
+        sx, sxx = v.sum(axis=1), (v * v).sum(axis=1)
+        sy, sxy = e.sum(axis=1), (v * e).sum(axis=1)
+        det = n * sxx - sx ** 2
+        ok = det > 1e-12 * np.maximum(n * sxx, 1e-12)
+        b = np.where(ok, (n * sxy - sx * sy) / np.where(ok, det, 1.0), 0.0)
+        a = (sy - b * sx) / n
+        b = np.maximum(b, 0.0)
+        a = np.where(b == 0.0, sy / n, a)
+        through_zero = sxy / np.maximum(sxx, 1e-12)                 # b alone, a = 0
+        neg = a < 0
+        return np.stack([np.where(neg, 0.0, a), np.where(neg, through_zero, b)], 1)
+
+    def gain(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(the calibrated rule's probabilities, shape (n_studies, N); its variance over
+        uniform PPI++'s, as the labels so far estimate them; the t-statistic of the slope
+        of ``|e|`` on ``u``), the last two of shape (n_studies,).
+
+        Both variances are importance-weighted means over the labels so far
+        (``w = 1 / (N q)`` of each draw): uniform PPI++'s ``mean(w e_lam^2)`` with its
+        tuned ``lam`` (the residual ``e_lam = Y - lam f - c``), the rule's
+        ``mean(w e^2 / (N q_rule))`` with the judge's own residual ``e`` (``lam = 1``).
+        The t-statistic is the ordinary least-squares one (slope over its standard error,
+        as ``scipy.stats.linregress``), before the fit's ``a, b >= 0`` constraints."""
+        d = self.design
+        size = self.fit() @ np.stack([np.ones(self.n), self.scaled])            # (S, N)
+        # a size below a tenth of the typical one is not trusted
+        size = np.maximum(size, 0.1 * np.maximum(size.mean(axis=1, keepdims=True), 1e-12))
+        q = (1 - d.floor) * size / size.sum(axis=1, keepdims=True) + d.floor / self.n
+        if len(self.h_idx) < 3:
+            return q, np.ones(self.s), np.zeros(self.s)
+        idx, y, w, e1 = self._labels()
+        rows = np.arange(self.s)[:, None]
+        per_rule = w * e1 ** 2 / (self.n * q[rows, idx])
+        sw = np.maximum(self.sw, 1e-12)
+        my, mf = self.swy / sw, self.swf / sw
+        var = self.swff / sw - mf ** 2
+        lam = np.clip((self.swyf / sw - my * mf) / np.maximum(var, 1e-12), 0.0, 1.0)
+        resid = y - lam[:, None] * self.f[idx] - (my - lam * mf)[:, None]
+        per_uniform = w * resid ** 2
+        ratio = per_rule.mean(axis=1) / np.maximum(per_uniform.mean(axis=1), 1e-12)
+        # the slope's t-statistic
+        v, e = self.scaled[idx], np.abs(e1)
+        vc = v - v.mean(axis=1, keepdims=True)
+        sxx = (vc ** 2).sum(axis=1)
+        slope = (vc * e).sum(axis=1) / np.maximum(sxx, 1e-12)
+        fitted = e.mean(axis=1, keepdims=True) + slope[:, None] * vc
+        rss = ((e - fitted) ** 2).sum(axis=1)
+        se = np.sqrt(rss / (idx.shape[1] - 2) / np.maximum(sxx, 1e-12))
+        z = np.where(sxx > 1e-12, slope / np.maximum(se, 1e-12), 0.0)
+        return q, ratio, z
+
     def probabilities(self) -> np.ndarray:
         """The sampling probabilities of the next draw, shape (n_studies, N), rows sum to 1."""
         d = self.design
-        uniform = np.full((self.s, self.n), 1.0 / self.n)
+        uniform = np.tile(self.base, (self.s, 1))
         if self.sizes is not None:
             q = (1 - d.floor) * self.sizes / self.sizes.sum() + d.floor / self.n
             return np.tile(q, (self.s, 1))
         if not d.active:
             return uniform
-        # least squares of the squared residual on the features (a little ridge)
-        k = self.features.shape[1]
-        n = np.maximum(self.xtx[:, 0, 0], 1.0)
-        ridge = 1e-3 * np.eye(k) * n[:, None, None]
-        coef = np.linalg.solve(self.xtx + ridge, self.xty[..., None])[..., 0]   # (S, k)
-        fitted = coef @ self.features.T                                         # (S, N)
-        mean_e = self.xty[:, 0] / n
-        # a fitted size below a tenth of the typical one is not trusted
-        size = np.sqrt(np.maximum(fitted, 0.01 * np.maximum(mean_e, 1e-12)[:, None]))
-        rule = size / size.sum(axis=1, keepdims=True)
-        q = (1 - d.floor) * rule + d.floor / self.n
-        # the variance of this rule relative to uniform, as the fit predicts it; a fit that
-        # promises less than ``1 - gate`` is taken for noise and the draw stays uniform
-        fitted_e2 = size ** 2
-        ratio = (fitted_e2 / (self.n * q)).sum(axis=1) / fitted_e2.sum(axis=1)
-        learnt = ((self.t >= d.burn_in) & (ratio < 1 - d.gate))[:, None]
-        return np.where(learnt, q, uniform)
+        if d.rule == "direct":
+            v = self.scaled if self.scaled.sum() > 0 else np.ones(self.n)
+            return np.tile((1 - d.floor) * v / v.sum() + d.floor / self.n, (self.s, 1))
+        if int(self.t.min()) < d.burn_in:
+            return uniform
+        # the rule only where the labels show that the residual grows with the uncertainty
+        # (by ``gate`` standard errors) and that the rule beats uniform PPI++
+        q, ratio, z = self.gain()
+        return np.where(((z > d.gate) & (ratio < 1))[:, None], q, uniform)
 
     def draw(self) -> tuple[np.ndarray, np.ndarray]:
         """Draw the next item of each sequence: (item indices, their probabilities)."""
@@ -246,13 +350,18 @@ class ActiveSampler:
         f = self.f[idx]
         w = 1.0 / (self.n * q)
         z = self.lam * self.fbar + self.c + (y - self.lam * f - self.c) * w
-        resid2 = (y - self.lam * f - self.c) ** 2
         self.t += 1
         self.sz += z
         self.szz += z ** 2
-        x = self.features[idx]                                                  # (S, k)
-        self.xtx += x[:, :, None] * x[:, None, :]
-        self.xty += x * resid2[:, None]
+        self.h_idx.append(idx)
+        self.h_y.append(y)
+        self.h_w.append(w)
+        w2 = w * w
+        self.sw2 += w2
+        self.sw2y += w2 * y
+        self.sw2f += w2 * f
+        self.sw2ff += w2 * f * f
+        self.sw2fy += w2 * f * y
         self.sw += w
         self.swy += w * y
         self.swf += w * f
@@ -265,12 +374,16 @@ class ActiveSampler:
                                  "z": float(z[0])})
 
     def _tune(self) -> None:
-        """``lam`` (PPI++: weighted cov(Y, f) / var(f), clipped to [0, 1]) and ``c`` (the
-        weighted mean of ``Y - lam f``) for the next label, from the labels so far."""
-        sw = np.maximum(self.sw, 1e-12)
-        my, mf = self.swy / sw, self.swf / sw
-        cov = self.swyf / sw - my * mf
-        var = self.swff / sw - mf ** 2
+        """``lam`` and ``c`` for the next label: least squares of ``Y`` on ``f`` over the
+        labels so far, each weighted by ``w^2``, so they minimise the estimated
+        ``E_q[w^2 (Y - lam f - c)^2]``, the variance of ``Z`` up to a term that does not
+        grow with the weights. Under uniform sampling this is PPI++'s ``lam = cov(Y, f) /
+        var(f)`` (Angelopoulos, Duchi & Zrnic 2023); under active sampling, the ``lam``
+        that suits it (the items drawn rarely count most). ``lam`` is clipped to [0, 1]."""
+        sw = np.maximum(self.sw2, 1e-12)
+        my, mf = self.sw2y / sw, self.sw2f / sw
+        cov = self.sw2fy / sw - my * mf
+        var = self.sw2ff / sw - mf ** 2
         if self.design.tune:
             lam = np.where((var > 1e-12) & (self.t >= 3), cov / np.maximum(var, 1e-12), 1.0)
             self.lam = np.clip(lam, 0.0, 1.0)

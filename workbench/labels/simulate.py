@@ -8,11 +8,23 @@ simulation's target, the mean human label over the pool, is known without error.
 Pairwise annotators prefer the answer of higher ``latent + noise * z`` (a tie within
 ``tie_margin``).
 
-**Judges of known informativeness** (:func:`sampled_judge`): on each item the judge errs by
-``e_i ~ N(0, s_i)``, with ``s_i`` large on a share of hard items, and its samples scatter
-around its verdict by ``spread * s_i``: the sample spread (the judge's uncertainty) says
-where it errs. ``informative=False`` shuffles the uncertainty over the items, keeping its
-values and the errors: the same judge whose uncertainty says nothing.
+**Judges of known informativeness** (:func:`sampled_judge`): a share ``hard_share`` of the
+items is hard; on item ``i`` the judge's verdict is ``latent_i + bias + e_i`` with
+``e_i ~ N(0, s_i)``, ``s_i = hard`` (default 2 points on the 1-5 scale) on the hard items
+and ``easy`` (0.2) on the others, and its ``n_samples`` samples scatter around the verdict
+by ``spread * s_i``; the prediction is their mean (clipped to the scale), the uncertainty
+their SD. So the judge is confident and nearly right on most items and unsure exactly
+where it errs: its uncertainty predicts its error. ``informative=False`` shuffles the
+uncertainty over the items, keeping its values and the errors: the same judge whose
+uncertainty says nothing. The pairwise judge (:func:`pairwise_judge`) is asked in both
+orders; its verdict flips with the order on pairs it cannot separate.
+
+**How much any rule can gain** is set by how unequal the residuals ``Y - f`` are: at best
+(sampling by the true residual size, no uniform share) the width ratio is
+``E[r] / sqrt(E[r^2])`` with ``r_i = sqrt(E[(Y_i - f_i)^2])`` (Zrnic & Candès 2024). The
+people's own noise (and the rounding to whole points) is in every item's residual, the
+judge's error only in the hard ones', so the gain shrinks as the annotators' noise grows
+and as the hard share grows; the ``oracle rule`` row measures that ceiling.
 
 :func:`simulate_labelling` runs many labelling studies side by side with
 :class:`~workbench.labels.active.ActiveSampler` (active and uniform sampling under one
@@ -154,7 +166,8 @@ def sampled_judge(latent: np.ndarray, rng: np.random.Generator, *, bias: float =
     -------
     DataFrame
         ``prediction`` (mean of the samples, clipped to the scale), ``uncertainty`` (their
-        SD), ``hard`` (the item is one of the hard ones), ``error_sd`` (``s_i``).
+        SD; shuffled over the items when ``informative=False``), ``hard`` (the item is one
+        of the hard ones), ``error_sd`` (``s_i``).
     """
     latent = np.asarray(latent, dtype=float)
     n = len(latent)
@@ -175,20 +188,25 @@ def simulate_labelling(prediction: np.ndarray, uncertainty: np.ndarray, labeller
                        alpha: float = 0.05, floor: float = 0.2, burn_in: int = 20,
                        t0: int = 20, abstain: np.ndarray | None = None, check_every: int = 1,
                        reference: bool = True, oracle: bool = True, tune: bool = True,
-                       gate: float = 0.2,
+                       gate: float = 3.0, direct: bool = True,
                        rng: np.random.Generator | int | None = None) -> pd.DataFrame:
     """Coverage and width of the active and uniform intervals over ``n_studies`` studies.
 
     Every study draws ``budget`` labels from the pool, each given by ``labeller(idx, rng)``
     (:func:`score_labeller`, :func:`preference_labeller`: an annotator drawn at random);
-    ``target`` is the pool's expected human label. ``active`` samples by the uncertainty,
-    ``uniform`` uniformly; both use the same PPI++ estimate and confidence sequence. With
+    ``target`` is the pool's expected human label. ``active`` samples by the uncertainty
+    with the calibrated rule, ``active, q ∝ u`` (with ``direct``) by the uncertainty itself
+    (Zrnic & Candès's rule, mixed with uniform), ``uniform`` uniformly; all use the same
+    PPI++ estimate and confidence sequence. With
     ``reference``, the fixed-n PPI++ interval of ``ppi-python`` (``ppi_mean_ci``) on each
     uniform study's labels (the pool's predictions as the unlabelled set) is added as
     ``uniform ppi-python (fixed n)``. With ``oracle``, ``oracle rule``: sampling
     proportional to each item's true residual size ``sqrt(E[(Y - f - c)^2])`` (estimated
     from 200 simulated labels per item; ``c`` the mean residual), mixed with uniform like
-    the active rule: the best any rule using this judge could do, known only in simulation.
+    the active rule: the best any rule using this judge could do, known only in simulation;
+    and ``ceiling``, the width ratio of that rule without the uniform share and with
+    ``lam = 1``, ``mean(r) / sqrt(mean(r^2))`` (``r`` the residual sizes; Zrnic & Candès
+    2024, the Cauchy-Schwarz bound), about the most any sampling rule can gain here.
 
     Returns
     -------
@@ -198,25 +216,37 @@ def simulate_labelling(prediction: np.ndarray, uncertainty: np.ndarray, labeller
         ``check_every``-th label from ``t0`` to the budget), ``width`` (mean width at the
         budget), ``wald_coverage``, ``wald_width`` (fixed-n Wald interval of the same
         estimate), ``distinct_items`` (mean number of different items labelled),
-        ``ci_level``, ``target``, ``width_ratio`` (width over uniform's).
+        ``ci_level``, ``target``, ``width_ratio`` (mean width over uniform's mean width),
+        and Monte Carlo standard errors: ``coverage_se``, ``coverage_anytime_se``
+        (binomial, ``sqrt(p (1 - p) / n_studies)``) and ``width_ratio_se`` (delta method
+        for a ratio of two means over paired studies,
+        ``r sqrt((var_a / mean_a^2 + var_u / mean_u^2 - 2 cov_au / (mean_a mean_u)) / n)``).
+        The methods share their random numbers (the seeds of the draws and of the labels),
+        so study ``s`` of each method is paired with study ``s`` of uniform's.
     """
     gen = np.random.default_rng(rng)
     pred = np.asarray(prediction, dtype=float)
     rows, uniform_draws, sizes = [], None, None
-    methods = ("active", "uniform") + (("oracle rule",) if oracle else ())
+    methods = (("active",) + (("active, q ∝ u",) if direct else ()) + ("uniform",)
+               + (("oracle rule",) if oracle else ()))
+    widths = {}
     if oracle:
         draws = labeller(np.repeat(np.arange(len(pred))[None, :], 200, axis=0),
                          np.random.default_rng(gen.integers(2 ** 32)))
         resid = draws - pred[None, :]
         sizes = np.sqrt(((resid - resid.mean()) ** 2).mean(axis=0))
+    # common random numbers: every method draws with the same seeds, so the studies are
+    # paired (identical draws and labels while a rule stays uniform)
+    draw_seed, label_seed = gen.integers(2 ** 32, size=2)
     for method in methods:
         sampler = ActiveSampler(pred, uncertainty, abstain=abstain, alpha=alpha,
                                 floor=floor, burn_in=burn_in, t_star=budget,
-                                active=method == "active", n_studies=n_studies, tune=tune,
-                                gate=gate,
+                                active=method.startswith("active"), n_studies=n_studies,
+                                tune=tune, gate=gate,
+                                rule="direct" if method == "active, q ∝ u" else "calibrated",
                                 sizes=sizes if method == "oracle rule" else None,
-                                rng=gen.integers(2 ** 32))
-        label_rng = np.random.default_rng(gen.integers(2 ** 32))
+                                rng=draw_seed)
+        label_rng = np.random.default_rng(label_seed)
         always = np.ones(n_studies, dtype=bool)
         seen = np.zeros((n_studies, len(pred)), dtype=bool)
         draws = np.zeros((n_studies, budget), dtype=int)
@@ -231,6 +261,7 @@ def simulate_labelling(prediction: np.ndarray, uncertainty: np.ndarray, labeller
                 mean, cs, _, _ = sampler.estimate()
                 always &= np.abs(mean - target) <= cs
         mean, cs, wald, _ = sampler.estimate()
+        widths[method] = 2 * cs
         rows.append({"method": method, "n_studies": n_studies, "budget": budget,
                      "coverage": float(np.mean(np.abs(mean - target) <= cs)),
                      "coverage_anytime": float(np.mean(always)),
@@ -247,12 +278,28 @@ def simulate_labelling(prediction: np.ndarray, uncertainty: np.ndarray, labeller
             low, high = ppi_mean_ci(labels[s], pred[draws[s]], pred, alpha=alpha)
             lows[s], highs[s] = float(np.ravel(low)[0]), float(np.ravel(high)[0])
         hits = (lows <= target) & (target <= highs)
+        widths["uniform ppi-python (fixed n)"] = highs - lows
         rows.append({"method": "uniform ppi-python (fixed n)", "n_studies": n_studies,
                      "budget": budget, "coverage": float(hits.mean()),
                      "coverage_anytime": np.nan, "width": float(np.mean(highs - lows)),
                      "wald_coverage": np.nan, "wald_width": np.nan,
                      "distinct_items": next(r["distinct_items"] for r in rows
                                             if r["method"] == "uniform")})
-    out = pd.DataFrame(rows).assign(ci_level=1 - alpha, target=target)
-    out["width_ratio"] = out["width"] / float(out.loc[out["method"] == "uniform", "width"].iloc[0])
+    ceiling = (float(sizes.mean() / np.sqrt(np.mean(sizes ** 2))) if sizes is not None
+               else np.nan)
+    out = pd.DataFrame(rows).assign(ci_level=1 - alpha, target=target, ceiling=ceiling)
+    uni = out.loc[out["method"] == "uniform"].iloc[0]
+    out["width_ratio"] = out["width"] / uni["width"]
+    # delta method for a ratio of means of paired studies
+    base = widths["uniform"]
+    ses = []
+    for method in out["method"]:
+        a = widths[method]
+        cov = np.cov(a, base)
+        rel = (cov[0, 0] / a.mean() ** 2 + cov[1, 1] / base.mean() ** 2
+               - 2 * cov[0, 1] / (a.mean() * base.mean()))
+        ses.append(a.mean() / base.mean() * np.sqrt(max(rel, 0.0) / n_studies))
+    out["width_ratio_se"] = ses
+    for col in ("coverage", "coverage_anytime"):
+        out[f"{col}_se"] = np.sqrt(out[col] * (1 - out[col]) / n_studies)
     return out

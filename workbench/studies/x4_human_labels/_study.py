@@ -227,15 +227,32 @@ def round_trips(store_dir: Path, texts: pd.DataFrame, work: Path) -> pd.DataFram
     return pd.DataFrame(rows)
 
 
+#: Settings of the simulation's scenarios (see :func:`simulation`).
+HARD_SHARES = (0.1, 0.2, 0.4)
+NOISE_LEVELS = {"low": 0.3, "high": 0.8}
+
+
 def simulation(frame: pd.DataFrame, config: Config, rng: np.random.Generator) -> pd.DataFrame:
-    """Coverage and width of active vs uniform sampling, ``n_studies`` each, per scenario:
-    the bundled answers' G-Eval judge with its jury spread; a judge whose sample spread
-    tracks its error (a tenth of the answers are hard: error SD 3 instead of 0.1) and the
-    same with the spread shuffled; a pairwise judge
-    whose verdict flips with the order, and the same with the flips shuffled."""
-    panel = annotators(config)
+    """Coverage and width of active vs uniform sampling, ``n_studies`` each, per scenario.
+
+    The pool is the bundled answers (``latent``: the simulated raters' mean). Scenarios:
+
+    - **G-Eval judge, jury spread**: the first judge's score, the SD over the judges as its
+      uncertainty; the configured annotators.
+    - **mean score, sample spread** (:func:`~workbench.labels.sampled_judge`): a share
+      ``hard`` of :data:`HARD_SHARES` of the answers is hard (the judge's error SD 2 points
+      instead of 0.2; its samples' SD, its uncertainty, half its error SD), annotators'
+      noise SD ``low`` or ``high`` of :data:`NOISE_LEVELS` (biases as configured);
+      ``informative`` or ``shuffled`` (the same uncertainty values over other answers).
+    - **win rate (A), order flips** (:func:`~workbench.labels.pairwise_judge`: the six
+      pairs of each question, view error 0.1, position bias 0.6, call noise 0.2; about a
+      third of the pairs flip), annotators' noise ``low`` or ``high``, ``informative`` or
+      ``shuffled``.
+    """
     latent = frame["latent"].to_numpy()
-    score_lab, score_target = score_labeller(latent, panel)
+    panels = {"config": annotators(config)}
+    for level, noise in NOISE_LEVELS.items():
+        panels[level] = tuple(Annotator(a.name, a.bias, noise) for a in panels["config"])
     pairs = frame.groupby("item_id").indices
     a_idx, b_idx = [], []
     for rows in pairs.values():
@@ -244,29 +261,47 @@ def simulation(frame: pd.DataFrame, config: Config, rng: np.random.Generator) ->
                 a_idx.append(rows[i])
                 b_idx.append(rows[j])
     diff = latent[a_idx] - latent[b_idx]
-    pair_lab, pair_target = preference_labeller(diff, panel)
     judge_rng = np.random.default_rng(rng.integers(2 ** 32))
-    scenarios = [("mean score", "G-Eval judge, jury spread", frame["prediction"],
-                  frame["uncertainty"], score_lab, score_target)]
-    for informative in (True, False):
-        sj = sampled_judge(latent, np.random.default_rng(judge_rng.integers(2 ** 32)),
-                           informative=informative, hard_share=0.1, hard=3.0, easy=0.1)
-        scenarios.append(("mean score", "sample spread, " + ("informative" if informative
-                                                             else "shuffled"),
-                          sj["prediction"], sj["uncertainty"], score_lab, score_target))
-    for informative in (True, False):
-        pj = pairwise_judge(diff, np.random.default_rng(judge_rng.integers(2 ** 32)),
-                            error=0.1, position_bias=0.6, noise=0.2, informative=informative)
-        scenarios.append(("win rate (A)", "order flips, " + ("informative" if informative
-                                                            else "shuffled"),
-                          pj["prediction"], pj["uncertainty"], pair_lab, pair_target))
+    lab, target = score_labeller(latent, panels["config"])
+    scenarios = [dict(quantity="mean score", scenario="G-Eval judge, jury spread",
+                      informative="?", hard_share=np.nan, annotator_noise="config",
+                      pred=frame["prediction"], unc=frame["uncertainty"], lab=lab,
+                      target=target)]
+    for level in NOISE_LEVELS:
+        lab, target = score_labeller(latent, panels[level])
+        for share in HARD_SHARES:
+            seed = judge_rng.integers(2 ** 32)
+            for informative in (True, False):
+                sj = sampled_judge(latent, np.random.default_rng(seed), hard_share=share,
+                                   informative=informative, hard=2.0, easy=0.2)
+                kind = "informative" if informative else "shuffled"
+                scenarios.append(dict(
+                    quantity="mean score",
+                    scenario=f"sample spread, hard {share:.0%}, noise {level}, {kind}",
+                    informative=kind, hard_share=share, annotator_noise=level,
+                    pred=sj["prediction"], unc=sj["uncertainty"], lab=lab, target=target))
+    for level in NOISE_LEVELS:
+        lab, target = preference_labeller(diff, panels[level])
+        seed = judge_rng.integers(2 ** 32)
+        for informative in (True, False):
+            pj = pairwise_judge(diff, np.random.default_rng(seed), error=0.1,
+                                position_bias=0.6, noise=0.2, informative=informative)
+            kind = "informative" if informative else "shuffled"
+            scenarios.append(dict(
+                quantity="win rate (A)", scenario=f"order flips, noise {level}, {kind}",
+                informative=kind, hard_share=float(pj["uncertainty"].mean()),
+                annotator_noise=level, pred=pj["prediction"], unc=pj["uncertainty"],
+                lab=lab, target=target))
     out = []
-    for quantity, scenario, pred, unc, lab, target in scenarios:
-        table = simulate_labelling(np.asarray(pred, float), np.asarray(unc, float), lab, target,
-                                   budget=config.budget, n_studies=config.n_studies,
-                                   alpha=config.alpha, floor=config.floor,
-                                   burn_in=config.burn_in, rng=rng.integers(2 ** 32))
-        out.append(table.assign(quantity=quantity, scenario=scenario, pool=len(pred)))
+    for sc in scenarios:
+        table = simulate_labelling(np.asarray(sc["pred"], float), np.asarray(sc["unc"], float),
+                                   sc["lab"], sc["target"], budget=config.budget,
+                                   n_studies=config.n_studies, alpha=config.alpha,
+                                   floor=config.floor, burn_in=config.burn_in,
+                                   rng=rng.integers(2 ** 32))
+        out.append(table.assign(quantity=sc["quantity"], scenario=sc["scenario"],
+                                informative=sc["informative"], hard_share=sc["hard_share"],
+                                annotator_noise=sc["annotator_noise"], pool=len(sc["pred"])))
     return pd.concat(out, ignore_index=True)
 
 
@@ -278,9 +313,11 @@ _TABLES = {
     "loop": ["estimate", "ci_low", "ci_high", "width", "wald_low", "wald_high", "n_labels",
              "lam", "ci_level", "item", "prob", "label", "truth"],
     "reliability": [], "pairs": [], "ceiling": [], "alt_test": [],
-    "simulation": ["quantity", "scenario", "method", "n_studies", "budget", "coverage",
-                   "coverage_anytime", "width", "width_ratio", "wald_coverage", "wald_width",
-                   "distinct_items", "ci_level", "target", "pool"],
+    "simulation": ["quantity", "scenario", "informative", "hard_share", "annotator_noise",
+                   "method", "n_studies", "budget", "coverage", "coverage_se",
+                   "coverage_anytime", "coverage_anytime_se", "width", "width_ratio",
+                   "width_ratio_se", "ceiling", "wald_coverage", "wald_width", "distinct_items",
+                   "ci_level", "target", "pool"],
     "round_trip": ["format", "n_labels", "n_imported", "identical"],
 }
 
@@ -348,6 +385,7 @@ def headline(results: StudyResults) -> dict[str, Any]:
         "coverage_anytime": {s: _round(v) for s, v in active["coverage_anytime"].items()},
         "coverage_uniform": {s: _round(v) for s, v in uniform["coverage"].items()},
         "width_ratio": {s: _round(v) for s, v in active["width_ratio"].items()},
+        "width_ratio_se": {s: _round(v) for s, v in active["width_ratio_se"].items()},
         "n_studies": int(sim["n_studies"].iloc[0]),
     }
 
