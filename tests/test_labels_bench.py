@@ -6,7 +6,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from workbench import llm_cli
+from workbench.cli import cache as llm_cli
 
 
 def _app() -> typer.Typer:

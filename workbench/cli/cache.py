@@ -297,7 +297,7 @@ def bench_labels(
     seed: Annotated[int, typer.Option(help="Seeds the simulation.")] = 0,
 ) -> None:
     """Coverage and width of active vs uniform labelling (study X4's simulation table)."""
-    from workbench.bench import bench_labels as run_bench
+    from workbench.cli.bench import bench_labels as run_bench
 
     if n_studies < 2 or budget < 2:
         raise _fail("--n-studies and --budget must be >= 2")
