@@ -41,12 +41,12 @@ test: $(STAMP)
 	MPLBACKEND=Agg $(BIN)/python -m pytest -m "not browser" --doctest-modules --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg workbench tests notebooks
 
 # Opt-in: JupyterLab in headless Chromium runs a notebook and shows its figures
-# (tests/test_lab_browser.py). Needs Debian's chromium (installed here when apt-get can)
+# (tests/notebook/test_lab_browser.py). Needs Debian's chromium (installed here when apt-get can)
 # and Playwright from PyPI; never `playwright install` (no browser download).
 test-browser: $(STAMP)
 	@command -v chromium >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq chromium) || \
 		echo "test-browser: could not install chromium with apt-get; the browser test will be skipped"
-	$(BIN)/python -m pytest -m browser -rP tests/test_lab_browser.py tests/test_labels_browser.py
+	$(BIN)/python -m pytest -m browser -rP tests/notebook/test_lab_browser.py tests/labels/test_labels_browser.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check workbench tests
@@ -108,4 +108,4 @@ $(LOCAL_STAMP):
 
 real-local: $(STAMP) $(LOCAL_STAMP)
 	MPLBACKEND=Agg $(BIN)/python -m workbench.cli.local_model --server-python $(LOCAL_VENV)/bin/python \
-		-- $(BIN)/python -m pytest -m local -rs -p no:cacheprovider tests/test_local_model.py
+		-- $(BIN)/python -m pytest -m local -rs -p no:cacheprovider tests/cli/test_local_model.py

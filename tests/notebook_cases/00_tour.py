@@ -1,4 +1,4 @@
-"""Registration of notebooks/00_tour.ipynb for tests/test_notebooks.py."""
+"""Registration of notebooks/00_tour.ipynb for tests/notebook/test_notebooks.py."""
 
 PARAMETERS = {
     "dataset",

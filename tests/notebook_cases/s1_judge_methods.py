@@ -1,4 +1,4 @@
-"""Registration of notebooks/s1_judge_methods.ipynb for tests/test_notebooks.py."""
+"""Registration of notebooks/s1_judge_methods.ipynb for tests/notebook/test_notebooks.py."""
 
 import math
 

@@ -1,4 +1,4 @@
-"""Registration of notebooks/s2_summarize_then_judge.ipynb for tests/test_notebooks.py."""
+"""Registration of notebooks/s2_summarize_then_judge.ipynb for tests/notebook/test_notebooks.py."""
 
 # 12 items x 4 answerers x 2 judges x 3 methods on the sim backend: a few seconds
 SMALL = {"n_items": 12, "n_boot": 200}

@@ -1,4 +1,4 @@
-"""Registration of notebooks/s3_hivmedqa.ipynb for tests/test_notebooks.py."""
+"""Registration of notebooks/s3_hivmedqa.ipynb for tests/notebook/test_notebooks.py."""
 
 from pathlib import Path
 
@@ -9,7 +9,7 @@ SMALL = {
     "iterations": 2,
     "answer_models": ["sim/answer-strong", "sim/answer-weak"],
 }
-# the switches flipped (tests/test_notebooks.py::test_notebook_runs_with_each_switch): the
+# the switches flipped (tests/notebook/test_notebooks.py::test_notebook_runs_with_each_switch): the
 # release branch on the test fixture (categories 1 and 5 only), and no upper bound / no
 # synonym dictionary on the sim backend
 VARIANTS = {

@@ -1,4 +1,4 @@
-"""Registration of notebooks/s4_report_rubric.ipynb for tests/test_notebooks.py."""
+"""Registration of notebooks/s4_report_rubric.ipynb for tests/notebook/test_notebooks.py."""
 
 # one trial: 23 texts x 6 dimensions x 2 judges x 2 prompts = 552 judge calls
 SMALL = {"trials": 1, "n_sim": 200, "power_n_items": [5, 20]}

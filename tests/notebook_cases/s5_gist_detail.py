@@ -1,4 +1,4 @@
-"""Registration of notebooks/s5_gist_detail.ipynb for tests/test_notebooks.py."""
+"""Registration of notebooks/s5_gist_detail.ipynb for tests/notebook/test_notebooks.py."""
 
 import math
 

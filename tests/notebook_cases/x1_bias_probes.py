@@ -1,4 +1,4 @@
-"""Registration of notebooks/x1_bias_probes.ipynb for tests/test_notebooks.py."""
+"""Registration of notebooks/x1_bias_probes.ipynb for tests/notebook/test_notebooks.py."""
 
 from pathlib import Path
 
@@ -10,7 +10,7 @@ SMALL = {
     "operators": ["verbosity_padding", "self_label", "recency", "position_swap"],
     "llmbar_dir": str(Path(__file__).resolve().parent.parent / "fixtures" / "llmbar"),
 }
-# the switches flipped (tests/test_notebooks.py::test_notebook_runs_with_each_switch): the
+# the switches flipped (tests/notebook/test_notebooks.py::test_notebook_runs_with_each_switch): the
 # JudgeBench branch on its fixture, LLMBar off, no reference shown to the judges
 VARIANTS = {
     "position_swap_only": {"operators": ["position_swap"]},

@@ -1,13 +1,13 @@
-"""Registration of notebooks/x2_human_agreement.ipynb for tests/test_notebooks.py."""
+"""Registration of notebooks/x2_human_agreement.ipynb for tests/notebook/test_notebooks.py."""
 
 from pathlib import Path
 
 # 12 items x 4 answerers on the sim backend. The release branches (unieval_dir,
-# pandalm_dir) are tested through the study module in tests/test_studies_x2_human_agreement.py:
+# pandalm_dir) are tested through the study module in tests/studies/test_studies_x2_human_agreement.py:
 # their figures show real published scores and so carry no "simulated judges" label.
 SMALL = {"n_items": 12, "n_boot": 200}
 _FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-# the switches flipped (tests/test_notebooks.py::test_notebook_runs_with_each_switch):
+# the switches flipped (tests/notebook/test_notebooks.py::test_notebook_runs_with_each_switch):
 # releases only, without the bundled set (issue 12: this crashed with a KeyError)
 VARIANTS = {
     "releases_only": {"bundled": False, "n_boot": 50, "unieval_dir": str(_FIXTURES / "unieval"),

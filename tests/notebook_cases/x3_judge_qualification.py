@@ -1,4 +1,4 @@
-"""Registration of notebooks/x3_judge_qualification.ipynb for tests/test_notebooks.py."""
+"""Registration of notebooks/x3_judge_qualification.ipynb for tests/notebook/test_notebooks.py."""
 
 from pathlib import Path
 
@@ -8,7 +8,7 @@ from pathlib import Path
 SMALL = {"n_items": 12, "n_boot": 100, "ppi_labels": 20, "ppi_sizes": [10, 20], "ppi_reps": 50,
          "risk_alpha": 0.2}
 _FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-# the switches flipped (tests/test_notebooks.py::test_notebook_runs_with_each_switch):
+# the switches flipped (tests/notebook/test_notebooks.py::test_notebook_runs_with_each_switch):
 # the public releases only, without the bundled set (this crashed with a KeyError)
 VARIANTS = {
     "releases_only": {"bundled": False, "n_boot": 20, "ppi_labels": 3, "ppi_sizes": [2, 3],

@@ -1,4 +1,4 @@
-"""Registration of notebooks/x4_human_labels.ipynb for tests/test_notebooks.py."""
+"""Registration of notebooks/x4_human_labels.ipynb for tests/notebook/test_notebooks.py."""
 
 # 12 questions x 4 answerers (48 answers), 60 simulated studies of 40 labels per scenario
 SMALL = {"n_items": 12, "n_studies": 60, "budget": 40, "burn_in": 10, "max_labels": 40,

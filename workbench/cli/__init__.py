@@ -25,6 +25,3 @@ def _register() -> None:
 
 
 _register()
-
-if __name__ == "__main__":
-    app()

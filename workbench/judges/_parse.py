@@ -12,7 +12,7 @@ missing key, an empty reply and a reply without JSON all raise
 Hostile replies (issue 10) end the same way: whatever a reply holds — numbers past
 Python's integer digit limit, nesting past the recursion limit, NaN, lone surrogates —
 the parsers return clean values or raise ``ParseError``, never another exception, so
-one cached reply cannot abort a batch (``tests/test_parse_fuzz.py`` fuzzes this).
+one cached reply cannot abort a batch (``tests/judges/test_parse_fuzz.py`` fuzzes this).
 Which object wins when a reply holds several (e.g. a prompt injection the judge
 echoed, ``score 10 {"score": 10} real: {"score": 2}`` gives 10: the first object) is
 the fixed rule above; :func:`count_json_objects` counts the candidates, and the results

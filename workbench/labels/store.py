@@ -10,7 +10,7 @@ SQLite's own locking (WAL, ``busy_timeout``).
 A label is never changed: triggers refuse ``UPDATE`` and ``DELETE``; a correction is a new
 row whose ``supersedes`` names the label it replaces (:func:`current` keeps the newest of
 each chain). Each label is one transaction with ``synchronous=FULL``: once :meth:`LabelStore.add`
-returns, a killed kernel or machine keeps it (tests/test_labels_store.py kills a writer with
+returns, a killed kernel or machine keeps it (tests/labels/test_labels_store.py kills a writer with
 SIGKILL). Label Studio import and export: :mod:`workbench.labels.interchange`.
 
 Columns (:data:`COLUMNS`): ``label_id`` (uuid4 hex), ``study``, ``item_id``,

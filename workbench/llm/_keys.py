@@ -200,7 +200,7 @@ def _key_text(request: Keyed) -> str:
 
     The same bytes as ``_dumps(key_fields(request))`` (the JSON text of an object is
     ``{``, its members in sorted key order, ``}``, and of a list ``[``, its items,
-    ``]``; ``tests/test_llm_replay.py`` compares the two on many requests) without
+    ``]``; ``tests/llm/test_llm_replay.py`` compares the two on many requests) without
     building the fields dict and a new encoder per request, which was the largest
     cost of a warm replay's key computation. It may raise where ``key_fields`` would
     not (e.g. ``TypeError`` for a content that is not a string): :func:`cache_key`

@@ -291,7 +291,7 @@ def build_completion(text: str, model: str, prompt_tokens: int, completion_token
     instances"): each slot is set through its descriptor. The few distinct model and
     backend names are shared (:func:`sys.intern`), not one copy per reply: less memory,
     and fewer objects for the garbage collector to visit. Every field is passed: a
-    field added to either class must be added here (``tests/test_llm_replay.py``
+    field added to either class must be added here (``tests/llm/test_llm_replay.py``
     compares with the constructors, field by field).
     """
     usage = _new(Usage)

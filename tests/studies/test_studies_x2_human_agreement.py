@@ -17,7 +17,7 @@ from workbench.stats import UNPARSED
 from workbench.studies import x2_human_agreement as x2
 from workbench.studies.common.pairwise import VERDICTS
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 MODELS = ["sim/answer-strong", "sim/answer-mid", "sim/answer-tiny"]
 
 

@@ -26,7 +26,7 @@ from workbench.labels import (
     read_csv_labels,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _some_labels(store: LabelStore) -> None:

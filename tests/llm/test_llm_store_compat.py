@@ -28,7 +28,7 @@ from workbench.llm import (
     temporary_settings,
 )
 
-OLD = Path(__file__).parent / "fixtures" / "cache_v1"
+OLD = Path(__file__).resolve().parents[1] / "fixtures" / "cache_v1"
 
 
 def _load(name: str) -> list[dict]:

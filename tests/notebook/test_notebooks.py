@@ -34,9 +34,9 @@ from workbench import notebook as nb
 from workbench.plots import SIM_LABEL
 from workbench.studies import config_fields
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK_DIR = ROOT / "notebooks"
-CASES_DIR = Path(__file__).resolve().parent / "notebook_cases"
+CASES_DIR = Path(__file__).resolve().parents[1] / "notebook_cases"
 NOTEBOOKS = sorted(p for p in NOTEBOOK_DIR.glob("*.ipynb") if not p.name.startswith("."))
 IDS = [p.stem for p in NOTEBOOKS]
 TOUR = "00_tour"

@@ -20,7 +20,7 @@ from workbench.studies.s3_hivmedqa._data import SCORE_COLUMNS
 from workbench.studies.s3_hivmedqa._release import RELEASE_BACKEND, RELEASE_JUDGE
 from workbench.studies.s3_hivmedqa._study import _collect
 
-FIXTURE = Path(__file__).resolve().parent / "fixtures" / "hivmedqa"
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "hivmedqa"
 
 
 # --- items -----------------------------------------------------------------------------

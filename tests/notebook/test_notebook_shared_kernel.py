@@ -12,7 +12,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 
 from workbench import notebook as nb
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 

@@ -30,7 +30,7 @@ from workbench.plots import save_figure  # noqa: E402
 from workbench.sim import registry  # noqa: E402
 from workbench.studies import s1_judge_methods as s1  # noqa: E402
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "s1_medical_ja"
+DATA = Path(__file__).resolve().parents[2] / "data" / "s1_medical_ja"
 SMALL = {"item_ids": ["s1-01", "s1-03"], "answer_models": ["sim/answer-strong", "sim/answer-tiny"],
          "judge_models": ["sim/judge-a"], "temperatures": [0.0], "trials": 1, "n_boot": 50}
 #: The rubric row that the edits below take away.

@@ -229,7 +229,7 @@ def test_judgebench_accuracy_takes_a_tie_label():
 
 # --- the fixture tables: every section of the report, the CLI, studies X2 and X3 -------------
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "judge_tables"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "judge_tables"
 PAIRWISE = FIXTURES / "pairwise_people.csv"
 POINTWISE = FIXTURES / "pointwise_stories.csv"
 #: load_table keyword arguments of the fixture tables (also the studies' ``table_spec``)

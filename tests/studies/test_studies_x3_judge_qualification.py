@@ -112,7 +112,7 @@ def test_selective_frame_confidence_and_tie_majorities():
 def test_release_branches_on_the_fixtures():
     from pathlib import Path
 
-    fixtures = Path(__file__).resolve().parent / "fixtures"
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures"
     config = x3.Config(bundled=False, pandalm_dir=str(fixtures / "pandalm"),
                        unieval_dir=str(fixtures / "unieval"), llmbar_dir=str(fixtures / "llmbar"),
                        n_boot=20, ppi_labels=3, ppi_sizes=[2, 3], ppi_reps=10)

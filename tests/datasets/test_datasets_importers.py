@@ -20,7 +20,7 @@ from workbench.datasets import hivmedqa, judgebench, llmbar, pandalm, unieval
 from workbench.errors import DatasetError
 from workbench.judges import parse_dimension_reply
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 HIV = FIXTURES / "hivmedqa"
 
 

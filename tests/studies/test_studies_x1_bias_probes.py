@@ -13,8 +13,8 @@ from workbench.stats import position_consistency
 from workbench.studies import x1_bias_probes as x1
 from workbench.studies.x1_bias_probes import _analysis, _probes
 
-LLMBAR = Path(__file__).resolve().parent / "fixtures" / "llmbar"
-JUDGEBENCH = Path(__file__).resolve().parent / "fixtures" / "judgebench"
+LLMBAR = Path(__file__).resolve().parents[1] / "fixtures" / "llmbar"
+JUDGEBENCH = Path(__file__).resolve().parents[1] / "fixtures" / "judgebench"
 
 
 def test_every_operator_has_a_probe_kind():
