@@ -4,24 +4,34 @@ goes to the same or a lower layer, and no two modules import each other in a loo
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "workbench"
 
-#: Top-level module or package -> layer (1 = foundation ... 5 = surfaces).
-LAYERS = {
-    "config": 1, "errors": 1, "text": 1, "columns": 1,
-    "datasets": 2, "prompts": 2, "stats": 2,
-    "sim": 3, "llm": 3.5,  # llm sits on sim: it registers the simulated provider
-    "judges": 4, "perturb": 4, "metrics": 4, "qualify": 4,
-    "labels": 4.5,  # people's labels: store, active sampling, widget; on qualify and stats
-    "plots": 4.6, "notebook": 4.8,  # notebook sessions set the plot style
-    "studies": 5,  # a study's Config is checked like a notebook's parameters
-    "report": 5.5,  # the qualification report: qualify's tables, drawn with plots
-    "cli": 6, "__init__": 0,
-}
+README = PACKAGE.parent / "README.md"
+
+
+def _readme_floors() -> dict[str, int]:
+    """Top-level module or package -> floor, read from the README's package map (a table
+    row per floor: ``| 3. calls, ... | `llm`, `qualify` | ...``), so the map a newcomer
+    reads is the one these tests hold the imports to."""
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index("### Package map"):]
+    section = section[:section.index("\n## ")]
+    floors = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 2 and re.match(r"\d+\.", cells[0]):
+            for name in re.findall(r"`([a-z_]+)`", cells[1]):
+                floors[name] = int(cells[0].split(".")[0])
+    return floors
+
+
+#: Top-level module or package -> floor (1 = foundation ... 7 = commands).
+LAYERS = {**_readme_floors(), "__init__": 0}
 
 
 def _module_name(path: Path) -> str:
@@ -54,6 +64,7 @@ GRAPH = {_module_name(p): _imports(p) for p in FILES}
 
 
 def test_every_top_level_module_has_a_layer():
+    assert len(set(LAYERS.values()) - {0}) == 7, LAYERS
     assert {_top(m) for m in GRAPH} <= set(LAYERS), {_top(m) for m in GRAPH} - set(LAYERS)
 
 
