@@ -40,6 +40,13 @@ test: $(STAMP)
 	$(BIN)/ruff check workbench tests
 	MPLBACKEND=Agg $(BIN)/python -m pytest -m "not browser" --doctest-modules --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg workbench tests notebooks
 
+# The quick loop while developing: unit tests and doctests, without the tests marked slow
+# (Papermill runs, notebook kernels, kills, whole studies) and without nbval. `make test`
+# still runs everything.
+test-fast: $(STAMP)
+	$(BIN)/ruff check workbench tests
+	MPLBACKEND=Agg $(BIN)/python -m pytest -q -m "not slow and not browser and not live and not local" --doctest-modules workbench tests
+
 # Opt-in: JupyterLab in headless Chromium runs a notebook and shows its figures
 # (tests/notebook/test_lab_browser.py). Needs Debian's chromium (installed here when apt-get can)
 # and Playwright from PyPI; never `playwright install` (no browser download).

@@ -76,6 +76,7 @@ def _values(frames: dict[str, pd.DataFrame]) -> set:
 
 
 @pytest.mark.parametrize("stem", STUDIES)
+@pytest.mark.slow
 def test_study_tables_stay_inside_the_vocabulary(stem):
     """Each study, on its notebook's small parameters: every table it writes has declared
     columns only (a wide table's headers may also be values of a declared column)."""

@@ -4,6 +4,7 @@ distributions that ``workbench/`` imports, and the lock pins every one of them."
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import re
 import sys
@@ -39,8 +40,13 @@ def _imported_modules() -> set[str]:
     return {n for n in names if n not in sys.stdlib_module_names and n != "workbench"}
 
 
+@functools.cache
+def _module_owners() -> dict[str, list[str]]:
+    return metadata.packages_distributions()  # one scan of site-packages (seconds)
+
+
 def _distribution_of(module: str) -> str | None:
-    dists = metadata.packages_distributions().get(module)
+    dists = _module_owners().get(module)
     return _name(dists[0]) if dists else None
 
 

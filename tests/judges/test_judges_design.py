@@ -67,6 +67,7 @@ def test_design_expands_judges_protocols_temperatures_trials_perturbations(items
     assert padded["source_item"].tolist() == ["q1"] * 3 and padded["item_id"].iloc[0] == "q1~verbosity_padding"
 
 
+@pytest.mark.slow
 def test_estimate_matches_the_calls_made_single_stage(items, rubric, sent):
     design = Design(items, specs=(JudgeSpec("holistic_simple", "sim/judge-a"),
                                   JudgeSpec("checklist", "sim/judge-a"),

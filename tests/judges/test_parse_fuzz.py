@@ -376,6 +376,7 @@ def fuzz_replies(n: int, seed: int = 10):
 N_FUZZ = 3000
 
 
+@pytest.mark.slow
 def test_fuzzed_replies_end_as_values_or_parse_errors():
     start = time.perf_counter()
     calls = sum(check_parsers(text) for text in fuzz_replies(N_FUZZ))
@@ -384,6 +385,7 @@ def test_fuzzed_replies_end_as_values_or_parse_errors():
     assert calls == 18 * N_FUZZ
 
 
+@pytest.mark.slow
 def test_the_fuzz_reaches_the_hostile_shapes():
     """The generator really produces what it claims (so the fuzz test is not vacuous)."""
     replies = list(fuzz_replies(N_FUZZ))

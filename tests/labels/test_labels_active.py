@@ -226,6 +226,7 @@ def test_uninformative_uncertainty_keeps_the_draw_uniform():
     assert uniform_rows.mean() > 0.8
 
 
+@pytest.mark.slow
 def test_full_simulation_coverage_and_width_ratio_error():
     """500 studies of 100 labels (as the notebook): the calibrated rule covers at every look
     (>= 0.93 at 0.95), is narrower than uniform where the flips are informative (by more

@@ -94,6 +94,7 @@ def _writer(folder: Path, annotator: str) -> subprocess.Popen:
                             stdout=subprocess.PIPE, text=True, env=env)
 
 
+@pytest.mark.slow
 def test_labels_survive_kill_9_of_the_writer(tmp_path):
     proc = _writer(tmp_path, "ann-1")
     committed = []
@@ -113,6 +114,7 @@ def test_labels_survive_kill_9_of_the_writer(tmp_path):
         "PRAGMA integrity_check").fetchone() == ("ok",)
 
 
+@pytest.mark.slow
 def test_two_annotators_at_once_never_overwrite(tmp_path):
     procs = [_writer(tmp_path, name) for name in ("ann-1", "ann-2")]
     counts = {}

@@ -120,6 +120,7 @@ RUN = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_a_killed_run_resumes_its_jobs_without_submitting_again(sim_server_factory, sim_stats,
                                                                 _llm_cache):
     url = sim_server_factory(batch_latency_ms=3000.0)
@@ -313,6 +314,7 @@ KILLED = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_a_kill_while_the_job_is_created_does_not_submit_it_again(_llm_cache):
     server = SimServer(batches=SlowToAnswer(30.0, latency_ms=200.0))
     with running_server(server=server) as (url, _):
@@ -338,6 +340,7 @@ def test_a_kill_while_the_job_is_created_does_not_submit_it_again(_llm_cache):
     assert _batch.pending_jobs() == {}
 
 
+@pytest.mark.slow
 def test_an_intent_whose_job_was_never_created_is_submitted(_llm_cache):
     with running_server() as (url, server):
         requests = requests_for(url, 3, "intent")

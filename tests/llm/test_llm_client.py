@@ -344,6 +344,7 @@ def test_malformed_bodies_are_retried_then_recorded(sim_server_factory, sim_stat
     assert out.attempts == 3 and sim_stats(url)["requests"] - before == 3
 
 
+@pytest.mark.slow
 def test_hung_request_times_out_as_a_call_failure(sim_server_factory, sim_server, sim_stats,
                                                   fast_retries):
     complete(SERVER_MODEL, msgs("warm up litellm"), api_base=sim_server)

@@ -449,6 +449,7 @@ def _writer(url: str, n: int) -> subprocess.Popen:
                             stderr=subprocess.PIPE, text=True)
 
 
+@pytest.mark.slow
 def test_a_repair_is_refused_while_a_run_writes_and_the_run_loses_nothing(_llm_cache, app):
     from workbench.sim.server import running_server
 
@@ -473,6 +474,7 @@ def test_a_repair_is_refused_while_a_run_writes_and_the_run_loses_nothing(_llm_c
     assert repair_cache()["salvaged"] == 12  # once the run is over
 
 
+@pytest.mark.slow
 def test_a_process_that_wrote_before_a_repair_writes_into_the_repaired_store(_llm_cache):
     from workbench.sim.server import running_server
 

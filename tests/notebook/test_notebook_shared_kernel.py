@@ -69,6 +69,7 @@ def test_parameters_cell_syntax(tmp_path):
         nb.notebook_parameters(_notebook(tmp_path / "bad.ipynb", "a = (1\n"))
 
 
+@pytest.mark.slow
 def test_shared_kernel_resets_everything_a_notebook_changed(tmp_path, monkeypatch):
     monkeypatch.delenv("WORKBENCH_OUTPUT_DIR")
     monkeypatch.setenv("JPY_SESSION_NAME", "lab.ipynb")  # not passed on: no interactive kernel
@@ -119,6 +120,7 @@ def test_shared_kernel_resets_everything_a_notebook_changed(tmp_path, monkeypatc
     assert warned and "shown again" in warned[0]["text"]
 
 
+@pytest.mark.slow
 def test_shared_kernel_gives_the_same_executed_copy(tmp_path):
     folder = tmp_path / "notebooks"
     folder.mkdir()
@@ -140,6 +142,7 @@ def test_shared_kernel_gives_the_same_executed_copy(tmp_path):
     assert outputs(True) == outputs(False)
 
 
+@pytest.mark.slow
 def test_bench_run_all_runs_cold_then_warm_in_temporary_folders(tmp_path):
     from workbench.cli.bench import bench_run_all
 

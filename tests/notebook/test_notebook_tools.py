@@ -159,6 +159,7 @@ def _app() -> typer.Typer:
     return app
 
 
+@pytest.mark.slow
 def test_run_command_passes_typed_lists_and_writes_beside_not_over(notebooks, tmp_path):
     source = notebooks / "00_tiny.ipynb"
     before = source.read_bytes()
@@ -202,6 +203,7 @@ def test_run_command_rejects_unknown_parameter(notebooks):
     assert "unknown parameter(s) n_batch; valid: label, values" in result.output
 
 
+@pytest.mark.slow
 def test_run_all_reports_failures_without_stopping(notebooks, tmp_path, monkeypatch):
     monkeypatch.setenv("WORKBENCH_ROOT", str(notebooks.parent))
     result = CliRunner().invoke(
@@ -219,6 +221,7 @@ def test_run_all_reports_failures_without_stopping(notebooks, tmp_path, monkeypa
     assert sorted(p.name for p in runs) == ["00_tiny.ipynb", "s1_broken.ipynb"]
 
 
+@pytest.mark.slow
 def test_store_outputs_saves_stable_outputs_and_leaves_failures_alone(notebooks, monkeypatch):
     monkeypatch.setenv("WORKBENCH_ROOT", str(notebooks.parent))
     broken = notebooks / "s1_broken.ipynb"
@@ -236,6 +239,7 @@ def test_store_outputs_saves_stable_outputs_and_leaves_failures_alone(notebooks,
     assert "widgets" not in doc.metadata
 
 
+@pytest.mark.slow
 def test_run_all_returns_a_table(notebooks, tmp_path):
     table = nb.run_all(only=["x1"], directory=notebooks, output_dir=tmp_path / "runs")
     assert list(table.columns) == list(nb.RUN_COLUMNS)
@@ -447,6 +451,7 @@ def test_params_command_lists_type_default_and_comment(notebooks):
     assert list(nb.parameter_table(notebooks / "00_tiny.ipynb").columns) == list(nb.PARAMETER_COLUMNS)
 
 
+@pytest.mark.slow
 def test_only_the_default_run_writes_to_the_project_results(notebooks, monkeypatch):
     project = notebooks.parent
     monkeypatch.setenv("WORKBENCH_ROOT", str(project))
@@ -503,6 +508,7 @@ def test_setup_sends_a_non_default_session_to_a_run_folder_and_records_the_run(
         nb.setup(0, parameters={"values": [1]})
 
 
+@pytest.mark.slow
 def test_interactive_only_in_a_kernel_that_jupyter_server_started(notebooks, tmp_path, monkeypatch):
     import ipykernel  # noqa: F401  (interactive() also asks for a kernel process)
 

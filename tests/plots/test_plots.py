@@ -278,6 +278,7 @@ def test_mixed_backends_still_say_simulated():
 # --- deterministic bytes ---------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_save_figure_writes_identical_bytes_twice(tmp_path):
     first = []
     for fig in _draw_everything(np.random.default_rng(3)):

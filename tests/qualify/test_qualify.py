@@ -41,6 +41,7 @@ def test_leave_one_out_agreement_matches_scipy():
     assert got["j"] > got["human ceiling"]
 
 
+@pytest.mark.slow
 def test_leave_one_out_kappa_matches_statsmodels_and_bootstrap_ci():
     rng = np.random.default_rng(1)
     truth = rng.integers(0, 3, 200)
