@@ -32,7 +32,7 @@ import pandas as pd
 from workbench.errors import ParseError
 from workbench.judges import _interpret as ip
 from workbench.judges._interpret import Result
-from workbench.judges._items import record_lang
+from workbench.judges._items import record_lang, where
 from workbench.judges._plan import (
     Call,
     base_row,
@@ -297,7 +297,7 @@ class Decompose(Protocol):
         unit_results = dict(zip(self.unit_calls, results, strict=True))
         seen_keys: set[str] = set()
         for i, rec in enumerate(self.records):
-            given = item_units(rec, f"items row {i} (item_id {rec.get('item_id')!r})")
+            given = item_units(rec, where(i, rec))
             for temp in spec.temperatures:
                 for trial in range(spec.trials):
                     if given is not None:
