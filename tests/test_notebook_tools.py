@@ -210,7 +210,8 @@ def test_run_all_reports_failures_without_stopping(notebooks, tmp_path, monkeypa
     assert result.exit_code == 1, result.output
     assert "1 of 2 notebooks failed: s1_broken" in result.output
     assert "RuntimeError" in result.output and "boom in s1" in result.output
-    lines = result.stdout.splitlines()  # the bar over the notebooks is on stderr
+    lines = result.stdout.splitlines()
+    assert "%|" not in result.output  # no bar over the notebooks: stderr is not a terminal
     assert any(line.startswith("[1/2] 00_tiny") and line.endswith("started") for line in lines)
     (done,) = [line for line in lines if line.startswith("[2/2] s1_broken") and "failed" in line]
     assert "cache entries" in done and "notebooks failed so far: 1" in done and "boom in s1" in done
@@ -440,11 +441,20 @@ def test_params_command_lists_type_default_and_comment(notebooks):
     result = CliRunner().invoke(_app(), ["params", str(notebooks / "00_tiny.ipynb")])
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
-    assert lines[0].startswith("00_tiny: 2 parameters (set with -y 'name: value'")
-    assert lines[1].split() == ["name", "type", "default", "comment"]
-    assert lines[2].split() == ["values", "list[int]", "[1,", "2]", "numbers", "to", "add"]
-    assert lines[3].split() == ["label", "str", '"a"', "a", "label"]
+    assert lines == ["00_tiny: 2 parameters, set with -y 'name: value' or -f params.yaml",
+                     "  values: list[int] = [1, 2]", "      numbers to add",
+                     '  label: str = "a"', "      a label"]
     assert list(nb.parameter_table(notebooks / "00_tiny.ipynb").columns) == list(nb.PARAMETER_COLUMNS)
+
+
+def test_params_listing_fits_a_terminal_however_long_the_default():
+    table = pd.DataFrame([{"name": "judge_models", "type": "list",
+                           "default": str([f"sim/judge-{c}" for c in "abcdefghij"]),
+                           "comment": "judge models (litellm strings; sim/* run offline) " * 3}])
+    lines = run_cli.parameter_lines(table)
+    assert max(map(len, lines)) <= 88 and len(lines) >= 4
+    assert lines[0].startswith("  judge_models: list = ['sim/judge-a',")
+    assert " ".join(x.strip() for x in lines).count("sim/judge-") == 10  # nothing cut
 
 
 def test_only_the_default_run_writes_to_the_project_results(notebooks, monkeypatch):

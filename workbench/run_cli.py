@@ -141,13 +141,27 @@ def params(
         table = nb.parameter_table(source)
     except (ValueError, OSError) as exc:
         raise _fail(str(exc), 2) from None
-    typer.echo(f"{source.stem}: {len(table)} parameters "
-               f"(set with -y 'name: value' or -f params.yaml; lists as [a, b])")
-    columns = list(table.columns)
-    widths = [max(len(c), *(len(str(v)) for v in table[c])) for c in columns[:-1]]
-    for row in [columns, *table.itertuples(index=False)]:
-        cells = [str(v).ljust(w) for v, w in zip(row[:-1], widths, strict=True)]
-        typer.echo("  ".join([*cells, str(row[-1])]).rstrip())
+    typer.echo(f"{source.stem}: {len(table)} parameters, set with -y 'name: value' "
+               "or -f params.yaml")
+    for line in parameter_lines(table):
+        typer.echo(line)
+
+
+def parameter_lines(table, width: int = 88) -> list[str]:
+    """``workbench params``' listing: per parameter ``name: type = default`` and its
+    comment below, indented, each wrapped to ``width`` characters (a long default such as
+    a list of six models breaks between its items)."""
+    import textwrap
+
+    lines = []
+    for row in table.itertuples(index=False):
+        kind = f": {row.type}" if row.type else ""
+        lines += textwrap.wrap(f"{row.name}{kind} = {row.default}", width, initial_indent="  ",
+                               subsequent_indent="      ", break_on_hyphens=False)
+        if row.comment:
+            lines += textwrap.wrap(row.comment, width, initial_indent="      ",
+                                   subsequent_indent="      ", break_on_hyphens=False)
+    return lines
 
 
 def store_outputs(

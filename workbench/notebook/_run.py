@@ -243,7 +243,8 @@ def run_all(
         As for ``run_notebook``.
     report : bool
         Print a line when each notebook starts and ends (name, seconds, new cache
-        entries, failures so far) and show a progress bar over the notebooks (stderr).
+        entries, failures so far) and, when stderr is a terminal, show a progress bar
+        over the notebooks there (in a log its redraws would mix into the lines).
     shared_kernel : bool
         Run the notebooks one after the other in one kernel, reset before each
         (:class:`~workbench.notebook._shared.SharedKernel`: a new namespace, environment,
@@ -278,8 +279,9 @@ def run_all(
     from tqdm.auto import tqdm
 
     rows: list[dict[str, Any]] = []
+    # The bar only on a terminal: in a log or a pipe its redraws land between the lines.
     bar = tqdm(total=len(notebooks), desc="notebooks", unit="nb", file=sys.stderr,
-               disable=not report, dynamic_ncols=True)
+               disable=not (report and sys.stderr.isatty()), dynamic_ncols=True)
     width = max((len(p.stem) for p in notebooks), default=0)
     shared = SharedKernel(kernel, folder, _kernel_settings()) if shared_kernel else None
     with bar, shared or nullcontext():
