@@ -25,13 +25,13 @@ import time
 import urllib.request
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from workbench import config
+from workbench.notebook._provenance import new_run_dir
 
 #: The model name the server answers to, and the litellm string that reaches it.
 ALIAS = "smollm2"
@@ -297,8 +297,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="default: data/runs/<timestamp>-real-local/")
     parser.add_argument("command", nargs="*", help="run after the smoke test, e.g. pytest")
     args = parser.parse_args(argv)
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    run_dir = (args.output_dir or config.root() / "data" / "runs" / f"{stamp}-real-local").resolve()
+    run_dir = (args.output_dir or new_run_dir("real-local")).resolve()
     run_dir.mkdir(parents=True, exist_ok=True)
     with serve(args.server_python, port=args.port, log=run_dir / "server.log") as api_base:
         print(f"SmolLM2 served at {api_base} (log: {run_dir / 'server.log'})", flush=True)

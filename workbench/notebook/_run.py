@@ -51,6 +51,7 @@ from typing import Any
 import pandas as pd
 
 from workbench import config
+from workbench.notebook._html import write_page
 from workbench.notebook._params import (
     changed_parameters,
     check_parameters,
@@ -58,6 +59,7 @@ from workbench.notebook._params import (
     parameter_defaults,
 )
 from workbench.notebook._provenance import new_run_dir
+from workbench.notebook._runs import write_record
 from workbench.notebook._shared import SharedKernel
 
 #: Columns of the table ``run_all`` returns.
@@ -151,26 +153,43 @@ def run_notebook(
         raise ValueError(f"refusing to write the executed copy over the source {source}")
     out_dir.mkdir(parents=True, exist_ok=True)
     env: dict[str, str | None] = {}
-    if changed_parameters(params, parameter_defaults(declared)) and not os.environ.get(config.OUTPUT_ENV):
+    defaults = parameter_defaults(declared)
+    changed = changed_parameters(params, defaults)
+    if changed and not os.environ.get(config.OUTPUT_ENV):
         env[config.OUTPUT_ENV] = str(out_dir.resolve())
-    if shared is not None:
-        shared.execute(source, output, parameters=params, environ=env, progress=progress)
-        return output
+    started = time.time()
+    status, error = "ok", None
+    try:
+        if shared is not None:
+            shared.execute(source, output, parameters=params, environ=env, progress=progress)
+        else:
+            import papermill
 
-    import papermill
-
-    with _environment(JPY_SESSION_NAME=None, **env):
-        papermill.execute_notebook(
-            str(source),
-            str(output),
-            parameters=params,
-            kernel_name=kernel,
-            cwd=str(source.parent),
-            progress_bar=progress,
-            log_output=False,
-            language="python",
-            **_kernel_settings(),
-        )
+            with _environment(JPY_SESSION_NAME=None, **env):
+                papermill.execute_notebook(
+                    str(source),
+                    str(output),
+                    parameters=params,
+                    kernel_name=kernel,
+                    cwd=str(source.parent),
+                    progress_bar=progress,
+                    log_output=False,
+                    language="python",
+                    **_kernel_settings(),
+                )
+    except Exception as exc:
+        status, error = "failed", describe_error(exc)
+        raise
+    finally:
+        root = env.get(config.OUTPUT_ENV) or os.environ.get(config.OUTPUT_ENV)
+        try:
+            write_record(out_dir, source.stem, values={**defaults, **params}, changed=changed,
+                         output_root=Path(root) if root else None, started=started,
+                         status=status, error=error)
+            write_page(out_dir)
+        except Exception as exc:  # a record or page is a convenience: never fail a run
+            print(f"warning: the run record of {source.stem} was not written: {exc}",
+                  file=sys.stderr)
     return output
 
 
