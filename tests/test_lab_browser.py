@@ -41,11 +41,13 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-#: User settings of the test's JupyterLab: never save the notebook; render every cell.
+#: User settings of the test's JupyterLab: render every cell; autosave every second if it
+#: were on (the project's settings must keep it off: a run never rewrites the file).
 USER_SETTINGS = {
-    "@jupyterlab/docmanager-extension/plugin.jupyterlab-settings": {"autosave": False},
+    "@jupyterlab/docmanager-extension/plugin.jupyterlab-settings": {"autosaveInterval": 1},
     "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
 }
+DIRTY = "() => window.jupyterapp.shell.currentWidget.content.model.dirty"
 KERNEL_READY = """() => {
   const panel = window.jupyterapp && window.jupyterapp.shell.currentWidget;
   const kernel = panel && panel.sessionContext && panel.sessionContext.session
@@ -69,7 +71,8 @@ OUTPUT_KINDS = """() => {
     if (cell.type !== 'code') continue;
     for (let j = 0; j < cell.outputs.length; j++) {
       const out = cell.outputs.get(j);
-      kinds.push([out.type, ...Object.keys(out.data)]);
+      const json = out.toJSON();
+      kinds.push([out.type, ...(json.name ? [json.name] : []), ...Object.keys(out.data)]);
     }
   }
   return kinds;
@@ -182,6 +185,8 @@ def test_lab_runs_the_tour_and_shows_its_figure_inline(lab):
             page.evaluate("window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')")
             page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
             page.wait_for_function(ALL_RUN, timeout=300_000, polling=500)
+            page.wait_for_timeout(3000)  # three autosave intervals, were autosave on
+            ran_unsaved = page.evaluate(DIRTY)
             kinds = page.evaluate(OUTPUT_KINDS)
             images = page.locator(".jp-OutputArea .jp-RenderedImage img")
             images.first.wait_for(timeout=60_000)
@@ -199,4 +204,45 @@ def test_lab_runs_the_tour_and_shows_its_figure_inline(lab):
         "the progress bar is not a widget"
     )
     assert not [t for t in toasts if "news" in t.lower()], toasts
-    assert TOUR.read_bytes() == before, "the notebook file was saved"
+    assert not [kind for kind in kinds if kind[:2] == ["stream", "stderr"]], (
+        "a pink stderr block in the tour", kinds)
+    assert ran_unsaved, "the run left the notebook unmodified?"
+    assert TOUR.read_bytes() == before, "the notebook file was saved (autosave must be off)"
+
+
+@pytest.mark.browser
+def test_opening_a_committed_notebook_in_lab_leaves_it_unmodified(lab):
+    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install -e '.[browser]'")
+    if not Path(CHROMIUM).exists():
+        pytest.skip("no chromium: `make test-browser` installs it (apt-get install chromium)")
+    url, token = lab
+    path = ROOT / "notebooks" / "x1_bias_probes.ipynb"
+    before = path.read_bytes()
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page()
+            page.goto(f"{url}/lab/tree/{path.name}?token={token}")
+            page.wait_for_function(KERNEL_READY, timeout=120_000)
+            page.wait_for_timeout(3000)
+            dirty = page.evaluate(DIRTY)
+            kernelspec = page.evaluate(
+                "() => window.jupyterapp.shell.currentWidget.content.model.getMetadata('kernelspec')")
+        finally:
+            browser.close()
+    assert kernelspec == json.loads(before)["metadata"]["kernelspec"]
+    assert not dirty, "opening the notebook marked it modified"
+    assert path.read_bytes() == before
+
+
+def test_committed_notebooks_carry_the_kernelspec_lab_writes_and_autosave_is_off():
+    from workbench.notebook._run import lab_kernelspec
+
+    expected = lab_kernelspec("python3")
+    assert expected["display_name"] == "Python 3 (ipykernel)"
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        meta = json.loads(path.read_text(encoding="utf-8"))["metadata"]
+        assert meta["kernelspec"] == expected, path.name
+    c = runpy.run_path(str(ROOT / "jupyter_server_config.py"))["c"]
+    overrides = json.loads((Path(c.LabApp.app_settings_dir) / "overrides.json").read_text())
+    assert overrides["@jupyterlab/docmanager-extension:plugin"] == {"autosave": False}

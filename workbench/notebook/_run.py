@@ -365,6 +365,17 @@ def _environment(**values: str | None):
                 os.environ[key] = value
 
 
+def lab_kernelspec(kernel: str = "python3") -> dict[str, str]:
+    """The ``kernelspec`` metadata JupyterLab writes for ``kernel`` (its installed spec's
+    ``display_name``, ``language`` and ``name``): a stored notebook carries exactly this,
+    so opening it in Lab changes nothing (``"Python 3"`` became ``"Python 3 (ipykernel)"``
+    and marked the file modified)."""
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    spec = KernelSpecManager().get_kernel_spec(kernel)
+    return {"display_name": spec.display_name, "language": spec.language, "name": kernel}
+
+
 def store_outputs(
     path_or_study: str | os.PathLike,
     *,
@@ -407,6 +418,7 @@ def store_outputs(
     with _environment(MPLBACKEND="Agg", JPY_SESSION_NAME=None):
         client.execute()
     doc.metadata.pop("widgets", None)
+    doc.metadata["kernelspec"] = lab_kernelspec(kernel)
     for cell in doc.cells:
         cell.metadata.pop("execution", None)
     nbformat.validate(doc)
