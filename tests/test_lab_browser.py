@@ -246,3 +246,72 @@ def test_committed_notebooks_carry_the_kernelspec_lab_writes_and_autosave_is_off
     c = runpy.run_path(str(ROOT / "jupyter_server_config.py"))["c"]
     overrides = json.loads((Path(c.LabApp.app_settings_dir) / "overrides.json").read_text())
     assert overrides["@jupyterlab/docmanager-extension:plugin"] == {"autosave": False}
+
+
+def _has_japanese_font() -> bool | None:
+    fc_list = shutil.which("fc-list")
+    if fc_list is None:
+        return None
+    found = subprocess.run([fc_list, ":lang=ja", "family"], capture_output=True, text=True)
+    return bool(found.stdout.strip())
+
+
+@pytest.mark.browser
+def test_make_lab_says_up_front_when_japanese_would_show_as_boxes(lab, tmp_path):
+    has_font = _has_japanese_font()
+    if has_font is None:
+        pytest.skip("no fc-list: make lab cannot tell")
+    log = (tmp_path / "lab.log").read_text()
+    assert ("no Japanese font installed" in log) is (not has_font), log[:2000]
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    quick = readme[readme.index("## Quick start"):readme.index("## The studies")]
+    assert "fonts-noto-cjk" in quick and "make lab" in quick
+
+
+@pytest.mark.browser
+def test_a_run_folder_opens_in_chromium_without_jupyter(tmp_path, monkeypatch):
+    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install -e '.[browser]'")
+    if not Path(CHROMIUM).exists():
+        pytest.skip("no chromium: `make test-browser` installs it (apt-get install chromium)")
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    from workbench.notebook import run_notebook
+
+    folder = tmp_path / "project" / "notebooks"
+    folder.mkdir(parents=True)
+    doc = new_notebook()
+    params = new_code_cell("values: list = [1, 3, 2]  # points")
+    params.metadata["tags"] = ["parameters"]
+    doc.cells = [params, new_code_cell(
+        "import matplotlib.pyplot as plt\nfrom workbench.notebook import figures_dir, record\n"
+        "fig, ax = plt.subplots()\nax.plot(values)\nout = figures_dir('tiny')\n"
+        "out.mkdir(parents=True, exist_ok=True)\nfig.savefig(out / 'line.png')\nplt.show()\n"
+        "record('tiny', total=sum(values))")]
+    doc.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)",
+                                  "language": "python"}
+    nbformat.write(doc, folder / "00_tiny.ipynb")
+    monkeypatch.setenv("WORKBENCH_ROOT", str(folder.parent))
+    monkeypatch.delenv("WORKBENCH_OUTPUT_DIR", raising=False)
+    monkeypatch.delenv("MPLBACKEND", raising=False)  # inline images in the executed copy
+    run = run_notebook(folder / "00_tiny.ipynb", parameters={"values": [2, 4]}).parent
+    shared = tmp_path / "sent-by-mail"
+    shutil.copytree(run, shared)  # the folder alone, elsewhere: nothing points back
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page()
+            page.goto((shared / "index.html").as_uri())
+            index_images = page.evaluate("() => Array.from(document.images).map(i => i.naturalWidth)")
+            text = page.inner_text("body")
+            page.click("text=the executed notebook")
+            page.wait_for_load_state("load")
+            notebook_images = page.evaluate(
+                "() => Array.from(document.images).map(i => i.naturalWidth)")
+            notebook_text = page.inner_text("body")
+        finally:
+            browser.close()
+    assert index_images and all(w > 0 for w in index_images), index_images
+    assert "values = [2, 4]" in text and "total" in text
+    assert notebook_images and all(w > 0 for w in notebook_images), notebook_images
+    assert "record('tiny', total=sum(values))" in notebook_text
