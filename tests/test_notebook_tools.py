@@ -348,6 +348,7 @@ class _Completion:
     key: str = "k"
     logprobs: None = None
     backend: str = "sim"
+    cost_known: bool = True
 
 
 @dataclass
@@ -387,6 +388,27 @@ def test_calls_frame_and_summary_keep_failures():
     assert single[["stage", "cached"]].values.tolist() == [["again", True]]
     with pytest.raises(TypeError, match="result 0 of stage 'x' is a str"):
         nb.calls_frame(["text"], stage="x")
+
+
+def test_an_unpriced_model_shows_an_unknown_cost_never_zero():
+    import matplotlib.pyplot as plt
+
+    from workbench.plots import plot_cost_cache
+
+    unpriced = dict(model="openai/smollm2", backend="openai", cost_usd=0.0, cost_known=False)
+    calls = nb.calls_frame({"priced": [_Completion("a"), _Completion("b", cached=True)],
+                            "local": [_Completion("c", **unpriced),
+                                      _Completion("d", cached=True, **unpriced)]})
+    assert calls["cost_known"].tolist() == [True, True, False, False]
+    assert calls["cost_usd"].isna().tolist() == [False, False, True, True]
+    summary = nb.cost_cache_summary(calls).set_index("stage")
+    assert summary.loc["priced", "cost_usd"] == pytest.approx(0.002)
+    assert math.isnan(summary.loc["local", "cost_usd"]) and math.isnan(summary.loc["total", "cost_usd"])
+    ax = plot_cost_cache(calls)
+    notes = [t.get_text() for t in ax.texts]
+    assert any("0.0020 USD" in n for n in notes)
+    assert any("cost unknown" in n for n in notes) and not any("0.0000 USD" in n for n in notes)
+    plt.close("all")
 
 
 # --- parameter values, defaults and run folders -------------------------------------------
