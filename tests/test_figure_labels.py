@@ -90,3 +90,18 @@ def test_s1_weakness_map_rows_carry_the_criterion_text():
     labels = [t.get_text() for t in ax.get_yticklabels()]
     assert all("text of criterion" in label for label in labels)
     assert ax.get_xlabel() == "answer model" and "checklist item" in ax.get_ylabel()
+
+
+def test_heatmaps_name_their_axes_and_their_scale():
+    from workbench.studies import s4_report_rubric as s4
+
+    trend = pd.DataFrame([{"answer_model": m, "category": c, "mean": 3.0}
+                          for m in ("a", "b") for c in (1, 2)])
+    ax = _run(_cell("s3_hivmedqa.ipynb", "category_trend"), trend=trend, scores=pd.DataFrame())
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("question category", "answer model")
+    assert "(0–5)" in ax.figure.axes[-1].get_ylabel()  # the colour bar: MedGPT's scale
+    scores = pd.DataFrame([{"judge_model": j, "mitigation": m, "dimension": d, "score": 3.0}
+                           for j in ("sim/judge-a",) for m in (False, True) for d in ("x", "y")])
+    ax = _run(_cell("s4_report_rubric.ipynb", "dimension_means"), results={"scores": scores}, s4=s4)
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("judge | prompt", "rubric dimension")
+    assert "(1–5)" in ax.figure.axes[-1].get_ylabel()
