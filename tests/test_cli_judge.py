@@ -152,3 +152,14 @@ def test_an_unreadable_file_is_named(tmp_path):
     result = _judge(str(tmp_path / "nope.csv"), "--judge", "sim/judge-a")
     assert result.exit_code == 2
     assert "nope.csv: cannot read the data CSV" in result.output
+
+
+def test_a_judge_without_a_price_shows_its_cost_as_unknown(data, sim_server, monkeypatch, tmp_path):
+    # an OpenAI-compatible server whose model litellm cannot price (like a local model)
+    monkeypatch.setenv("OPENAI_API_BASE", sim_server)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-local")
+    monkeypatch.setenv("WORKBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    result = _judge(str(data), "--judge", "openai/sim-judge-a", "--no-progress")
+    assert result.exit_code == 0, result.output
+    assert "cost unknown (no price for openai/sim-judge-a)" in result.stdout
+    assert "$0.0000" not in result.stdout

@@ -79,6 +79,21 @@ def _problems(path: Path, items, spec, rubric) -> list[str]:
     return out
 
 
+def _cost_text(scores, spec) -> str:
+    """The run's cost, or "cost unknown" when a model it called has no price (its calls
+    are recorded at $0, which is not what they cost)."""
+    import math
+
+    from workbench.llm import price
+
+    models = {spec.judge_model} | ({spec.summarizer_model} if spec.protocol == "summarize_then" else set())
+    unpriced = sorted(m for m in models if not m.startswith("sim/")
+                      and math.isnan(price(m, 1000, 1000)))
+    if unpriced:
+        return f"cost unknown (no price for {', '.join(unpriced)})"
+    return f"${scores['cost_usd'].sum():.4f}"
+
+
 def judge(
     data: Annotated[Path, typer.Argument(help="CSV file: one row per answer to judge.")],
     judge_model: Annotated[
@@ -173,7 +188,7 @@ def judge(
     typer.echo(
         f"{len(items)} rows of {data.name} judged by {spec.judge_model} ({protocol}, "
         f"{trials} trial(s)): {len(scores)} scores, {unparsed} unparsed, {cached} from the cache, "
-        f"${scores['cost_usd'].sum():.4f} -> {target}"
+        f"{_cost_text(scores, spec)} -> {target}"
     )
     if (scores["backend"] == "sim").any():
         typer.echo("simulated judge: the scores show that the pipeline works, not how an LLM judges")
