@@ -70,10 +70,6 @@ def _backend(values: Mapping[str, Any], headline: Mapping[str, Any]) -> str:
          for m in models}))
 
 
-def _fresh(folder: Path, since: float) -> list[Path]:
-    return [p for p in folder.rglob("*") if p.is_file() and p.stat().st_mtime >= since]
-
-
 def write_record(out_dir: Path, notebook: str, *, values: Mapping[str, Any],
                  changed: Mapping[str, Any], output_root: Path | None, started: float,
                  status: str, error: str | None) -> Path:
@@ -81,8 +77,8 @@ def write_record(out_dir: Path, notebook: str, *, values: Mapping[str, Any],
 
     ``output_root`` is the ``WORKBENCH_OUTPUT_DIR`` the kernel had (None: the project's
     ``data/results`` and ``figures``); the studies whose headline was written since
-    ``started`` (a POSIX time) are this run's, and their files are copied into the run
-    folder when they were written elsewhere.
+    ``started`` (a POSIX time; ``record`` rewrites it on every run) are this run's, and
+    their folders are copied whole into the run folder when they were written elsewhere.
     """
     results_root = (output_root / "results") if output_root else config.data_dir() / "results"
     figures_root = (output_root / "figures") if output_root else config.root() / "figures"
@@ -97,7 +93,8 @@ def write_record(out_dir: Path, notebook: str, *, values: Mapping[str, Any],
             src, dst = root / study, out_dir / kind / study
             if src.resolve() == dst.resolve() or not src.is_dir():
                 continue
-            for path in _fresh(src, started - 1e-3):
+            # every file: save_figure leaves an unchanged figure (and its mtime) alone
+            for path in (q for q in src.rglob("*") if q.is_file()):
                 target = dst / path.relative_to(src)
                 target.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(path, target)
