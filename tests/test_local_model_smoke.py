@@ -64,8 +64,13 @@ def test_a_failed_step_is_recorded_and_the_others_still_run(served, tmp_path, mo
         raise RuntimeError("the server went away")
 
     monkeypatch.setattr(lm, "score_probe", broken)
-    report = lm.smoke(tmp_path / "run", MODEL, steps=["score_probe", "s4_report_rubric"],
-                      interval=60)
+    partial = tmp_path / "report.json"
+    report = lm.smoke(tmp_path / "run", MODEL, steps=["s4_report_rubric", "score_probe"],
+                      interval=60, report_path=partial)
+    assert "s4_report_rubric" in json.loads(partial.read_text())  # kept step by step
+    assert json.loads(partial.read_text())["score_probe"]["timing"]["status"] == "failed"
+    with pytest.raises(ValueError, match="unknown smoke steps"):
+        lm.smoke(tmp_path / "run", MODEL, steps=["s9"])
     assert report["score_probe"]["timing"]["status"] == "failed"
     assert "the server went away" in report["score_probe"]["timing"]["error"]
     assert report["s4_report_rubric"]["timing"]["status"] == "ok"

@@ -309,13 +309,15 @@ def heartbeat(step: str, model: str, *, interval: float = HEARTBEAT_S,
 
 
 def smoke(run_dir: Path, model: str = MODEL, *, steps: Sequence[str] | None = None,
-          interval: float = HEARTBEAT_S) -> dict[str, Any]:
+          interval: float = HEARTBEAT_S, report_path: Path | None = None) -> dict[str, Any]:
     """Run the tour (:data:`TOUR`), X1's position probe (:data:`X1_DESIGN`),
     :func:`score_probe` and S3 and S4 at a small size (:func:`study_runs`) into
     ``run_dir`` (the environment must already point at the server; ``steps`` picks some);
     return :func:`summarise` with each step's ``timing``: status (a failed step is
     recorded with its error and the others still run), wall time, calls (new cache
-    entries of ``model``), and ``seconds_per_call`` beside it."""
+    entries of ``model``), and ``seconds_per_call`` beside it. ``steps`` run in the order
+    given; with ``report_path`` the report so far is written after each step (a run
+    stopped halfway keeps what its finished steps found)."""
     from workbench.notebook import describe_error, run_notebook
     from workbench.studies import x1_bias_probes as x1
 
@@ -337,7 +339,10 @@ def smoke(run_dir: Path, model: str = MODEL, *, steps: Sequence[str] | None = No
     tour = dict(TOUR[1], answer_model=model, judge_model=model)
     plan = {TOUR[0]: notebook(TOUR[0], tour), x1.STUDY: x1_probe, "score_probe": probe}
     plan.update({name: notebook(name, params) for name, params in study_runs(model).items()})
-    chosen = [name for name in plan if steps is None or name in steps]
+    unknown = sorted(set(steps or ()) - set(plan))
+    if unknown:
+        raise ValueError(f"unknown smoke steps {unknown}; steps: {', '.join(plan)}")
+    chosen = list(plan) if steps is None else list(dict.fromkeys(steps))
     timing: dict[str, dict[str, Any]] = {}
     for i, name in enumerate(chosen, 1):
         print(f"[{i}/{len(chosen)}] {name}: started", flush=True)
@@ -355,6 +360,14 @@ def smoke(run_dir: Path, model: str = MODEL, *, steps: Sequence[str] | None = No
         print(f"[{i}/{len(chosen)}] {name}: {status} in {wall:.0f} s, "
               f"{timing[name]['new_cache_entries']} new calls" + (f"  {error}" if error else ""),
               flush=True)
+        if report_path is not None:
+            report = _report(run_dir, model, {k: dict(v) for k, v in timing.items()})
+            report_path.write_text(json.dumps(report, indent=2) + "\n")
+    return _report(run_dir, model, timing)
+
+
+def _report(run_dir: Path, model: str, timing: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """:func:`summarise` with each step's timing, calls and seconds per call."""
     report = summarise(run_dir, model)
     if TOUR[0] in timing:
         tour_headline = report.get(TOUR[0], {}).get("headline", {})
@@ -385,6 +398,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=None, help="default: a free port")
     parser.add_argument("--output-dir", type=Path, default=None,
                         help="default: data/runs/<timestamp>-real-local/")
+    parser.add_argument("--steps", nargs="+", default=None,
+                        help="run only these steps, in this order (default: all)")
     parser.add_argument("command", nargs="*", help="run after the smoke test, e.g. pytest")
     args = parser.parse_args(argv)
     run_dir = (args.output_dir or new_run_dir("real-local")).resolve()
@@ -392,7 +407,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with serve(args.server_python, port=args.port, log=run_dir / "server.log") as api_base:
         print(f"SmolLM2 served at {api_base} (log: {run_dir / 'server.log'})", flush=True)
         os.environ.update(local_environment(api_base))
-        report = smoke(run_dir)
+        report = smoke(run_dir, steps=args.steps, report_path=run_dir / "report.json")
         (run_dir / "report.json").write_text(json.dumps(report, indent=2) + "\n")
         print(json.dumps(report, indent=2), flush=True)
         code = subprocess.run(args.command).returncode if args.command else 0
