@@ -357,9 +357,10 @@ def smoke(run_dir: Path, model: str = MODEL, *, steps: Sequence[str] | None = No
         wall = time.perf_counter() - started
         timing[name] = {"status": status, "error": error, "wall_s": round(wall, 1),
                         "new_cache_entries": _model_calls(model) - before}
-        print(f"[{i}/{len(chosen)}] {name}: {status} in {wall:.0f} s, "
-              f"{timing[name]['new_cache_entries']} new calls" + (f"  {error}" if error else ""),
-              flush=True)
+        calls = ("calls in its own cache" if name == TOUR[0]
+                 else f"{timing[name]['new_cache_entries']} new calls")
+        print(f"[{i}/{len(chosen)}] {name}: {status} in {wall:.0f} s, {calls}"
+              + (f"  {error}" if error else ""), flush=True)
         if report_path is not None:
             report = _report(run_dir, model, {k: dict(v) for k, v in timing.items()})
             report_path.write_text(json.dumps(report, indent=2) + "\n")
