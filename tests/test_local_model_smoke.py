@@ -75,3 +75,15 @@ def test_a_failed_step_is_recorded_and_the_others_still_run(served, tmp_path, mo
     assert "the server went away" in report["score_probe"]["timing"]["error"]
     assert report["s4_report_rubric"]["timing"]["status"] == "ok"
     assert not math.isnan(report["s4_report_rubric"]["score"]["sd"])
+
+
+def test_replies_since_shows_what_a_model_answered_when_its_study_stopped(tmp_path, monkeypatch):
+    from workbench.llm import complete
+
+    monkeypatch.setenv("WORKBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    question = [{"role": "user", "content": "<question>\nWhat is HIV?\n</question>"}]
+    reply = complete("sim/answer-strong", question)
+    seen = lm.replies_since("sim/answer-strong", "2000-01-01T00:00:00")
+    assert seen["replies"] == 1 and seen["sample"] == [reply.text[:300]]
+    assert seen["replies_without_json"] == (0 if "{" in reply.text else 1)
+    assert lm.replies_since("sim/answer-strong", "2999-01-01T00:00:00")["replies"] == 0

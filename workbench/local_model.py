@@ -29,6 +29,7 @@ import time
 import urllib.request
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -347,7 +348,7 @@ def smoke(run_dir: Path, model: str = MODEL, *, steps: Sequence[str] | None = No
     for i, name in enumerate(chosen, 1):
         print(f"[{i}/{len(chosen)}] {name}: started", flush=True)
         before = _model_calls(model)
-        started = time.perf_counter()
+        started, since = time.perf_counter(), datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S")
         status, error = "ok", None
         with heartbeat(name, model, interval=interval, counted=name != TOUR[0]):
             try:
@@ -357,6 +358,11 @@ def smoke(run_dir: Path, model: str = MODEL, *, steps: Sequence[str] | None = No
         wall = time.perf_counter() - started
         timing[name] = {"status": status, "error": error, "wall_s": round(wall, 1),
                         "new_cache_entries": _model_calls(model) - before}
+        if status != "ok" and name != TOUR[0]:  # no tables: what the model replied instead
+            try:
+                timing[name]["replies"] = replies_since(model, since)
+            except Exception as exc:  # informative only
+                timing[name]["replies"] = {"error": str(exc)}
         calls = ("calls in its own cache" if name == TOUR[0]
                  else f"{timing[name]['new_cache_entries']} new calls")
         print(f"[{i}/{len(chosen)}] {name}: {status} in {wall:.0f} s, {calls}"
@@ -365,6 +371,33 @@ def smoke(run_dir: Path, model: str = MODEL, *, steps: Sequence[str] | None = No
             report = _report(run_dir, model, {k: dict(v) for k, v in timing.items()})
             report_path.write_text(json.dumps(report, indent=2) + "\n")
     return _report(run_dir, model, timing)
+
+
+def replies_since(model: str, since: str, *, sample: int = 3) -> dict[str, Any]:
+    """What ``model`` replied in the cache entries stored at or after ``since`` (an ISO
+    time): how many, how many hold no JSON object at all (certain parse failures for
+    every JSON-reply template) and the first ``sample`` replies. For a step whose study
+    stopped before writing its tables."""
+    import tempfile
+
+    from workbench.judges import extract_json_object
+    from workbench.llm import export_cache
+
+    with tempfile.TemporaryDirectory() as folder:
+        dump = Path(folder) / "entries.jsonl"
+        export_cache(dump)
+        entries = [json.loads(line) for line in dump.read_text(encoding="utf-8").splitlines()]
+    texts = [str((e.get("response") or {}).get("text") or "") for e in sorted(
+        entries, key=lambda e: str(e.get("timestamp")))
+        if e.get("request", {}).get("model") == model and str(e.get("timestamp")) >= since]
+    no_json = 0
+    for text in texts:
+        try:
+            extract_json_object(text)
+        except Exception:  # ParseError or anything else: no object in the reply
+            no_json += 1
+    return {"replies": len(texts), "replies_without_json": no_json,
+            "sample": [t[:300] for t in texts[:sample]]}
 
 
 def _report(run_dir: Path, model: str, timing: dict[str, dict[str, Any]]) -> dict[str, Any]:
