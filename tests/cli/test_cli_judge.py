@@ -64,7 +64,54 @@ def test_an_empty_required_field_is_named_with_its_row(tmp_path, monkeypatch):
     pd.DataFrame(rows).to_csv("my.csv", index=False)
     result = _judge("my.csv", "--judge", "sim/judge-a")
     assert result.exit_code == 2
-    assert "my.csv row 1 (item_id 'q2'): field 'response' is empty" in result.output
+    assert "my.csv line 3 (item_id 'q2'): field 'response' is empty" in result.output
+
+
+def test_every_problem_is_listed_with_its_line_before_any_call(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "my.csv").write_text(
+        "item_id,question,response\n"
+        "q1,What is 2 + 2?,4\n"
+        "q2,Capital of France?,\n"          # line 3: empty response
+        "\n"                                 # a blank line pandas skips
+        "q3,,Jupiter\n"                      # line 5: empty question
+        'q4,"A question\nover two lines",\n'  # lines 6-7: empty response
+        "q5,Largest planet?,Jupiter\n",
+        encoding="utf-8")
+    result = _judge("my.csv", "--judge", "sim/judge-a")
+    assert result.exit_code == 2
+    lines = [ln.strip() for ln in result.output.splitlines()]
+    assert lines[0] == "error: 3 problems, nothing judged:"
+    assert lines[1].startswith("my.csv line 3 (item_id 'q2'): field 'response' is empty")
+    assert lines[2].startswith("my.csv line 5 (item_id 'q3'): field 'question' is empty")
+    assert lines[3].startswith("my.csv line 6 (item_id 'q4'): field 'response' is empty")
+    assert not (tmp_path / "my_scores.csv").exists()
+
+
+def test_a_repeated_item_id_is_refused_unless_a_column_tells_the_answers_apart(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    rows = {"item_id": ["q1", "q2", "q1", "q2"], "question": ["2 + 2?", "Capital?", "2 + 2?", "Capital?"],
+            "response": ["4", "Paris", "five", "Paris"]}
+    pd.DataFrame(rows).to_csv("my.csv", index=False)
+    result = _judge("my.csv", "--judge", "sim/judge-a")
+    assert result.exit_code == 2
+    assert ("my.csv line 4 (item_id 'q1'): item_id 'q1' is already on line 2 (with a different "
+            "response)") in result.output
+    assert "my.csv line 5 (item_id 'q2'): item_id 'q2' is already on line 3 (as an exact copy)" in result.output
+    pd.DataFrame(dict(rows, answer_model=["m1", "m1", "m2", "m2"])).to_csv("my.csv", index=False)
+    result = _judge("my.csv", "--judge", "sim/judge-a", "--no-progress")
+    assert result.exit_code == 0, result.output
+    scores = pd.read_csv("my_scores.csv")
+    assert len(scores.drop_duplicates(["item_id", "answer_model"])) == 4
+
+
+def test_record_lines_follow_quoted_line_breaks_and_blank_lines(tmp_path):
+    from workbench.cli.judge import record_lines
+
+    path = tmp_path / "x.csv"
+    path.write_text('a,b\n1,"x\ny"\n\n2,z\n', encoding="utf-8")
+    assert record_lines(path) == [2, 5]
+    assert len(pd.read_csv(path)) == 2
 
 
 def test_geval_needs_the_reference_unless_told_not_to_show_it(data):
@@ -105,3 +152,14 @@ def test_an_unreadable_file_is_named(tmp_path):
     result = _judge(str(tmp_path / "nope.csv"), "--judge", "sim/judge-a")
     assert result.exit_code == 2
     assert "nope.csv: cannot read the data CSV" in result.output
+
+
+def test_a_judge_without_a_price_shows_its_cost_as_unknown(data, sim_server, monkeypatch, tmp_path):
+    # an OpenAI-compatible server whose model litellm cannot price (like a local model)
+    monkeypatch.setenv("OPENAI_API_BASE", sim_server)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-local")
+    monkeypatch.setenv("WORKBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    result = _judge(str(data), "--judge", "openai/sim-judge-a", "--no-progress")
+    assert result.exit_code == 0, result.output
+    assert "cost unknown (no price for openai/sim-judge-a)" in result.stdout
+    assert "$0.0000" not in result.stdout

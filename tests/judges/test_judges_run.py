@@ -448,7 +448,7 @@ def test_budget_stop_returns_partial_rows(monkeypatch, items):
 
 
 def test_bad_items_name_row_and_field(items):
-    with pytest.raises(ValueError, match=r"items row 1 \(item_id 'q1'\): field 'response' is empty"):
+    with pytest.raises(ValueError, match=r"items row 2 \(item_id 'q1'\): field 'response' is empty"):
         run_judging(items.assign(response=["x", "", "y"]), JudgeSpec("holistic_simple", "sim/judge-a"), progress=False)
     with pytest.raises(ValueError, match="column 'reference' is required"):
         run_judging(items.drop(columns="reference"), JudgeSpec("geval", "sim/judge-a"), progress=False)

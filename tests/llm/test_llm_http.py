@@ -149,6 +149,7 @@ def test_an_unpriced_model_costs_zero_with_a_flag(sim_server, monkeypatch, caplo
 
     from workbench.llm import _providers
 
+    monkeypatch.setattr(_providers, "_WARNED_UNPRICED", set())
     monkeypatch.setattr(_providers, "is_sim_server", lambda model, params: False)
     monkeypatch.setattr(_providers, "price", lambda model, p, c: math.nan)
     request = Request(MODEL, msgs("unpriced"), params={"api_base": sim_server})
@@ -180,6 +181,7 @@ def test_prices_are_looked_up_once_per_model_and_run(monkeypatch, caplog):
         return math.nan
 
     monkeypatch.setattr(_providers, "price", fake_price)
+    monkeypatch.setattr(_providers, "_WARNED_UNPRICED", set())
     prices = _providers.Prices()
     plain = [Request("openai/local", msgs(f"q{i}"), params={"api_base": "http://x/v1"})
              for i in range(3)]
@@ -190,7 +192,9 @@ def test_prices_are_looked_up_once_per_model_and_run(monkeypatch, caplog):
         assert prices.known(custom, "openai") is True
     assert looked == ["openai/local"]
     assert caplog.text.count("no price") == 1
-    assert _providers.Prices().known(plain[0], "openai") is False and len(looked) == 2
+    with caplog.at_level(logging.WARNING, logger="workbench.llm"):  # the next complete_many
+        assert _providers.Prices().known(plain[0], "openai") is False and len(looked) == 2
+    assert caplog.text.count("no price") == 1  # one warning per process, not per call batch
 
 
 # --- credentials: the same Authorization whichever path sends the request ----------------

@@ -227,14 +227,14 @@ def test_a_fully_cached_run_prints_one_line_and_no_bar(capsys):
     err = capsys.readouterr().err
     assert "LLM calls (4 cached)" in err and "6/6" in err
     complete_many(requests + requests[:2], progress=True)
-    err = capsys.readouterr().err
-    assert err.strip() == "LLM calls: 8 replayed from cache"
+    shown = capsys.readouterr()  # news on stdout: Lab shows stderr as an error block
+    assert shown.out.strip() == "LLM calls: 8 replayed from cache" and shown.err == ""
     with temporary_settings(cache_mode="readonly"):
         complete_many([*requests, Request(SIM, msgs("never sent"))], progress=True)
-    assert capsys.readouterr().err.strip() == (
+    assert capsys.readouterr().out.strip() == (
         "LLM calls: 6 replayed from cache, 1 not in the cache (readonly mode)")
     complete_many(requests, progress=False)
-    assert capsys.readouterr().err == ""
+    assert capsys.readouterr() == ("", "")
 
 
 def test_bench_replay_reports_per_call_times_and_the_progress_line():

@@ -41,11 +41,13 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-#: User settings of the test's JupyterLab: never save the notebook; render every cell.
+#: User settings of the test's JupyterLab: render every cell; autosave every second if it
+#: were on (the project's settings must keep it off: a run never rewrites the file).
 USER_SETTINGS = {
-    "@jupyterlab/docmanager-extension/plugin.jupyterlab-settings": {"autosave": False},
+    "@jupyterlab/docmanager-extension/plugin.jupyterlab-settings": {"autosaveInterval": 1},
     "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
 }
+DIRTY = "() => window.jupyterapp.shell.currentWidget.content.model.dirty"
 KERNEL_READY = """() => {
   const panel = window.jupyterapp && window.jupyterapp.shell.currentWidget;
   const kernel = panel && panel.sessionContext && panel.sessionContext.session
@@ -69,7 +71,8 @@ OUTPUT_KINDS = """() => {
     if (cell.type !== 'code') continue;
     for (let j = 0; j < cell.outputs.length; j++) {
       const out = cell.outputs.get(j);
-      kinds.push([out.type, ...Object.keys(out.data)]);
+      const json = out.toJSON();
+      kinds.push([out.type, ...(json.name ? [json.name] : []), ...Object.keys(out.data)]);
     }
   }
   return kinds;
@@ -182,6 +185,8 @@ def test_lab_runs_the_tour_and_shows_its_figure_inline(lab):
             page.evaluate("window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')")
             page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
             page.wait_for_function(ALL_RUN, timeout=300_000, polling=500)
+            page.wait_for_timeout(3000)  # three autosave intervals, were autosave on
+            ran_unsaved = page.evaluate(DIRTY)
             kinds = page.evaluate(OUTPUT_KINDS)
             images = page.locator(".jp-OutputArea .jp-RenderedImage img")
             images.first.wait_for(timeout=60_000)
@@ -199,4 +204,114 @@ def test_lab_runs_the_tour_and_shows_its_figure_inline(lab):
         "the progress bar is not a widget"
     )
     assert not [t for t in toasts if "news" in t.lower()], toasts
-    assert TOUR.read_bytes() == before, "the notebook file was saved"
+    assert not [kind for kind in kinds if kind[:2] == ["stream", "stderr"]], (
+        "a pink stderr block in the tour", kinds)
+    assert ran_unsaved, "the run left the notebook unmodified?"
+    assert TOUR.read_bytes() == before, "the notebook file was saved (autosave must be off)"
+
+
+@pytest.mark.browser
+def test_opening_a_committed_notebook_in_lab_leaves_it_unmodified(lab):
+    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install -e '.[browser]'")
+    if not Path(CHROMIUM).exists():
+        pytest.skip("no chromium: `make test-browser` installs it (apt-get install chromium)")
+    url, token = lab
+    path = ROOT / "notebooks" / "x1_bias_probes.ipynb"
+    before = path.read_bytes()
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page()
+            page.goto(f"{url}/lab/tree/{path.name}?token={token}")
+            page.wait_for_function(KERNEL_READY, timeout=120_000)
+            page.wait_for_timeout(3000)
+            dirty = page.evaluate(DIRTY)
+            kernelspec = page.evaluate(
+                "() => window.jupyterapp.shell.currentWidget.content.model.getMetadata('kernelspec')")
+        finally:
+            browser.close()
+    assert kernelspec == json.loads(before)["metadata"]["kernelspec"]
+    assert not dirty, "opening the notebook marked it modified"
+    assert path.read_bytes() == before
+
+
+def test_committed_notebooks_carry_the_kernelspec_lab_writes_and_autosave_is_off():
+    from workbench.notebook._run import lab_kernelspec
+
+    expected = lab_kernelspec("python3")
+    assert expected["display_name"] == "Python 3 (ipykernel)"
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        meta = json.loads(path.read_text(encoding="utf-8"))["metadata"]
+        assert meta["kernelspec"] == expected, path.name
+    c = runpy.run_path(str(ROOT / "jupyter_server_config.py"))["c"]
+    overrides = json.loads((Path(c.LabApp.app_settings_dir) / "overrides.json").read_text())
+    assert overrides["@jupyterlab/docmanager-extension:plugin"] == {"autosave": False}
+
+
+def _has_japanese_font() -> bool | None:
+    fc_list = shutil.which("fc-list")
+    if fc_list is None:
+        return None
+    found = subprocess.run([fc_list, ":lang=ja", "family"], capture_output=True, text=True)
+    return bool(found.stdout.strip())
+
+
+@pytest.mark.browser
+def test_make_lab_says_up_front_when_japanese_would_show_as_boxes(lab, tmp_path):
+    has_font = _has_japanese_font()
+    if has_font is None:
+        pytest.skip("no fc-list: make lab cannot tell")
+    log = (tmp_path / "lab.log").read_text()
+    assert ("no Japanese font installed" in log) is (not has_font), log[:2000]
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    quick = readme[readme.index("## Quick start"):readme.index("## The studies")]
+    assert "fonts-noto-cjk" in quick and "make lab" in quick
+
+
+@pytest.mark.browser
+def test_a_run_folder_opens_in_chromium_without_jupyter(tmp_path, monkeypatch):
+    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install -e '.[browser]'")
+    if not Path(CHROMIUM).exists():
+        pytest.skip("no chromium: `make test-browser` installs it (apt-get install chromium)")
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    from workbench.notebook import run_notebook
+
+    folder = tmp_path / "project" / "notebooks"
+    folder.mkdir(parents=True)
+    doc = new_notebook()
+    params = new_code_cell("values: list = [1, 3, 2]  # points")
+    params.metadata["tags"] = ["parameters"]
+    doc.cells = [params, new_code_cell(
+        "import matplotlib.pyplot as plt\nfrom workbench.notebook import figures_dir, record\n"
+        "fig, ax = plt.subplots()\nax.plot(values)\nout = figures_dir('tiny')\n"
+        "out.mkdir(parents=True, exist_ok=True)\nfig.savefig(out / 'line.png')\nplt.show()\n"
+        "record('tiny', total=sum(values))")]
+    doc.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)",
+                                  "language": "python"}
+    nbformat.write(doc, folder / "00_tiny.ipynb")
+    monkeypatch.setenv("WORKBENCH_ROOT", str(folder.parent))
+    monkeypatch.delenv("WORKBENCH_OUTPUT_DIR", raising=False)
+    monkeypatch.delenv("MPLBACKEND", raising=False)  # inline images in the executed copy
+    run = run_notebook(folder / "00_tiny.ipynb", parameters={"values": [2, 4]}).parent
+    shared = tmp_path / "sent-by-mail"
+    shutil.copytree(run, shared)  # the folder alone, elsewhere: nothing points back
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page()
+            page.goto((shared / "index.html").as_uri())
+            index_images = page.evaluate("() => Array.from(document.images).map(i => i.naturalWidth)")
+            text = page.inner_text("body")
+            page.click("text=the executed notebook")
+            page.wait_for_load_state("load")
+            notebook_images = page.evaluate(
+                "() => Array.from(document.images).map(i => i.naturalWidth)")
+            notebook_text = page.inner_text("body")
+        finally:
+            browser.close()
+    assert index_images and all(w > 0 for w in index_images), index_images
+    assert "values = [2, 4]" in text and "total" in text
+    assert notebook_images and all(w > 0 for w in notebook_images), notebook_images
+    assert "record('tiny', total=sum(values))" in notebook_text

@@ -212,7 +212,8 @@ def test_run_all_reports_failures_without_stopping(notebooks, tmp_path, monkeypa
     assert result.exit_code == 1, result.output
     assert "1 of 2 notebooks failed: s1_broken" in result.output
     assert "RuntimeError" in result.output and "boom in s1" in result.output
-    lines = result.stdout.splitlines()  # the bar over the notebooks is on stderr
+    lines = result.stdout.splitlines()
+    assert "%|" not in result.output  # no bar over the notebooks: stderr is not a terminal
     assert any(line.startswith("[1/2] 00_tiny") and line.endswith("started") for line in lines)
     (done,) = [line for line in lines if line.startswith("[2/2] s1_broken") and "failed" in line]
     assert "cache entries" in done and "notebooks failed so far: 1" in done and "boom in s1" in done
@@ -351,6 +352,7 @@ class _Completion:
     key: str = "k"
     logprobs: None = None
     backend: str = "sim"
+    cost_known: bool = True
 
 
 @dataclass
@@ -390,6 +392,27 @@ def test_calls_frame_and_summary_keep_failures():
     assert single[["stage", "cached"]].values.tolist() == [["again", True]]
     with pytest.raises(TypeError, match="result 0 of stage 'x' is a str"):
         nb.calls_frame(["text"], stage="x")
+
+
+def test_an_unpriced_model_shows_an_unknown_cost_never_zero():
+    import matplotlib.pyplot as plt
+
+    from workbench.plots import plot_cost_cache
+
+    unpriced = dict(model="openai/smollm2", backend="openai", cost_usd=0.0, cost_known=False)
+    calls = nb.calls_frame({"priced": [_Completion("a"), _Completion("b", cached=True)],
+                            "local": [_Completion("c", **unpriced),
+                                      _Completion("d", cached=True, **unpriced)]})
+    assert calls["cost_known"].tolist() == [True, True, False, False]
+    assert calls["cost_usd"].isna().tolist() == [False, False, True, True]
+    summary = nb.cost_cache_summary(calls).set_index("stage")
+    assert summary.loc["priced", "cost_usd"] == pytest.approx(0.002)
+    assert math.isnan(summary.loc["local", "cost_usd"]) and math.isnan(summary.loc["total", "cost_usd"])
+    ax = plot_cost_cache(calls)
+    notes = [t.get_text() for t in ax.texts]
+    assert any("0.0020 USD" in n for n in notes)
+    assert any("cost unknown" in n for n in notes) and not any("0.0000 USD" in n for n in notes)
+    plt.close("all")
 
 
 # --- parameter values, defaults and run folders -------------------------------------------
@@ -444,11 +467,20 @@ def test_params_command_lists_type_default_and_comment(notebooks):
     result = CliRunner().invoke(_app(), ["params", str(notebooks / "00_tiny.ipynb")])
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
-    assert lines[0].startswith("00_tiny: 2 parameters (set with -y 'name: value'")
-    assert lines[1].split() == ["name", "type", "default", "comment"]
-    assert lines[2].split() == ["values", "list[int]", "[1,", "2]", "numbers", "to", "add"]
-    assert lines[3].split() == ["label", "str", '"a"', "a", "label"]
+    assert lines == ["00_tiny: 2 parameters, set with -y 'name: value' or -f params.yaml",
+                     "  values: list[int] = [1, 2]", "      numbers to add",
+                     '  label: str = "a"', "      a label"]
     assert list(nb.parameter_table(notebooks / "00_tiny.ipynb").columns) == list(nb.PARAMETER_COLUMNS)
+
+
+def test_params_listing_fits_a_terminal_however_long_the_default():
+    table = pd.DataFrame([{"name": "judge_models", "type": "list",
+                           "default": str([f"sim/judge-{c}" for c in "abcdefghij"]),
+                           "comment": "judge models (litellm strings; sim/* run offline) " * 3}])
+    lines = run_cli.parameter_lines(table)
+    assert max(map(len, lines)) <= 88 and len(lines) >= 4
+    assert lines[0].startswith("  judge_models: list = ['sim/judge-a',")
+    assert " ".join(x.strip() for x in lines).count("sim/judge-") == 10  # nothing cut
 
 
 @pytest.mark.slow

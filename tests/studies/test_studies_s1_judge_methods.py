@@ -265,6 +265,20 @@ def test_weakness_map_met_rates_leave_unparsed_out():
     assert rates.loc[("c3", "m1"), "met_rate"] == pytest.approx(4 / 5)
     assert rates.loc[("c3", "m1"), "n_missing"] == 1
     assert rates.loc[("c3", "m1"), "criterion"] == "q1 c3 (-10)"
+    assert rates.loc[("c3", "m1"), "label"] == "q1 c3 (-10)"  # no rubric: the id alone
+
+
+def test_weakness_map_rows_say_what_each_criterion_asks():
+    rubric = pd.DataFrame({"item_id": ["q1"] * 3, "criterion_id": ["c1", "c2", "c3"],
+                           "text": ["Names the red-flag symptoms that need the emergency room",
+                                    "Short", "Recommends doubling the dose"],
+                           "weight": [5, 5, -10], "kind": "item"})
+    weak = s1.weakness_map(_criteria_frame(), rubric).drop_duplicates("criterion_id")
+    labels = dict(zip(weak["criterion_id"], weak["label"], strict=True))
+    assert labels["c1"] == "q1 c1 (+5)  Names the red-flag symptoms…"
+    assert labels["c2"] == "q1 c2 (+5)  Short"
+    assert labels["c3"] == "q1 c3 (-10)  Recommends doubling the dose"
+    assert weak.set_index("criterion_id").loc["c1", "criterion_text"].startswith("Names the red-flag")
 
 
 def test_judge_disagreement_ranks_the_split_item_first():

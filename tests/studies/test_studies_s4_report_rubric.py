@@ -184,3 +184,16 @@ def test_config_rejects_bad_values():
         s4.Config(mitigation=[])
     with pytest.raises(ValueError, match="differ"):
         s4.Config(version_a="v1", version_b="v1")
+
+
+def test_report_ids_judge_only_those_reports_and_their_padded_versions(tmp_path, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    ids = ["rag-evaluation-metrics", "llm-judge-position-bias"]
+    config = s4.Config(report_ids=ids, judge_models=["sim/judge-a"], shrink_judge="sim/judge-a",
+                       mitigation=[False], trials=1, n_sim=50, power_n_items=[5], progress=False)
+    results = s4.run(config)
+    assert set(results["texts"]["source_item"]) == set(ids)
+    assert set(results["scores"]["item_id"]) == set(results["texts"]["item_id"])
+    assert len(results["texts"]) == 6  # two originals, two padded, their two bundled twins
+    with pytest.raises(ValueError, match=r"Config.report_ids: \['nope'\] are not reports"):
+        s4.run(s4.Config(report_ids=["nope"], judge_models=["sim/judge-a"], progress=False))

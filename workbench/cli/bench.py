@@ -86,7 +86,7 @@ def bench_replay(n: int = 10_000, *, repeats: int = 5) -> dict[str, Any]:
                     get(key)
 
             def replay() -> None:
-                with contextlib.redirect_stderr(shown):  # its progress output, kept
+                with contextlib.redirect_stdout(shown):  # its progress output, kept
                     out = complete_many(requests, progress=True)
                 assert all(r.cached for r in out)
 

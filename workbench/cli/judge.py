@@ -7,8 +7,12 @@
 Reads the CSV (one row per answer, with the columns the protocol requires: README,
 "Judge your own data"), runs :func:`workbench.judges.run_judging` through the cached
 client with a progress bar, and writes its long results frame (one row per judge call
-and score, :data:`workbench.judges.RESULT_COLUMNS`) as CSV. A missing column or an empty
-required field is an error naming it and the file, before any call is made.
+and score, :data:`workbench.judges.RESULT_COLUMNS`) as CSV. Before any call the whole
+file is checked (:func:`workbench.judges.check_items`): a missing column stops at once;
+otherwise every problem is listed with its line in the file (counted from 1, the header
+being line 1) — empty required fields, malformed criteria or rubric cells, and an
+``item_id`` repeated (with the same ``answer_model`` / ``answer_sample``), whose result
+rows could not be told apart.
 """
 
 from __future__ import annotations
@@ -33,12 +37,61 @@ def _read_table(path: Path, what: str):
         raise _fail(f"{path}: cannot read the {what} CSV ({exc})") from None
 
 
+def record_lines(path: Path) -> list[int]:
+    """The 1-based line on which each data record of a CSV file starts (the header is
+    line 1; blank lines are skipped, as pandas does; a quoted field may span lines)."""
+    import csv
+
+    starts, end = [], 0
+    with open(path, newline="", encoding="utf-8-sig", errors="replace") as handle:
+        reader = csv.reader(handle)
+        for record in reader:
+            start, end = end + 1, reader.line_num
+            if record:
+                starts.append(start)
+    return starts[1:]
+
+
 def _in_file(message: str, path: Path, columns) -> str:
-    """``run_judging``'s item errors ("items: column 'x' is required ...", "items row 3
-    ...") said of the file, with the columns it has."""
+    """``run_judging``'s table errors ("items: column 'x' is required ...") said of the
+    file, with the columns it has."""
     if not message.startswith("items"):
         return message
     return f"{path}{message[len('items'):]} (its columns: {', '.join(map(str, columns))})"
+
+
+def _problems(path: Path, items, spec, rubric) -> list[str]:
+    """Every problem of the file for ``spec``, each naming its line."""
+    from workbench.judges import check_items
+
+    lines = record_lines(path)
+    if len(lines) != len(items):  # a layout the csv module reads differently: count rows
+        lines = [i + 2 for i in range(len(items))]
+    out = []
+    for p in check_items(items, spec, rubric=rubric):
+        if p.row is None:
+            return [_in_file(p.message, path, items.columns)]
+        item_id = items["item_id"].iloc[p.row] if "item_id" in items.columns else None
+        message = p.message
+        if p.other is not None:  # the repeated record, by its line too
+            message = message.replace(f"on row {p.other + 1} ", f"on line {lines[p.other]} ", 1)
+        out.append(f"{path} line {lines[p.row]} (item_id {item_id!r}): {message}")
+    return out
+
+
+def _cost_text(scores, spec) -> str:
+    """The run's cost, or "cost unknown" when a model it called has no price (its calls
+    are recorded at $0, which is not what they cost)."""
+    import math
+
+    from workbench.llm import price
+
+    models = {spec.judge_model} | ({spec.summarizer_model} if spec.protocol == "summarize_then" else set())
+    unpriced = sorted(m for m in models if not m.startswith("sim/")
+                      and math.isnan(price(m, 1000, 1000)))
+    if unpriced:
+        return f"cost unknown (no price for {', '.join(unpriced)})"
+    return f"${scores['cost_usd'].sum():.4f}"
 
 
 def judge(
@@ -117,6 +170,10 @@ def judge(
     except ValueError as exc:
         raise _fail(str(exc)) from None
 
+    problems = _problems(data, items, spec, rubric_frame)
+    if problems:
+        head = f"{len(problems)} problems" if len(problems) > 1 else "1 problem"
+        raise _fail(f"{head}, nothing judged:\n  " + "\n  ".join(problems))
     stopped = None
     try:
         scores = run_judging(items, spec, rubric=rubric_frame, progress=progress)
@@ -131,7 +188,7 @@ def judge(
     typer.echo(
         f"{len(items)} rows of {data.name} judged by {spec.judge_model} ({protocol}, "
         f"{trials} trial(s)): {len(scores)} scores, {unparsed} unparsed, {cached} from the cache, "
-        f"${scores['cost_usd'].sum():.4f} -> {target}"
+        f"{_cost_text(scores, spec)} -> {target}"
     )
     if (scores["backend"] == "sim").any():
         typer.echo("simulated judge: the scores show that the pipeline works, not how an LLM judges")

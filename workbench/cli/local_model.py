@@ -5,10 +5,13 @@ llama-cpp-python's server (``python -m llama_cpp.server``) answers OpenAI chat r
 for it on 127.0.0.1. :func:`main` starts that server from another interpreter (the
 ``.venv-local`` that ``make real-local`` builds), points litellm at it through the
 environment (``OPENAI_API_BASE``, a placeholder ``OPENAI_API_KEY``), runs the tour, X1's
-position probe and a score probe against ``openai/smollm2`` into
-``data/runs/<timestamp>-real-local/``, prints what the real judge did (calls, seconds per call, parse failures, score spread)
-and stops the server. Studies take no ``api_base`` parameter: the environment is how a
-notebook reaches a local server.
+position probe, a score probe and the seed studies S3 and S4 at a small size (English
+prompts, :func:`study_runs`) against ``openai/smollm2`` into
+``data/runs/<timestamp>-real-local/``, prints a line as each step starts and ends and,
+every :data:`HEARTBEAT_S` seconds of a step, how many calls the model has answered
+(one call can take half a minute), writes ``report.json`` — per step its calls, seconds
+per call, parse failures and score spread — and stops the server. Studies take no
+``api_base`` parameter: the environment is how a notebook reaches a local server.
 
 The model is far too small to judge: the report shows its scores' spread as it is.
 """
@@ -21,6 +24,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from collections.abc import Iterator, Sequence
@@ -32,6 +36,7 @@ from typing import Any
 import pandas as pd
 
 from workbench import config
+from workbench.notebook._provenance import new_run_dir
 
 #: The model name the server answers to, and the litellm string that reaches it.
 ALIAS = "smollm2"
@@ -60,6 +65,27 @@ X1_DESIGN = {"judge_models": [MODEL], "items_per_category": ITEMS_PER_CATEGORY,
 #: The schema of the constrained score probe: a score the grammar keeps in 1..10.
 SCORE_SCHEMA = {"type": "object", "properties": {"score": {"enum": list(range(1, 11))}},
                 "required": ["score"]}
+#: Seconds between the progress lines printed while a step runs.
+HEARTBEAT_S = 30.0
+#: The two S4 reports of the small run: one per pipeline version.
+S4_REPORTS = ["rag-evaluation-metrics", "llm-judge-position-bias"]
+
+
+def study_runs(model: str = MODEL) -> dict[str, dict[str, Any]]:
+    """S3 and S4 at a small size with ``model`` as the judge (both data sets are English):
+    notebook -> parameters. S3: one question per category, one answer model besides the
+    bounds, one iteration, no bias questions (about 36 judge calls); S4: two reports (one
+    per pipeline version) and their padded versions, six dimensions, without the
+    mitigation prompt, one trial (24 judge calls)."""
+    return {
+        "s3_hivmedqa": {"judge_model": model, "answer_models": ["sim/answer-strong"],
+                        "items_per_category": 1, "iterations": 1, "bias_types": [],
+                        "progress": False},
+        "s4_report_rubric": {"judge_models": [model], "shrink_judge": model,
+                             "report_ids": list(S4_REPORTS), "bundled_twins": False,
+                             "mitigation": [False], "trials": 1, "n_sim": 200,
+                             "power_n_items": [5, 10], "progress": False},
+    }
 
 
 def json_response_format(schema: dict) -> dict:
@@ -168,7 +194,7 @@ def _judge_rows(results: Path) -> pd.DataFrame:
     return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
 
 
-def summarise(run_dir: Path) -> dict[str, Any]:
+def summarise(run_dir: Path, model: str = MODEL) -> dict[str, Any]:
     """What the real judge did in a smoke run folder: per study, its calls (not cached),
     seconds per call, parse failures, score spread, verdicts, backends, and whether a
     saved figure says "simulated"."""
@@ -181,7 +207,7 @@ def summarise(run_dir: Path) -> dict[str, Any]:
         if headline.exists():
             entry["headline"] = json.loads(headline.read_text())
         if len(rows):
-            mine = rows[rows["judge_model"] == MODEL]
+            mine = rows[rows["judge_model"] == model]
             fresh = mine[~mine["cached"].astype(bool)] if "cached" in mine else mine
             latency = fresh["latency_s"].mean() if "latency_s" in fresh and len(fresh) else None
             entry.update(
@@ -207,7 +233,7 @@ def summarise(run_dir: Path) -> dict[str, Any]:
     return out
 
 
-def score_probe() -> pd.DataFrame:
+def score_probe(model: str = MODEL) -> pd.DataFrame:
     """The real judge scores the smoke test's answers 1-10 with its reply held to
     :data:`SCORE_SCHEMA` by the server (:func:`json_response_format`): how much do its
     scores vary when the format cannot fail? One row per answer."""
@@ -217,24 +243,24 @@ def score_probe() -> pd.DataFrame:
 
     items = load_dataset("s3_hiv_en")["items"]
     items = items.groupby("category", sort=False).head(ITEMS_PER_CATEGORY)
-    asked = [(item, model) for item in items.itertuples() for model in ANSWER_MODELS]
-    answers = complete_many([Request(model, render("answer", lang=item.lang,
-                                                   question=item.question))
-                             for item, model in asked], progress=False)
+    asked = [(item, answerer) for item in items.itertuples() for answerer in ANSWER_MODELS]
+    answers = complete_many([Request(answerer, render("answer", lang=item.lang,
+                                                      question=item.question))
+                             for item, answerer in asked], progress=False)
     prompt = ("Question: {q}\n\nAnswer: {a}\n\nReference answer: {r}\n\nRate the answer's "
               "medical accuracy against the reference from 1 (wrong) to 10 (fully correct). "
               'Reply with JSON: {{"score": <integer 1-10>}}')
-    requests = [Request(MODEL, [{"role": "user", "content": prompt.format(
+    requests = [Request(model, [{"role": "user", "content": prompt.format(
                     q=item.question, a=answer.text, r=item.reference)}],
                         max_tokens=16, response_format=json_response_format(SCORE_SCHEMA))
                 for (item, _), answer in zip(asked, answers, strict=True)]
     rows = []
-    for (item, model), reply in zip(asked, complete_many(requests, progress=False), strict=True):
+    for (item, answerer), reply in zip(asked, complete_many(requests, progress=True), strict=True):
         try:
             score, ok = float(json.loads(reply.text)["score"]), True
         except (AttributeError, ValueError, KeyError, TypeError):
             score, ok = float("nan"), False
-        rows.append({"item_id": item.item_id, "answer_model": model, "judge_model": MODEL,
+        rows.append({"item_id": item.item_id, "answer_model": answerer, "judge_model": model,
                      "score": score, "parse_ok": ok,
                      "backend": getattr(reply, "backend", None),
                      "cached": getattr(reply, "cached", False),
@@ -244,44 +270,155 @@ def score_probe() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def smoke(run_dir: Path) -> dict[str, Any]:
-    """Run the tour (:data:`TOUR`), X1's position probe (:data:`X1_DESIGN`) and
-    :func:`score_probe` into ``run_dir`` (the environment must already point at the
-    server); return :func:`summarise` with each step's wall time."""
+def _model_calls(model: str) -> int:
+    """Entries of ``model`` in the cache folder in force (each answered call is stored at
+    once, so this counts the calls answered so far)."""
     from workbench.llm import cache_stats
-    from workbench.notebook import run_notebook
+
+    try:
+        return int(cache_stats()["by_model"].get(model, 0))
+    except Exception:  # a count for a progress line only: never stop the run over it
+        return 0
+
+
+@contextmanager
+def heartbeat(step: str, model: str, *, interval: float = HEARTBEAT_S,
+              counted: bool = True) -> Iterator[None]:
+    """While the block runs, print every ``interval`` seconds how long ``step`` has run
+    and how many calls ``model`` has answered (``counted=False``: a step with a cache of
+    its own, the time only): a slow model is seen to be working."""
+    stop = threading.Event()
+    start, before = time.perf_counter(), _model_calls(model) if counted else 0
+
+    def beat() -> None:
+        while not stop.wait(interval):
+            elapsed = time.perf_counter() - start
+            line = f"    {step}: {elapsed:.0f} s"
+            if counted:
+                n = _model_calls(model) - before
+                line += (f", {n} calls answered by {model} ({elapsed / n:.1f} s per call)" if n
+                         else f", waiting for {model}'s first reply")
+            print(line, flush=True)
+
+    thread = threading.Thread(target=beat, name=f"heartbeat-{step}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
+def smoke(run_dir: Path, model: str = MODEL, *, steps: Sequence[str] | None = None,
+          interval: float = HEARTBEAT_S, report_path: Path | None = None) -> dict[str, Any]:
+    """Run the tour (:data:`TOUR`), X1's position probe (:data:`X1_DESIGN`),
+    :func:`score_probe` and S3 and S4 at a small size (:func:`study_runs`) into
+    ``run_dir`` (the environment must already point at the server; ``steps`` picks some);
+    return :func:`summarise` with each step's ``timing``: status (a failed step is
+    recorded with its error and the others still run), wall time, calls (new cache
+    entries of ``model``), and ``seconds_per_call`` beside it. ``steps`` run in the order
+    given; with ``report_path`` the report so far is written after each step (a run
+    stopped halfway keeps what its finished steps found)."""
+    from workbench.notebook import describe_error, run_notebook
     from workbench.studies import x1_bias_probes as x1
 
     def x1_probe() -> None:
         folder = run_dir / "results" / x1.STUDY
         folder.mkdir(parents=True, exist_ok=True)
-        for name, frame in x1.tables(x1.run(x1.Config(**X1_DESIGN))).items():
+        design = dict(X1_DESIGN, judge_models=[model], progress=True)
+        for name, frame in x1.tables(x1.run(x1.Config(**design))).items():
             frame.to_csv(folder / f"{name}.csv", index=False)
 
     def probe() -> None:
         folder = run_dir / "results" / "score_probe"
         folder.mkdir(parents=True, exist_ok=True)
-        score_probe().to_csv(folder / "scores.csv", index=False)
+        score_probe(model).to_csv(folder / "scores.csv", index=False)
 
-    steps = {TOUR[0]: lambda: run_notebook(TOUR[0], parameters=TOUR[1], output_dir=run_dir),
-             x1.STUDY: x1_probe, "score_probe": probe}
-    timing = {}
-    for name, step in steps.items():
-        before = cache_stats()["by_model"].get(MODEL, 0)
-        started = time.perf_counter()
-        step()
+    def notebook(name: str, params: dict[str, Any]):
+        return lambda: run_notebook(name, parameters=params, output_dir=run_dir, progress=True)
+
+    tour = dict(TOUR[1], answer_model=model, judge_model=model)
+    plan = {TOUR[0]: notebook(TOUR[0], tour), x1.STUDY: x1_probe, "score_probe": probe}
+    plan.update({name: notebook(name, params) for name, params in study_runs(model).items()})
+    unknown = sorted(set(steps or ()) - set(plan))
+    if unknown:
+        raise ValueError(f"unknown smoke steps {unknown}; steps: {', '.join(plan)}")
+    chosen = list(plan) if steps is None else list(dict.fromkeys(steps))
+    timing: dict[str, dict[str, Any]] = {}
+    for i, name in enumerate(chosen, 1):
+        print(f"[{i}/{len(chosen)}] {name}: started", flush=True)
+        before = _model_calls(model)
+        started, since = time.perf_counter(), datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S")
+        status, error = "ok", None
+        with heartbeat(name, model, interval=interval, counted=name != TOUR[0]):
+            try:
+                plan[name]()
+            except Exception as exc:  # record it, go on with the other steps
+                status, error = "failed", describe_error(exc)
         wall = time.perf_counter() - started
-        timing[name] = {"wall_s": round(wall, 1),
-                        "new_cache_entries": cache_stats()["by_model"].get(MODEL, 0) - before}
-    report = summarise(run_dir)
-    tour = report.get(TOUR[0], {}).get("headline", {})
-    # the tour runs in a temporary cache of its own: its calls are the answer, the first
-    # judge call and the batch
-    timing[TOUR[0]]["new_cache_entries"] = 2 + int(tour.get("batch_provider_calls", 0))
-    for name, step_timing in timing.items():
-        calls = step_timing["new_cache_entries"]
-        step_timing["wall_s_per_new_call"] = round(step_timing["wall_s"] / calls, 2) if calls else None
-        report.setdefault(name, {})["timing"] = step_timing
+        timing[name] = {"status": status, "error": error, "wall_s": round(wall, 1),
+                        "new_cache_entries": _model_calls(model) - before}
+        if status != "ok" and name != TOUR[0]:  # no tables: what the model replied instead
+            try:
+                timing[name]["replies"] = replies_since(model, since)
+            except Exception as exc:  # informative only
+                timing[name]["replies"] = {"error": str(exc)}
+        calls = ("calls in its own cache" if name == TOUR[0]
+                 else f"{timing[name]['new_cache_entries']} new calls")
+        print(f"[{i}/{len(chosen)}] {name}: {status} in {wall:.0f} s, {calls}"
+              + (f"  {error}" if error else ""), flush=True)
+        if report_path is not None:
+            report = _report(run_dir, model, {k: dict(v) for k, v in timing.items()})
+            report_path.write_text(json.dumps(report, indent=2) + "\n")
+    return _report(run_dir, model, timing)
+
+
+def replies_since(model: str, since: str, *, sample: int = 3) -> dict[str, Any]:
+    """What ``model`` replied in the cache entries stored at or after ``since`` (an ISO
+    time): how many, how many hold no JSON object at all (certain parse failures for
+    every JSON-reply template) and the first ``sample`` replies. For a step whose study
+    stopped before writing its tables."""
+    import tempfile
+
+    from workbench.judges import extract_json_object
+    from workbench.llm import export_cache
+
+    with tempfile.TemporaryDirectory() as folder:
+        dump = Path(folder) / "entries.jsonl"
+        export_cache(dump)
+        entries = [json.loads(line) for line in dump.read_text(encoding="utf-8").splitlines()]
+    texts = [str((e.get("response") or {}).get("text") or "") for e in sorted(
+        entries, key=lambda e: str(e.get("timestamp")))
+        if e.get("request", {}).get("model") == model and str(e.get("timestamp")) >= since]
+    no_json = 0
+    for text in texts:
+        try:
+            extract_json_object(text)
+        except Exception:  # ParseError or anything else: no object in the reply
+            no_json += 1
+    return {"replies": len(texts), "replies_without_json": no_json,
+            "sample": [t[:300] for t in texts[:sample]]}
+
+
+def _report(run_dir: Path, model: str, timing: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """:func:`summarise` with each step's timing, calls and seconds per call."""
+    report = summarise(run_dir, model)
+    if TOUR[0] in timing:
+        tour_headline = report.get(TOUR[0], {}).get("headline", {})
+        # the tour runs in a temporary cache of its own: its calls are the answer, the
+        # first judge call and the batch
+        timing[TOUR[0]]["new_cache_entries"] = 2 + int(tour_headline.get("batch_provider_calls", 0))
+    for name, step in timing.items():
+        calls = step["new_cache_entries"]
+        step["wall_s_per_new_call"] = round(step["wall_s"] / calls, 2) if calls else None
+        entry = report.setdefault(name, {})
+        entry["timing"] = step
+        entry["calls"] = calls
+        if entry.get("seconds_per_call") is None and step["wall_s_per_new_call"] is not None:
+            entry["seconds_per_call"] = step["wall_s_per_new_call"]
+            entry["seconds_per_call_from"] = "wall time / new calls (no per-call latency in its tables)"
+        elif entry.get("seconds_per_call") is not None:
+            entry["seconds_per_call_from"] = "mean latency of its calls that were not cached"
     return report
 
 
@@ -295,15 +432,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=None, help="default: a free port")
     parser.add_argument("--output-dir", type=Path, default=None,
                         help="default: data/runs/<timestamp>-real-local/")
+    parser.add_argument("--steps", nargs="+", default=None,
+                        help="run only these steps, in this order (default: all)")
     parser.add_argument("command", nargs="*", help="run after the smoke test, e.g. pytest")
     args = parser.parse_args(argv)
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    run_dir = (args.output_dir or config.root() / "data" / "runs" / f"{stamp}-real-local").resolve()
+    run_dir = (args.output_dir or new_run_dir("real-local")).resolve()
     run_dir.mkdir(parents=True, exist_ok=True)
     with serve(args.server_python, port=args.port, log=run_dir / "server.log") as api_base:
         print(f"SmolLM2 served at {api_base} (log: {run_dir / 'server.log'})", flush=True)
         os.environ.update(local_environment(api_base))
-        report = smoke(run_dir)
+        report = smoke(run_dir, steps=args.steps, report_path=run_dir / "report.json")
         (run_dir / "report.json").write_text(json.dumps(report, indent=2) + "\n")
         print(json.dumps(report, indent=2), flush=True)
         code = subprocess.run(args.command).returncode if args.command else 0

@@ -141,13 +141,27 @@ def params(
         table = nb.parameter_table(source)
     except (ValueError, OSError) as exc:
         raise _fail(str(exc), 2) from None
-    typer.echo(f"{source.stem}: {len(table)} parameters "
-               f"(set with -y 'name: value' or -f params.yaml; lists as [a, b])")
-    columns = list(table.columns)
-    widths = [max(len(c), *(len(str(v)) for v in table[c])) for c in columns[:-1]]
-    for row in [columns, *table.itertuples(index=False)]:
-        cells = [str(v).ljust(w) for v, w in zip(row[:-1], widths, strict=True)]
-        typer.echo("  ".join([*cells, str(row[-1])]).rstrip())
+    typer.echo(f"{source.stem}: {len(table)} parameters, set with -y 'name: value' "
+               "or -f params.yaml")
+    for line in parameter_lines(table):
+        typer.echo(line)
+
+
+def parameter_lines(table, width: int = 88) -> list[str]:
+    """``workbench params``' listing: per parameter ``name: type = default`` and its
+    comment below, indented, each wrapped to ``width`` characters (a long default such as
+    a list of six models breaks between its items)."""
+    import textwrap
+
+    lines = []
+    for row in table.itertuples(index=False):
+        kind = f": {row.type}" if row.type else ""
+        lines += textwrap.wrap(f"{row.name}{kind} = {row.default}", width, initial_indent="  ",
+                               subsequent_indent="      ", break_on_hyphens=False)
+        if row.comment:
+            lines += textwrap.wrap(row.comment, width, initial_indent="      ",
+                                   subsequent_indent="      ", break_on_hyphens=False)
+    return lines
 
 
 def store_outputs(
@@ -182,9 +196,70 @@ def store_outputs(
         raise _fail(f"{len(failed)} notebook(s) failed, left unchanged: {', '.join(failed)}", 1)
 
 
+runs_app = typer.Typer(help="List and compare runs (data/runs/).", no_args_is_help=False)
+
+
+@runs_app.callback(invoke_without_command=True)
+def runs(ctx: typer.Context) -> None:
+    """List the runs in data/runs/: study, parameters changed, backend, judge models,
+    headline numbers, git commit.
+
+    Compare two: workbench runs compare RUN_A RUN_B (a run's name, or a part of it
+    only one run has).
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    from workbench.notebook._runs import list_runs
+
+    table = list_runs()
+    if table.empty:
+        typer.echo("no runs recorded in data/runs/ yet (workbench run <study> makes one)")
+        return
+    for row in table.itertuples(index=False):
+        typer.echo(f"{row.run}  {row.status}  {row.backend}  commit {row.commit}")
+        typer.echo(f"    study {row.study}; changed: {row.changed}")
+        typer.echo(f"    judges: {row.judge_models}")
+        typer.echo(f"    headline: {row.headline}")
+
+
+@runs_app.command("compare")
+def compare(
+    run_a: Annotated[str, typer.Argument(help="The first run (A).")],
+    run_b: Annotated[str, typer.Argument(help="The second run (B).")],
+) -> None:
+    """Two runs side by side: the parameters that differ, every headline number with
+    B - A, and (where both wrote a per-item scores table) a paired t test of the
+    per-item mean scores, per measure."""
+    import pandas as pd
+
+    from workbench.notebook._runs import compare_runs
+
+    try:
+        out = compare_runs(run_a, run_b)
+    except ValueError as exc:
+        raise _fail(str(exc), 2) from None
+    a, b = out["a"], out["b"]
+    typer.echo(f"A: {a['run']}  ({a.get('study')}, {a.get('backend')}, commit "
+               f"{(a.get('commit') or '-')[:12]})")
+    typer.echo(f"B: {b['run']}  ({b.get('study')}, {b.get('backend')}, commit "
+               f"{(b.get('commit') or '-')[:12]})")
+    with pd.option_context("display.width", 100, "display.max_colwidth", 40,
+                           "display.max_rows", 500, "display.precision", 4):
+        typer.echo("\nparameters that differ:")
+        typer.echo(out["parameters"].to_string(index=False) if len(out["parameters"]) else "  none")
+        typer.echo("\nheadline numbers:")
+        typer.echo(out["headline"].to_string(index=False) if len(out["headline"]) else "  none")
+        if len(out["paired"]):
+            typer.echo("\npaired t test of the per-item mean scores (B - A; units scored in both):")
+            typer.echo(out["paired"].to_string(index=False))
+        else:
+            typer.echo("\nno paired test: the runs have no per-item scores table in common")
+
+
 def register(app: typer.Typer) -> None:
     """Add ``run``, ``run-all``, ``params`` and ``store-outputs`` to the ``workbench`` command."""
     app.command("run")(run)
     app.command("run-all")(run_all)
     app.command("params")(params)
     app.command("store-outputs")(store_outputs)
+    app.add_typer(runs_app, name="runs")

@@ -14,6 +14,7 @@ templates live in :mod:`workbench.prompts` (re-exported here: ``render``,
 
 from __future__ import annotations
 
+from workbench.judges._check import ItemProblem, check_items
 from workbench.judges._columns import COLUMN_DOCS, CORE_COLUMNS, EXTRA_COLUMNS, RESULT_COLUMNS
 from workbench.judges._design import (
     Design,
@@ -59,6 +60,7 @@ __all__ = [
     "CORE_COLUMNS",
     "Design",
     "EXTRA_COLUMNS",
+    "ItemProblem",
     "JudgeSpec",
     "OutputSpec",
     "PROTOCOLS",
@@ -66,6 +68,7 @@ __all__ = [
     "RESULT_COLUMNS",
     "Run",
     "Template",
+    "check_items",
     "checklist_scores",
     "detect_lang",
     "detection_spans",

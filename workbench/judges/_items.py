@@ -18,8 +18,10 @@ _KIND_ALIASES = {
 HOLISTIC_KINDS = ("must", "bonus", "penalty")
 
 
-def _where(index: int, rec: Mapping[str, Any]) -> str:
-    return f"items row {index} (item_id {rec.get('item_id')!r})"
+def where(index: int, rec: Mapping[str, Any]) -> str:
+    """How an error names record ``index`` (0-based): ``items row <index + 1> (item_id 'x')``,
+    counting rows from 1 like a reader does."""
+    return f"items row {index + 1} (item_id {rec.get('item_id')!r})"
 
 
 def to_records(items: pd.DataFrame | Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -41,7 +43,7 @@ def require(records: list[dict], fields: Iterable[str], *, what: str) -> None:
             if name not in rec:
                 raise ValueError(f"items: column {name!r} is required for {what}")
             if is_missing(rec[name], blank=True):
-                raise ValueError(f"{_where(i, rec)}: field {name!r} is empty (required for {what})")
+                raise ValueError(f"{where(i, rec)}: field {name!r} is empty (required for {what})")
 
 
 def holistic_criteria(records: list[dict], rubric: pd.DataFrame | None) -> dict[int, list[dict]]:
@@ -54,22 +56,22 @@ def holistic_criteria(records: list[dict], rubric: pd.DataFrame | None) -> dict[
     by_item = _rubric_groups(rubric, kinds=HOLISTIC_KINDS)
     out: dict[int, list[dict]] = {}
     for i, rec in enumerate(records):
-        where = _where(i, rec)
+        at = where(i, rec)
         raw = rec.get("criteria")
         if not is_missing(raw, blank=True):
             crits = []
-            for j, c in enumerate(parse_list(raw, where=where, field="criteria")):
+            for j, c in enumerate(parse_list(raw, where=at, field="criteria")):
                 if not isinstance(c, Mapping) or is_missing(c.get("text"), blank=True):
-                    raise ValueError(f"{where}: criteria[{j}] needs a 'text'")
+                    raise ValueError(f"{at}: criteria[{j}] needs a 'text'")
                 kind = _KIND_ALIASES.get(str(c.get("kind", "")).strip())
                 if kind is None:
-                    raise ValueError(f"{where}: criteria[{j}] kind {c.get('kind')!r} is not must, bonus or penalty")
+                    raise ValueError(f"{at}: criteria[{j}] kind {c.get('kind')!r} is not must, bonus or penalty")
                 crits.append({"kind": kind, "text": " ".join(str(c["text"]).split())})
         else:
             crits = [{"kind": r["kind"], "text": r["text"]} for r in _lookup(by_item, rec)]
         if not crits:
             raise ValueError(
-                f"{where}: no evaluation points for the holistic protocol (give a 'criteria' "
+                f"{at}: no evaluation points for the holistic protocol (give a 'criteria' "
                 "column or a rubric with kind must/bonus/penalty rows)"
             )
         out[i] = crits
@@ -86,10 +88,10 @@ def checklist_items(records: list[dict], rubric: pd.DataFrame | None) -> dict[in
     by_item = _rubric_groups(rubric, kinds=("item",))
     out: dict[int, list[dict]] = {}
     for i, rec in enumerate(records):
-        where = _where(i, rec)
+        at = where(i, rec)
         raw = rec.get("rubric")
         if not is_missing(raw, blank=True):
-            rows = [dict(r) for r in parse_list(raw, where=where, field="rubric")]
+            rows = [dict(r) for r in parse_list(raw, where=at, field="rubric")]
             for j, r in enumerate(rows):
                 r.setdefault("criterion_id", f"c{j + 1}")
         else:
@@ -98,7 +100,7 @@ def checklist_items(records: list[dict], rubric: pd.DataFrame | None) -> dict[in
         for j, r in enumerate(rows):
             text = r.get("text")
             if is_missing(text, blank=True):
-                raise ValueError(f"{where}: rubric item {j} ({r.get('criterion_id')!r}) has no text")
+                raise ValueError(f"{at}: rubric item {j + 1} ({r.get('criterion_id')!r}) has no text")
             weight = r.get("weight")
             try:
                 weight = float(weight)
@@ -106,17 +108,17 @@ def checklist_items(records: list[dict], rubric: pd.DataFrame | None) -> dict[in
                 weight = math.nan
             if not math.isfinite(weight):
                 raise ValueError(
-                    f"{where}: rubric item {r.get('criterion_id')!r} has no numeric weight "
+                    f"{at}: rubric item {r.get('criterion_id')!r} has no numeric weight "
                     f"(got {r.get('weight')!r})"
                 )
             items.append({"criterion_id": str(r["criterion_id"]), "text": str(text), "weight": weight})
         if not items:
             raise ValueError(
-                f"{where}: no checklist items (give run_judging(..., rubric=frame) with kind "
+                f"{at}: no checklist items (give run_judging(..., rubric=frame) with kind "
                 "'item' rows for this item_id, or a 'rubric' column)"
             )
         if sum(w["weight"] for w in items if w["weight"] > 0) <= 0:
-            raise ValueError(f"{where}: the checklist has no positive weight (the score's denominator)")
+            raise ValueError(f"{at}: the checklist has no positive weight (the score's denominator)")
         out[i] = items
     return out
 
@@ -146,7 +148,7 @@ def _rubric_groups(rubric: pd.DataFrame | None, *, kinds: tuple[str, ...]) -> di
             if kind not in kinds:
                 continue
         if is_missing(row.get("text"), blank=True):
-            raise ValueError(f"rubric row {i} (item_id {row.get('item_id')!r}): field 'text' is empty")
+            raise ValueError(f"rubric row {i + 1} (item_id {row.get('item_id')!r}): field 'text' is empty")
         groups.setdefault(str(row["item_id"]), []).append(
             {"criterion_id": row["criterion_id"], "text": " ".join(str(row["text"]).split()),
              "weight": row.get("weight"), "kind": kind}

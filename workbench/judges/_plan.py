@@ -20,6 +20,7 @@ from workbench.judges._items import (
     keywords_of,
     record_lang,
     require,
+    where,
 )
 from workbench.judges._parse import check_units
 from workbench.judges._spec import JudgeSpec
@@ -311,11 +312,11 @@ def plan_pairwise(records: list[dict], spec: JudgeSpec) -> list[Call]:
         require(records, ["reference"], what="protocol 'pairwise' with use_reference=True")
     calls: list[Call] = []
     for i, rec in enumerate(records):
-        a, b = pairwise_texts(rec, f"items row {i} (item_id {rec.get('item_id')!r})")
+        a, b = pairwise_texts(rec, where(i, rec))
         lang = record_lang(rec, spec.lang)
         tpl = load_template(spec.template_id, lang=lang)
         if not is_missing(rec.get("author"), blank=True) and "author" not in tpl.placeholders():
-            raise ValueError(f"item {rec['item_id']!r} names an author but template {tpl.id!r} has "
+            raise ValueError(f"{where(i, rec)}: names an author but template {tpl.id!r} has "
                              "no {{author}} block; use a template that shows it")
         system, system_label = system_prompt_for(spec, lang)
         row0 = base_row(rec, spec, judge_model=spec.judge_model, tpl=tpl, lang=lang, system_label=system_label)
@@ -387,7 +388,7 @@ def plan_units(records: list[dict], spec: JudgeSpec) -> dict[tuple[int, float, i
     model = spec.decomposer_model or spec.judge_model
     calls: dict[tuple[int, float, int], Call] = {}
     for i, rec in enumerate(records):
-        if item_units(rec, f"items row {i} (item_id {rec.get('item_id')!r})") is not None:
+        if item_units(rec, where(i, rec)) is not None:
             continue
         lang = record_lang(rec, spec.lang)
         tpl = load_template(spec.decompose_template, lang=lang)

@@ -34,7 +34,7 @@ from workbench.errors import BudgetExceeded, ParseError
 from workbench.judges import _interpret as ip
 from workbench.judges._columns import results_frame
 from workbench.judges._interpret import Result
-from workbench.judges._items import record_lang, to_records
+from workbench.judges._items import record_lang, to_records, where
 from workbench.judges._parse import parse_units
 from workbench.judges._plan import (
     Call,
@@ -178,7 +178,7 @@ def decompose(records: list[dict], spec: JudgeSpec) -> Protocol:
     units_of = dict(zip(unit_calls, (yield list(unit_calls.values())), strict=True))
     detect, preps, failed, seen = [], [], [], set()
     for i, rec in enumerate(records):
-        given = item_units(rec, f"items row {i} (item_id {rec.get('item_id')!r})")
+        given = item_units(rec, where(i, rec))
         for temp in spec.temperatures:
             for trial in range(spec.trials):
                 if given is not None:

@@ -370,11 +370,12 @@ def _progress_bar(total: int, progress: bool, replayed: int = 0) -> Any:
 
 def _progress_line(replayed: int, missing: int) -> None:
     """The one line that stands for the progress bar of a run that sends nothing: a bar
-    filled at once would show an absurd rate (millions of calls per second)."""
+    filled at once would show an absurd rate (millions of calls per second). On stdout:
+    it is news, not an error (JupyterLab shows stderr as a pink error block)."""
     line = f"LLM calls: {replayed} replayed from cache"
     if missing:
         line += f", {missing} not in the cache (readonly mode)"
-    print(line, file=sys.stderr)
+    print(line, file=sys.stdout)
 
 
 #: The request keys being sent by a run of this process, each with the future of its

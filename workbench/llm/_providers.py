@@ -517,10 +517,15 @@ def cost_known(request: Request, backend: str) -> bool:
     return not math.isnan(price(request.model, 1000, 1000))
 
 
+#: Models whose missing price this process has already warned about (one warning per
+#: model per process: a notebook's or a command's several ``complete_many`` calls).
+_WARNED_UNPRICED: set[str] = set()
+
+
 class Prices:
     """Whether each model's replies have a real price (:func:`cost_known`), looked up once
     per run and model — one cost-map lookup, not one per reply — for the online runner and
-    the batch path alike; the first unpriced model of a run logs one warning."""
+    the batch path alike; an unpriced model logs one warning per process."""
 
     def __init__(self) -> None:
         self._known: dict[tuple[str, bool], bool] = {}
@@ -529,7 +534,8 @@ class Prices:
         slot = (request.model, any(name in request.params for name in _PRICING))
         if slot not in self._known:
             self._known[slot] = cost_known(request, backend)
-            if not self._known[slot]:
+            if not self._known[slot] and request.model not in _WARNED_UNPRICED:
+                _WARNED_UNPRICED.add(request.model)
                 log.warning("%s has no price in litellm's cost map: its calls are recorded at "
                             "$0 and flagged cost_known=false (pass input_cost_per_token/"
                             "output_cost_per_token to price them)", request.model)

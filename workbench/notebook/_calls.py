@@ -20,6 +20,7 @@ CALL_COLUMNS = (
     "prompt_tokens",
     "completion_tokens",
     "cost_usd",
+    "cost_known",
     "key",
     "text",
 )
@@ -58,10 +59,12 @@ def _row(result: Any, stage: Any, index: int) -> dict[str, Any]:
             "prompt_tokens": np.nan,
             "completion_tokens": np.nan,
             "cost_usd": np.nan,
+            "cost_known": None,
             "key": getattr(result, "key", None),
             "text": None,
         }
     if hasattr(result, "text") and hasattr(result, "cached"):  # a Completion
+        known = bool(getattr(result, "cost_known", True))
         return {
             "stage": stage,
             "model": result.model,
@@ -71,7 +74,8 @@ def _row(result: Any, stage: Any, index: int) -> dict[str, Any]:
             "error_type": None,
             "prompt_tokens": _usage(result.usage, "prompt_tokens"),
             "completion_tokens": _usage(result.usage, "completion_tokens"),
-            "cost_usd": result.cost_usd,
+            "cost_usd": result.cost_usd if known else np.nan,
+            "cost_known": known,
             "key": result.key,
             "text": result.text,
         }
@@ -98,8 +102,10 @@ def calls_frame(
     -------
     pandas.DataFrame
         ``stage, model, backend, ok, cached, error_type, prompt_tokens,
-        completion_tokens, cost_usd, key, text`` (the reply). A failed call is a row with ``ok=False``, its
-        ``error_type`` and a missing cost: it is kept, never dropped or counted as free.
+        completion_tokens, cost_usd, cost_known, key, text`` (the reply). A failed call is a
+        row with ``ok=False``, its ``error_type`` and a missing cost: it is kept, never
+        dropped or counted as free. A reply of a model without a price (``cost_known``
+        False) has a missing cost too, never the $0 the client records for it.
     """
     groups = results.items() if isinstance(results, Mapping) else [(stage, results)]
     rows = []
@@ -109,6 +115,11 @@ def calls_frame(
         rows.extend(_row(result, label, i) for i, result in enumerate(group))
     frame = pd.DataFrame(rows, columns=list(CALL_COLUMNS))
     return frame.astype({"ok": bool, "cached": bool})
+
+
+def _total(costs: pd.Series) -> float:
+    """Sum of the costs; NaN (unknown) when any of them is unknown."""
+    return float(costs.sum()) if costs.notna().all() else np.nan
 
 
 def cost_cache_summary(calls: pd.DataFrame, *, total: bool = True) -> pd.DataFrame:
@@ -128,9 +139,10 @@ def cost_cache_summary(calls: pd.DataFrame, *, total: bool = True) -> pd.DataFra
         ``provider_calls`` (successful calls that reached the provider), ``failures``,
         ``hit_rate`` (cache_hits / calls); ``prompt_tokens``, ``completion_tokens`` and
         ``cost_usd`` summed over the provider calls (what this run sent and paid; a
-        failure's cost is unknown and not counted); ``saved_usd``, the original cost of
-        the replies served from the cache (a Completion replayed from the cache keeps
-        the cost of the call that made it).
+        failure's cost is unknown and not counted; NaN, unknown, when a provider call's
+        model has no price); ``saved_usd``, the original cost of the replies served from
+        the cache (a Completion replayed from the cache keeps the cost of the call that
+        made it; NaN when one of them is unknown).
 
     Examples
     --------
@@ -167,8 +179,8 @@ def cost_cache_summary(calls: pd.DataFrame, *, total: bool = True) -> pd.DataFra
             "hit_rate": group["_hit"].mean() if len(group) else np.nan,
             "prompt_tokens": group.loc[group["_call"], "prompt_tokens"].sum(),
             "completion_tokens": group.loc[group["_call"], "completion_tokens"].sum(),
-            "cost_usd": group.loc[group["_call"], "cost_usd"].sum(),
-            "saved_usd": group.loc[group["_hit"], "cost_usd"].sum(),
+            "cost_usd": _total(group.loc[group["_call"], "cost_usd"]),
+            "saved_usd": _total(group.loc[group["_hit"], "cost_usd"]),
         }
         for stage, group in parts
     ]

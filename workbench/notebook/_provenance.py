@@ -19,8 +19,9 @@ from workbench import config
 
 
 def new_run_dir(label: str | None = None) -> Path:
-    """A folder name not yet used: ``data/runs/<YYYYmmdd-HHMMSS>[-<label>][-<n>]`` (not created)."""
-    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    """A folder name not yet used: ``data/runs/<YYYYmmddTHHMMSSZ>[-<label>][-<n>]`` (UTC;
+    the one naming of every run folder; not created)."""
+    stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     name = f"{stamp}-{config.check_name(label, 'run label')}" if label else stamp
     base = config.runs_dir() / name
     candidate, n = base, 1

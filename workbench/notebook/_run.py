@@ -51,6 +51,7 @@ from typing import Any
 import pandas as pd
 
 from workbench import config
+from workbench.notebook._html import write_page
 from workbench.notebook._params import (
     changed_parameters,
     check_parameters,
@@ -58,6 +59,7 @@ from workbench.notebook._params import (
     parameter_defaults,
 )
 from workbench.notebook._provenance import new_run_dir
+from workbench.notebook._runs import write_record
 from workbench.notebook._shared import SharedKernel
 
 #: Columns of the table ``run_all`` returns.
@@ -151,26 +153,43 @@ def run_notebook(
         raise ValueError(f"refusing to write the executed copy over the source {source}")
     out_dir.mkdir(parents=True, exist_ok=True)
     env: dict[str, str | None] = {}
-    if changed_parameters(params, parameter_defaults(declared)) and not os.environ.get(config.OUTPUT_ENV):
+    defaults = parameter_defaults(declared)
+    changed = changed_parameters(params, defaults)
+    if changed and not os.environ.get(config.OUTPUT_ENV):
         env[config.OUTPUT_ENV] = str(out_dir.resolve())
-    if shared is not None:
-        shared.execute(source, output, parameters=params, environ=env, progress=progress)
-        return output
+    started = time.time()
+    status, error = "ok", None
+    try:
+        if shared is not None:
+            shared.execute(source, output, parameters=params, environ=env, progress=progress)
+        else:
+            import papermill
 
-    import papermill
-
-    with _environment(JPY_SESSION_NAME=None, **env):
-        papermill.execute_notebook(
-            str(source),
-            str(output),
-            parameters=params,
-            kernel_name=kernel,
-            cwd=str(source.parent),
-            progress_bar=progress,
-            log_output=False,
-            language="python",
-            **_kernel_settings(),
-        )
+            with _environment(JPY_SESSION_NAME=None, **env):
+                papermill.execute_notebook(
+                    str(source),
+                    str(output),
+                    parameters=params,
+                    kernel_name=kernel,
+                    cwd=str(source.parent),
+                    progress_bar=progress,
+                    log_output=False,
+                    language="python",
+                    **_kernel_settings(),
+                )
+    except Exception as exc:
+        status, error = "failed", describe_error(exc)
+        raise
+    finally:
+        root = env.get(config.OUTPUT_ENV) or os.environ.get(config.OUTPUT_ENV)
+        try:
+            write_record(out_dir, source.stem, values={**defaults, **params}, changed=changed,
+                         output_root=Path(root) if root else None, started=started,
+                         status=status, error=error)
+            write_page(out_dir)
+        except Exception as exc:  # a record or page is a convenience: never fail a run
+            print(f"warning: the run record of {source.stem} was not written: {exc}",
+                  file=sys.stderr)
     return output
 
 
@@ -243,7 +262,8 @@ def run_all(
         As for ``run_notebook``.
     report : bool
         Print a line when each notebook starts and ends (name, seconds, new cache
-        entries, failures so far) and show a progress bar over the notebooks (stderr).
+        entries, failures so far) and, when stderr is a terminal, show a progress bar
+        over the notebooks there (in a log its redraws would mix into the lines).
     shared_kernel : bool
         Run the notebooks one after the other in one kernel, reset before each
         (:class:`~workbench.notebook._shared.SharedKernel`: a new namespace, environment,
@@ -278,8 +298,9 @@ def run_all(
     from tqdm.auto import tqdm
 
     rows: list[dict[str, Any]] = []
+    # The bar only on a terminal: in a log or a pipe its redraws land between the lines.
     bar = tqdm(total=len(notebooks), desc="notebooks", unit="nb", file=sys.stderr,
-               disable=not report, dynamic_ncols=True)
+               disable=not (report and sys.stderr.isatty()), dynamic_ncols=True)
     width = max((len(p.stem) for p in notebooks), default=0)
     shared = SharedKernel(kernel, folder, _kernel_settings()) if shared_kernel else None
     with bar, shared or nullcontext():
@@ -344,6 +365,17 @@ def _environment(**values: str | None):
                 os.environ[key] = value
 
 
+def lab_kernelspec(kernel: str = "python3") -> dict[str, str]:
+    """The ``kernelspec`` metadata JupyterLab writes for ``kernel`` (its installed spec's
+    ``display_name``, ``language`` and ``name``): a stored notebook carries exactly this,
+    so opening it in Lab changes nothing (``"Python 3"`` became ``"Python 3 (ipykernel)"``
+    and marked the file modified)."""
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    spec = KernelSpecManager().get_kernel_spec(kernel)
+    return {"display_name": spec.display_name, "language": spec.language, "name": kernel}
+
+
 def store_outputs(
     path_or_study: str | os.PathLike,
     *,
@@ -386,6 +418,7 @@ def store_outputs(
     with _environment(MPLBACKEND="Agg", JPY_SESSION_NAME=None):
         client.execute()
     doc.metadata.pop("widgets", None)
+    doc.metadata["kernelspec"] = lab_kernelspec(kernel)
     for cell in doc.cells:
         cell.metadata.pop("execution", None)
     nbformat.validate(doc)

@@ -131,7 +131,9 @@ def plot_cost_cache(
 
     Takes one row per call (``workbench.notebook.calls_frame``). Each stage is one
     stacked horizontal bar; its label gives the hits and the cost of the provider calls
-    (replies served from the cache cost nothing now, whatever they cost once).
+    (replies served from the cache cost nothing now, whatever they cost once); a
+    provider call with a missing cost (a model without a price: ``calls_frame`` leaves
+    its cost empty) makes it "cost unknown", never "0.0000 USD".
 
     Returns
     -------
@@ -149,6 +151,7 @@ def plot_cost_cache(
                 "provider calls": good & ~hit,
                 "failed": ~good,
                 "_cost": data[cost].where(good & ~hit) if cost else np.nan,
+                "_unpriced": (good & ~hit & data[cost].isna()) if cost else False,
             }
         )
         .groupby("stage", sort=False)
@@ -165,10 +168,11 @@ def plot_cost_cache(
             continue
         ax.barh(pos, values, left=left, color=color, label=name, height=0.6)
         left += values
-    for p, total, hits, spent in zip(pos, left, counts["from cache"], counts["_cost"], strict=True):
+    for p, total, hits, spent, unpriced in zip(pos, left, counts["from cache"], counts["_cost"],
+                                               counts["_unpriced"], strict=True):
         note = f"{int(hits)}/{int(total)} from cache"
         if cost:
-            note += f", {spent:.4f} USD"
+            note += ", cost unknown (no price)" if unpriced else f", {spent:.4f} USD"
         ax.text(total, p, "  " + note, va="center", ha="left", fontsize=8)
     ax.set_yticks(pos, labels=[str(s) for s in stages])
     ax.set_ylim(len(stages) - 0.5, -0.5)

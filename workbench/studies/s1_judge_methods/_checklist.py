@@ -8,7 +8,10 @@ import pandas as pd
 
 #: Columns of :func:`weakness_map`.
 WEAKNESS_COLUMNS = ("temperature", "item_id", "criterion_id", "weight", "criterion",
-                    "answer_model", "met_rate", "n", "n_missing", "backend")
+                    "criterion_text", "label", "answer_model", "met_rate", "n", "n_missing",
+                    "backend")
+#: Characters of the criterion text kept in a weakness-map row label.
+LABEL_CHARS = 28
 #: Columns of :func:`judge_disagreement`.
 DISAGREEMENT_COLUMNS = ("temperature", "item_id", "criterion_id", "weight", "criterion",
                         "met_rate", "judge_sd", "split_share", "n_conversations", "n_judges",
@@ -42,12 +45,33 @@ def _labelled(criteria: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def weakness_map(criteria: pd.DataFrame) -> pd.DataFrame:
+def short_label(criterion: str, text: str | None, chars: int = LABEL_CHARS) -> str:
+    """A weakness-map row: the item's label and the start of its text, so a reader sees
+    what the criterion asks without the rubric file.
+
+    Examples
+    --------
+    >>> short_label("s1-01 c02 (+10)", "Explains medication-overuse headache and advises care", 20)
+    's1-01 c02 (+10)  Explains medication…'
+    >>> short_label("s1-01 c02 (+10)", None)
+    's1-01 c02 (+10)'
+    """
+    if not isinstance(text, str) or not text.strip():
+        return criterion
+    text = " ".join(text.split())
+    return f"{criterion}  {text if len(text) <= chars else text[:chars - 1] + '…'}"
+
+
+def weakness_map(criteria: pd.DataFrame, rubric: pd.DataFrame | None = None) -> pd.DataFrame:
     """Met-rate of every checklist item per answer model (over judges and trials).
 
     A positive item met rarely by every model points at a common weakness (seed 000
     §4.4, "モデルの弱点特定"); a negative item met often points at dangerous advice.
     Unparsed verdicts are left out of the rate and counted in ``n_missing``.
+
+    ``rubric`` (the data set's rubric table) gives each item its ``criterion_text`` and
+    the row ``label`` of the figure (:func:`short_label`); without it both are the
+    ``criterion`` id label and an empty text.
 
     Returns
     -------
@@ -58,11 +82,18 @@ def weakness_map(criteria: pd.DataFrame) -> pd.DataFrame:
     if criteria.empty:
         return pd.DataFrame(columns=list(WEAKNESS_COLUMNS))
     frame = _labelled(criteria)
+    texts = {} if rubric is None else {
+        (str(i), str(c)): t for i, c, t in zip(rubric["item_id"], rubric["criterion_id"],
+                                              rubric["text"], strict=True)}
     keys = ["temperature", "item_id", "criterion_id", "weight", "criterion", "answer_model"]
     grouped = frame.groupby(keys, sort=False, observed=True)["score"]
     out = grouped.agg(met_rate="mean", n="count", n_total="size").reset_index()
     out["n_missing"] = out.pop("n_total") - out["n"]
     out["backend"] = _backend(criteria)
+    out["criterion_text"] = [texts.get((str(i), str(c)), "") for i, c in
+                             zip(out["item_id"], out["criterion_id"], strict=True)]
+    out["label"] = [short_label(c, t) for c, t in zip(out["criterion"], out["criterion_text"],
+                                                     strict=True)]
     out = out.sort_values(["temperature", "item_id", "criterion_id"], kind="stable")
     return out.reindex(columns=list(WEAKNESS_COLUMNS)).reset_index(drop=True)
 

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from workbench.datasets import load_dataset
 from workbench.studies._contract import StudyResults
 from workbench.studies.s1_judge_methods._checklist import (
     flagged_conversations,
@@ -49,7 +50,7 @@ def run(config: Config) -> StudyResults:
         "model_means": model_means(scores),
         "reliability": rel,
         "correlations": corr,
-        "weakness_map": weakness_map(criteria),
+        "weakness_map": weakness_map(criteria, load_dataset(config.dataset)["rubric"]),
         "disagreement": judge_disagreement(criteria),
         "flagged": flagged_conversations(criteria, scores, share=config.flag_share),
         "published": compare_published(rel, corr),

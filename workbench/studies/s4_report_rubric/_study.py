@@ -53,6 +53,9 @@ class Config(StudyConfig):
         ``mixed``, ``filler`` or ``restate`` (:func:`workbench.perturb.verbosity_padding`).
     bundled_twins : bool
         Also score the bundled padded twins (condition ``padded_twin``).
+    report_ids : list of str
+        Reports to judge (their ``item_id``, e.g. ``rag-evaluation-metrics``), with their
+        padded versions; an empty list judges all (a small real-model run uses two).
     version_a, version_b : str
         Pipeline versions compared (B minus A).
     power_effects : list of float
@@ -80,6 +83,7 @@ class Config(StudyConfig):
     padding_factor: float = 1.6
     padding_style: str = "mixed"
     bundled_twins: bool = True
+    report_ids: list[str] = field(default_factory=list)
     version_a: str = "v1-single-pass"
     version_b: str = "v2-two-pass"
     power_effects: list[float] = field(default_factory=lambda: [1.0, 2.0, 3.0])
@@ -107,6 +111,12 @@ def _collect(config: Config) -> dict[str, pd.DataFrame]:
     ``SCORE_COLUMNS``) and ``log`` (the seed's score log, ``LOG_COLUMNS``)."""
     texts = build_texts(load_dataset(config.dataset), padding_factor=config.padding_factor,
                         padding_style=config.padding_style, bundled_twins=config.bundled_twins)
+    if config.report_ids:
+        unknown = sorted(set(config.report_ids) - set(texts["source_item"]))
+        if unknown:
+            raise ValueError(f"Config.report_ids: {unknown} are not reports of data set "
+                             f"{config.dataset!r}")
+        texts = texts[texts["source_item"].isin(config.report_ids)].reset_index(drop=True)
     scores = judge_texts(texts, judge_models=list(config.judge_models),
                          mitigation=list(config.mitigation), temperature=config.temperature,
                          trials=config.trials, progress=config.progress)
