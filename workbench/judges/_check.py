@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from workbench.judges._items import to_records, where
-from workbench.judges._protocols import protocol_for, walk
+from workbench.judges._protocols import drive, protocol_for
 from workbench.judges._spec import JudgeSpec
 from workbench.llm import CallFailure, cache_key
 from workbench.text import is_missing
@@ -43,7 +43,7 @@ class ItemProblem:
     other: int | None = None
 
 
-def _not_sent(stage, calls):
+def _not_sent(calls):
     return [CallFailure(cache_key(c.request), "not_run", "check only", 0, c.request.model) for c in calls]
 
 
@@ -102,7 +102,7 @@ def check_items(items: pd.DataFrame, spec: JudgeSpec, *, rubric: pd.DataFrame | 
     problems: list[ItemProblem] = _duplicates(records) if unique else []
     for i, rec in enumerate(records):
         try:
-            walk(protocol_for([rec], spec, rubric), _not_sent)
+            drive(protocol_for([rec], spec, rubric), _not_sent)
         except ValueError as exc:
             message, prefix = str(exc), where(0, rec) + ": "
             if not message.startswith(prefix):  # not about this record: the same for all
