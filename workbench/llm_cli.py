@@ -224,10 +224,19 @@ def sim_server(
     mimic: Annotated[str, typer.Option(
         help="Behave like: openai | llamacpp (json_object+schema only, 500 on json_schema).")
     ] = "openai",
+    quota_rpm: Annotated[float | None, typer.Option(
+        help="Quota: requests per minute per model and API key (429 + Retry-After past it).")
+    ] = None,
+    quota_tpm: Annotated[float | None, typer.Option(
+        help="Quota: tokens per minute per model and API key (prompt + max_tokens charged).")
+    ] = None,
+    quota_burst_s: Annotated[float, typer.Option(
+        help="Quota bucket capacity, in seconds of quota (60: a full minute).")] = 60.0,
 ) -> None:
     """Serve the simulated profiles as an OpenAI-compatible API (model sim-<profile>),
     with the Files and Batch endpoints for ``complete_many(mode="batch")``."""
     from workbench.sim._batches import BatchService
+    from workbench.sim._quota import Quota
     from workbench.sim.server import MIMICS, FaultRates, serve
 
     if mimic not in MIMICS:
@@ -237,12 +246,13 @@ def sim_server(
                             empty_rate)
         batches = BatchService(latency_ms=batch_latency_ms, error_rate=batch_error_rate,
                                final=batch_final, seed=seed)
+        quota = Quota(quota_rpm, quota_tpm, quota_burst_s)
     except ValueError as exc:
         raise _fail(str(exc)) from None
     if latency_ms < 0:
         raise _fail("--latency-ms must be >= 0")
     serve(port=port, latency_ms=latency_ms, faults=faults, seed=seed, batches=batches,
-          mimic=mimic)
+          mimic=mimic, quota=quota)
 
 
 def bench_llm(
