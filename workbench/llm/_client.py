@@ -27,7 +27,7 @@ from workbench.errors import BudgetExceeded, CacheError, CacheMiss, ProviderErro
 from workbench.llm import _cache, _http, _providers, _store
 from workbench.llm._keys import cache_key
 from workbench.llm._loop import run_sync
-from workbench.llm._throttle import Budget, Pacer
+from workbench.llm._throttle import RATE_LIMIT_RETRIES, Budget, Gate, prompt_estimate
 from workbench.llm._types import RETRYABLE, CallFailure, Completion, Request, Usage
 
 Result = Completion | CallFailure
@@ -340,6 +340,16 @@ def _replay(cache: _store.Store, keys: list[str]) -> tuple[dict[str, Completion]
     return _cache.replay_many(_store.iter_stored(cache, keys))
 
 
+def _error_headers(exc: BaseException) -> Any:
+    """The headers of the reply behind a failed call (``Retry-After``, ``x-ratelimit-*``):
+    the direct path's :class:`~workbench.llm._http.HTTPStatusError`, or the public
+    ``response`` (an ``httpx.Response``) of an openai/litellm exception."""
+    headers = getattr(exc, "headers", None)
+    if headers is None:
+        headers = getattr(getattr(exc, "response", None), "headers", None)
+    return headers
+
+
 def _route_id(request: Request) -> tuple:
     return request.model, request.params.get("api_base"), bool(request.params.get("api_key"))
 
@@ -424,7 +434,8 @@ class _Runner:
     async def run(self) -> dict[str, Result]:
         self.budget = Budget(self.budget_usd) if self.budget_usd is not None else None
         self.semaphores: dict[str, asyncio.Semaphore] = {}
-        self.pacers: dict[str, Pacer | None] = {}
+        self.gates: dict[tuple, Gate] = {}
+        self.shown: str | None = None
         self.wake: dict[str, asyncio.Event] = {}
         tasks = {key: asyncio.ensure_future(self._job(key, request))
                  for key, request in self.jobs.items()}
@@ -440,7 +451,7 @@ class _Runner:
         result = await self._once(key, request)
         if isinstance(result, CallFailure):
             self.failed += self.slots[key]
-            self.bar.set_postfix(failed=self.failed, refresh=False)
+            self._postfix()
         self.bar.update(self.slots[key])
         return result
 
@@ -474,8 +485,6 @@ class _Runner:
         semaphore = self.semaphores.get(model)
         if semaphore is None:
             semaphore = self.semaphores[model] = asyncio.Semaphore(self.concurrency)
-            limit = _cache.rpm_for(model, self.rpm)
-            self.pacers[model] = Pacer(limit) if limit else None
         claims = self.claims and self._route(request).provider != "sim"
         ttl = self._timeout_of(request) + _MAX_BACKOFF_S + 10.0
         while True:
@@ -542,35 +551,51 @@ class _Runner:
         if kwargs.get("api_base") and (kwargs.get("response_format") or {}).get("type") \
                 == "json_schema" and await _http.schema_form(kwargs) == "json_object":
             kwargs["response_format"] = _http.as_json_object(kwargs["response_format"])
-        pacer = self.pacers[model]
-        attempts = 0
+        gate = self._gate(request, route, kwargs)
+        charge = gate.estimate(prompt_estimate(request.messages), request.max_tokens)
+        attempts = waited = 0  # waited: 429s retried at the time the provider named
         while True:
-            if pacer is not None:
-                await pacer.wait()
+            ticket = await gate.acquire(charge)
             if ttl is not None:
                 _store.extend(self.cache, key, ttl)
             attempts += 1
             started = time.perf_counter()
+            meta: dict[str, Any] = {}
+            released = False
             try:
                 async with asyncio.timeout(timeout):  # wait_for without its extra task
-                    response = await (_http.send(kwargs) if direct
+                    response = await (_http.send(kwargs, meta) if direct
                                       else self.litellm.acompletion(**kwargs))
                 latency = time.perf_counter() - started
                 completion, entry = self._reply(key, request, route, response, latency, attempts)
             except asyncio.CancelledError:
+                gate.release(ticket, ok=False)
+                released = True
                 raise
             except Exception as exc:  # classified; never lost
                 kind = _providers.classify(exc)
+                wait = gate.release(ticket, ok=False, rate_limited=kind == "rate_limit",
+                                    headers=_error_headers(exc))
+                released = True
                 message = _providers.error_message(exc, request, kind)
                 if kind == "timeout" and not str(exc):
                     message = f"no reply within {timeout:g} s"
                 self._count(model, kind, message)
-                if kind in RETRYABLE and attempts <= retries and model not in self.down:
-                    await self._pause(model, self._backoff(attempts))
+                if wait is not None and retries > 0 and waited < RATE_LIMIT_RETRIES \
+                        and model not in self.down:
+                    waited += 1  # the gate holds every call until then: no backoff
+                    continue
+                if kind in RETRYABLE and attempts - waited <= retries and model not in self.down:
+                    await self._pause(model, self._backoff(attempts - waited))
                     if model not in self.down:
                         continue
                 return CallFailure(key, kind, message, attempts, model)
+            finally:
+                if not released:
+                    gate.release(ticket, ok=True, headers=meta.get("headers"),
+                                 completion_tokens=completion.usage.completion_tokens)
             self._count(model, None, "")
+            self._show(gate)
             try:
                 if self.cache is not None and _cache.store(self.cache, entry):
                     self.written += 1
@@ -580,6 +605,31 @@ class _Runner:
                 return CallFailure(key, "malformed", "the reply could not be stored: "
                                    + _providers.error_message(exc, request), attempts, model)
             return completion
+
+    def _gate(self, request: Request, route: _providers.Route, kwargs: dict) -> Gate:
+        """The :class:`Gate` of the request's (provider, model, endpoint)."""
+        ident = (route.provider, request.model, kwargs.get("api_base") or "")
+        gate = self.gates.get(ident)
+        if gate is None:
+            rpm = _cache.rpm_for(request.model, self.rpm) or config.rate_cap("rpm")
+            gate = self.gates[ident] = Gate(self.concurrency, rpm, config.rate_cap("tpm"),
+                                            probe=route.provider != "sim")
+        return gate
+
+    def _show(self, gate: Gate) -> None:
+        """Put the rate the gate holds (a known or learned quota) on the progress bar."""
+        held = gate.held()
+        if held is not None:
+            text = f"{held:,.0f}/min"
+            if text != self.shown:
+                self.shown = text
+                self._postfix()
+
+    def _postfix(self) -> None:
+        fields = {"failed": self.failed} if self.failed else {}
+        if self.shown:
+            fields["quota"] = self.shown
+        self.bar.set_postfix(**fields, refresh=False)
 
     def _count(self, model: str, kind: str | None, message: str) -> None:
         """The circuit breaker: count consecutive connection failures of ``model``."""

@@ -53,9 +53,10 @@ class HTTPStatusError(Exception):
     """A non-2xx reply; ``status_code`` is what :func:`~workbench.llm._providers.classify`
     reads, the message is the server's error message (never the request)."""
 
-    def __init__(self, status_code: int, message: str):
+    def __init__(self, status_code: int, message: str, headers: Any = None):
         super().__init__(f"HTTP {status_code}: {message}")
         self.status_code = status_code
+        self.headers = headers  # the reply's (``Retry-After``, ``x-ratelimit-*``)
 
 
 def enabled() -> bool:
@@ -149,8 +150,9 @@ async def _body(reply: Any, limit: int) -> bytes:
     return b"".join(parts)
 
 
-async def send(kwargs: dict) -> dict[str, Any]:
-    """POST the chat request; the reply's JSON as a dict.
+async def send(kwargs: dict, meta: dict | None = None) -> dict[str, Any]:
+    """POST the chat request; the reply's JSON as a dict (``meta["headers"]``: the
+    reply's headers, for the rate limits they report).
 
     Raises :class:`HTTPStatusError` for a non-2xx status,
     :class:`~workbench.llm._providers.Redirected` for a 3xx (never followed: the other
@@ -165,6 +167,8 @@ async def send(kwargs: dict) -> dict[str, Any]:
     async with session.post(_url(kwargs["api_base"], "/chat/completions"),
                             data=json.dumps(body_of(kwargs)), headers=_headers(kwargs),
                             allow_redirects=False) as reply:
+        if meta is not None:
+            meta["headers"] = reply.headers
         if 300 <= reply.status < 400:
             raise Redirected(reply.status, reply.headers.get("Location"))
         data = await _body(reply, config.reply_limit("bytes"))
@@ -173,7 +177,7 @@ async def send(kwargs: dict) -> dict[str, Any]:
         except LookupError:  # a charset Python does not know
             text = data.decode("utf-8", "replace")
         if reply.status >= 300:
-            raise HTTPStatusError(reply.status, _error_message(text))
+            raise HTTPStatusError(reply.status, _error_message(text), reply.headers)
     try:
         payload = json.loads(text)
     except ValueError:
