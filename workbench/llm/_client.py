@@ -548,6 +548,8 @@ class _Runner:
         retries = self.max_retries if retries is None else int(retries)
         kwargs = _providers.call_kwargs(request, route, timeout=timeout)
         direct = _http.eligible(model, request.params, route.provider)
+        if direct and not kwargs.get("api_base"):  # from the environment, as litellm reads it
+            kwargs["api_base"] = _providers.base_url(request.params, route.provider)
         if kwargs.get("api_base") and (kwargs.get("response_format") or {}).get("type") \
                 == "json_schema" and await _http.schema_form(kwargs) == "json_object":
             kwargs["response_format"] = _http.as_json_object(kwargs["response_format"])

@@ -9,7 +9,8 @@ prefix, the sampling fields, ``extra_body`` merged in) over one pooled aiohttp s
 and gives back the reply as a plain dict.
 
 It is used only where it is equivalent (:func:`eligible`): an ``openai/<model>`` request
-with an ``api_base`` whose other params are all ones this path understands
+with a base URL -- its ``api_base``, or ``OPENAI_BASE_URL`` / ``OPENAI_API_BASE`` as
+litellm reads them -- whose other params are all ones this path understands
 (:data:`DIRECT_PARAMS`); hosted providers, and any request with another litellm
 parameter, go through litellm as before. ``WORKBENCH_HTTP_PATH=litellm`` sends everything
 through litellm. The cache key, the entry and the reply are the same on both paths
@@ -35,7 +36,7 @@ import os
 from typing import Any
 
 from workbench import config
-from workbench.llm._providers import Redirected, TooLarge
+from workbench.llm._providers import Redirected, TooLarge, base_url
 from workbench.llm._secrets import strip_url_credentials
 
 #: Request params the direct path understands; a request with any other goes via litellm.
@@ -70,7 +71,7 @@ def enabled() -> bool:
 def eligible(model: str, params: dict, provider: str) -> bool:
     """Whether a request can take the direct path (see the module docstring)."""
     return (provider == "openai" and model.startswith("openai/")
-            and isinstance(params.get("api_base"), str) and bool(params["api_base"])
+            and isinstance(base_url(params, provider), str)
             and all(name in DIRECT_PARAMS for name in params) and enabled())
 
 
