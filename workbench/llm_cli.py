@@ -275,6 +275,30 @@ def bench_llm(
                   echo=typer.echo)
 
 
+def bench_quota(
+    latency_ms: Annotated[float, typer.Option(help="sim-server latency.")] = 200.0,
+    seconds: Annotated[float, typer.Option(
+        help="Length of a run at the quota (600 and 6,000 RPM, the token quota).")] = 15.0,
+    seconds_slow: Annotated[float, typer.Option(
+        help="Length of a run at 60 RPM.")] = 20.0,
+    burst_s: Annotated[float, typer.Option(
+        help="Bucket capacity in seconds of quota (a provider's is 60).")] = 1.0,
+    client: Annotated[list[str] | None, typer.Option(
+        "--client", help="Only these clients (workbench, 'fixed 16', 'fixed 64', "
+        "'fixed 256', 'litellm Router'; repeatable).")] = None,
+    quota: Annotated[list[str] | None, typer.Option(
+        "--quota", help="Only these quotas ('60 RPM', '600 RPM', '6,000 RPM', "
+        "'60,000 TPM'; repeatable).")] = None,
+) -> None:
+    """Runs at a provider's quota: throughput / quota, failed rows and 429s per row,
+    for the workbench beside fixed concurrencies and litellm's Router."""
+    from workbench.bench_quota import run_quota_bench
+
+    run_quota_bench(latency_ms=latency_ms, seconds=seconds, seconds_slow=seconds_slow,
+                    burst_s=burst_s, clients=tuple(client) if client else None,
+                    only=tuple(quota) if quota else None, echo=typer.echo)
+
+
 def bench_run_all(
     only: Annotated[list[str] | None, typer.Option(
         "--only", help="Run only these notebooks (repeatable; default all).")] = None,
@@ -317,5 +341,6 @@ def register(app: typer.Typer) -> None:
     app.command("sim-server")(sim_server)
     bench = typer.Typer(no_args_is_help=True, help="Timing benchmarks (ratios from one run).")
     bench.command("llm")(bench_llm)
+    bench.command("quota")(bench_quota)
     bench.command("run-all")(bench_run_all)
     app.add_typer(bench, name="bench")

@@ -131,7 +131,11 @@ def complete_many(
         (another thread of this process, or, through short-lived claims in a shared
         store in ``readwrite`` mode, another process: its reply is then replayed).
     concurrency
-        Calls in flight per model (default: the ``concurrency`` setting).
+        Calls in flight per model at most (default: the ``concurrency`` setting): the
+        ceiling of the gate of each (provider, model, endpoint)
+        (:class:`~workbench.llm._throttle.Gate`), which holds the provider's quota as
+        its ``x-ratelimit-*`` headers and 429s teach it (``Retry-After`` honoured;
+        such 429s do not use up ``max_retries``).
     progress
         Show a tqdm bar (``tqdm.auto``: a widget in JupyterLab) of the calls made, from
         the count replayed from the cache; a run that sends nothing prints one line
@@ -143,7 +147,9 @@ def complete_many(
         seen for that model stays within the budget.
     rpm
         Requests per minute, one number or ``{model: rpm}`` (default: the
-        :func:`configure` setting, else unlimited).
+        :func:`configure` setting, else ``WORKBENCH_RPM``, else the provider's quota as
+        learned); ``WORKBENCH_TPM`` caps the tokens per minute (prompt estimate plus
+        ``max_tokens``, charged before each call).
     timeout, max_retries
         Per-call timeout in seconds and retries of retryable errors (defaults: the
         ``timeout`` and ``max_retries`` settings). A request's own
@@ -389,6 +395,9 @@ def _progress_line(replayed: int, missing: int) -> None:
 #: The request keys being sent by a run of this process, each with the future of its
 #: result: a concurrent run (another thread's ``complete``) waits for it instead.
 _inflight: dict[str, asyncio.Future] = {}
+#: The gates of this process, by (event loop, provider, model, endpoint): what one run
+#: learned of a quota serves the next (and runs in flight together share it).
+_gates: dict[tuple, Gate] = {}
 
 
 class _Runner:
@@ -396,7 +405,9 @@ class _Runner:
 
     Around each call: one sender per request key within the process
     (:data:`_inflight`) and, through claims in the store, across processes sharing
-    it; the budget; the per-model semaphore and pacer; retries with backoff; and a
+    it; the budget; the per-model semaphore; the adaptive
+    :class:`~workbench.llm._throttle.Gate` of each (provider, model, endpoint) before
+    each attempt; retries with backoff (a 429's ``Retry-After`` instead); and a
     circuit breaker per model: after ``circuit_breaker`` consecutive connection
     failures, the model's requests still waiting are ``not_run`` at once.
     """
@@ -614,8 +625,13 @@ class _Runner:
         gate = self.gates.get(ident)
         if gate is None:
             rpm = _cache.rpm_for(request.model, self.rpm) or config.rate_cap("rpm")
-            gate = self.gates[ident] = Gate(self.concurrency, rpm, config.rate_cap("tpm"),
-                                            probe=route.provider != "sim")
+            tpm = config.rate_cap("tpm")
+            shared = (id(asyncio.get_running_loop()), *ident)
+            gate = _gates.get(shared)
+            if gate is None or not gate.reuse(self.concurrency, rpm, tpm):
+                gate = _gates[shared] = Gate(self.concurrency, rpm, tpm,
+                                             probe=route.provider != "sim")
+            self.gates[ident] = gate
         return gate
 
     def _show(self, gate: Gate) -> None:

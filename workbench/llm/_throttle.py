@@ -228,6 +228,18 @@ class Gate:
         self.queue: deque[asyncio.Future] = deque()
         self.completion_tokens: float | None = None  # learned mean, for requests without max_tokens
 
+    def reuse(self, concurrency: int, rpm: float | None, tpm: float | None) -> bool:
+        """Take a new run's settings, keeping what was learned of the quota; ``False``
+        when the user's caps changed (then a new gate is wanted)."""
+        if (rpm or None, tpm or None) != (self.requests.cap, self.tokens.cap):
+            return False
+        self.ceiling = int(concurrency)
+        if self.in_flight == 0:
+            self.window = float(concurrency)
+        else:
+            self.window = min(self.window, float(concurrency))
+        return True
+
     def _event(self) -> asyncio.Event:
         if self.changed is None:
             self.changed = asyncio.Event()
