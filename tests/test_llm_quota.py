@@ -37,9 +37,17 @@ def test_a_429_halves_the_window_and_holds_until_retry_after():
         for ticket in tickets[2:]:
             gate.release(ticket, ok=True)
         assert 8.0 < gate.window < 16.0  # additive increase: about one per window of successes
+        # once the headers told the quota, pacing holds it: a 429 no longer halves
+        ticket = await gate.acquire(1.0)
+        gate.release(ticket, ok=True, headers={"x-ratelimit-limit-requests": "600",
+                                               "x-ratelimit-remaining-requests": "5"})
+        window = gate.window
+        ticket = await gate.acquire(1.0)
+        gate.release(ticket, ok=False, rate_limited=True, headers={"retry-after-ms": "1"})
+        assert gate.window == window
         return gate
 
-    assert run(go()).rate_limited == 2
+    assert run(go()).rate_limited == 3
 
 
 def test_headers_teach_the_gate_the_quota_and_its_burst():
@@ -138,3 +146,21 @@ def test_rate_caps_are_validated(monkeypatch):
         config.rate_cap("tpm")
     monkeypatch.setenv("WORKBENCH_TPM", "0")
     assert config.rate_cap("tpm") is None
+
+
+def test_what_a_run_learned_serves_the_next_run(tmp_path):
+    """The gate of (provider, model, endpoint) outlives a run: the next one starts at the
+    quota it learned (no probe, no burst past the bucket)."""
+    from workbench.llm import _client
+
+    quota = Quota(rpm=1200, burst_s=1.0)
+    with running_server(latency_ms=5, quota=quota) as (url, _), \
+            temporary_settings(cache_dir=tmp_path, cache_mode="off"):
+        complete_many(requests(url, 3, "first"), concurrency=8, progress=False)
+        (gate,) = [g for key, g in _client._gates.items() if key[-1] == url]
+        assert not gate.probing and gate.held() == pytest.approx(1200 * QUOTA_MARGIN)
+        complete_many(requests(url, 30, "second"), concurrency=8, progress=False)
+        (again,) = [g for key, g in _client._gates.items() if key[-1] == url]
+        stats = fetch_stats(url)
+    assert again is gate and gate.seq == 33
+    assert stats["by_status"].get("429", 0) <= 1

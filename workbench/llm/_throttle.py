@@ -192,8 +192,9 @@ class Gate:
     that adapts (AIMD), the provider's rate limits as learned, and ``Retry-After``.
 
     * **Concurrency**: at most ``window`` calls in flight, starting at ``concurrency``
-      (the user's ceiling); a 429 halves it (at most once per round trip), each
-      success adds ``1 / window`` (one per round trip) back up to the ceiling.
+      (the user's ceiling); a 429 from an endpoint that sends no rate-limit headers
+      halves it (at most once per round trip), each success adds ``1 / window`` (one
+      per round trip) back up to the ceiling.
     * **Rate**: a client copy of the provider's request and token buckets, set by the
       user's caps (``rpm``, ``tpm``) and by the ``x-ratelimit-limit/remaining/reset-*``
       headers of every reply (aiming at :data:`QUOTA_MARGIN` of the learned limit); a
@@ -301,7 +302,10 @@ class Gate:
             wait = retry_after(headers)
             if wait is not None:
                 self.hold_until = max(self.hold_until, now + wait)
-            if ticket.sent > self.decreased_at:  # once per round trip
+            learned = self.requests.synced >= 0 or self.tokens.synced >= 0
+            if not learned and ticket.sent > self.decreased_at:  # once per round trip
+                # (a quota known from headers is held by pacing: a 429 then is a slip of
+                # timing, and the headers it carries re-sync the buckets)
                 self.window = max(1.0, min(self.window, self.in_flight + 1) / 2)
                 self.decreased_at = now
         elif ok:
