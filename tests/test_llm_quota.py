@@ -88,7 +88,7 @@ def test_header_parsing():
     assert retry_after({"retry-after-ms": "20", "retry-after": "1"}) == 0.02
     assert retry_after({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}) is None
     assert retry_after(None) is None
-    assert prompt_estimate([{"role": "user", "content": "x" * 40}]) == 14
+    assert prompt_estimate([{"role": "user", "content": "x" * 41}]) == 16
 
 
 @pytest.mark.slow

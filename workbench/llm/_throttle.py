@@ -342,9 +342,11 @@ class Gate:
 
 def prompt_estimate(messages: Any) -> int:
     """A request's prompt tokens as providers estimate them before running it: about
-    four characters a token, plus a few per message."""
+    four characters a token, plus a few per message -- rounded up, so that the client's
+    copy of a token bucket never runs ahead of the provider's between two replies."""
     total = 0
     for message in messages or ():
         content = message.get("content") if isinstance(message, dict) else None
-        total += len(content if isinstance(content, str) else str(content or "")) // 4 + 4
+        text = content if isinstance(content, str) else str(content or "")
+        total += -(-len(text) // 4) + 5
     return total
