@@ -568,7 +568,7 @@ class _Runner:
         charge = gate.estimate(prompt_estimate(request.messages), request.max_tokens)
         attempts = waited = 0  # waited: 429s retried at the time the provider named
         while True:
-            ticket = await gate.acquire(charge)
+            ticket = await self._admit(gate, charge, key, ttl)
             if ttl is not None:
                 _store.extend(self.cache, key, ttl)
             attempts += 1
@@ -618,6 +618,25 @@ class _Runner:
                 return CallFailure(key, "malformed", "the reply could not be stored: "
                                    + _providers.error_message(exc, request), attempts, model)
             return completion
+
+    async def _admit(self, gate: Gate, charge: float, key: str, ttl: float | None) -> Any:
+        """The gate's ticket; while waiting for it (a queue at a low quota may take longer
+        than a claim lives), the request's claim is kept alive."""
+        if ttl is None:
+            return await gate.acquire(charge)
+        task = asyncio.ensure_future(gate.acquire(charge))
+        try:
+            while True:
+                done, _ = await asyncio.wait({task}, timeout=ttl / 3)
+                if done:
+                    return task.result()
+                _store.extend(self.cache, key, ttl)
+        except BaseException:
+            if not task.done():
+                task.cancel()
+            elif not task.cancelled() and task.exception() is None:
+                gate.release(task.result(), ok=False)  # admitted as this run was stopped
+            raise
 
     def _gate(self, request: Request, route: _providers.Route, kwargs: dict) -> Gate:
         """The :class:`Gate` of the request's (provider, model, endpoint)."""
