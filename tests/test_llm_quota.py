@@ -164,3 +164,28 @@ def test_what_a_run_learned_serves_the_next_run(tmp_path):
         stats = fetch_stats(url)
     assert again is gate and gate.seq == 33
     assert stats["by_status"].get("429", 0) <= 1
+
+
+@pytest.mark.slow
+def test_auto_mode_sends_online_what_fits_the_deadline_and_batches_the_rest(tmp_path):
+    quota = Quota(rpm=600, burst_s=1.0)  # 10 at once, then 10/s
+    with running_server(latency_ms=5, quota=quota) as (url, _), \
+            temporary_settings(cache_dir=tmp_path, cache_mode="readwrite"):
+        complete_many(requests(url, 2, "warm"), progress=False)  # imports; the gate learns
+        out = complete_many(requests(url, 60, "auto"), concurrency=16, progress=False,
+                            mode="auto", deadline=1.0, poll_interval=0.1)
+        stats = fetch_stats(url)
+        again = complete_many(requests(url, 60, "auto"), progress=False)
+    assert all(isinstance(r, Completion) for r in out)  # 0 failed rows, none lost
+    online = stats["by_status"]["200"] - 2
+    assert 3 <= online < 60 and stats["batches"]["created"] >= 1  # both halves used
+    assert all(r.cached for r in again)  # every reply cached under its usual key
+
+
+def test_auto_mode_needs_a_deadline_and_no_budget():
+    with pytest.raises(ValueError, match="deadline"):
+        complete_many([], mode="auto")
+    with pytest.raises(ValueError, match="deadline"):
+        complete_many([], deadline=5.0)
+    with pytest.raises(ValueError, match="budget_usd"):
+        complete_many([], mode="auto", deadline=5.0, budget_usd=1.0)

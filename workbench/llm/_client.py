@@ -120,6 +120,7 @@ def complete_many(
     max_retries: int | None = None,
     mode: str | None = None,
     poll_interval: float | None = None,
+    deadline: float | None = None,
 ) -> list[Result]:
     """Many requests, concurrently, through the cache; results in request order.
 
@@ -162,7 +163,13 @@ def complete_many(
         ``batch_poll`` setting, 30; doubling, at most 300), their replies cached under
         the same keys as online ones; a killed run resumes the jobs it submitted. In-process ``sim/`` models are answered
         online; ``budget_usd`` is refused (price a design with
-        :func:`workbench.judges.estimate` first).
+        :func:`workbench.judges.estimate` first). ``"auto"``: online what can be
+        answered within ``deadline`` seconds at the quota the gate observes (a call
+        still waiting for its turn when it could no longer finish in time is not sent),
+        the rest in batch jobs as above (providers with batch jobs, and a cache to
+        hold their replies; otherwise everything goes online).
+    deadline
+        Seconds from now, for ``mode="auto"`` (required there).
 
     Returns
     -------
@@ -186,9 +193,13 @@ def complete_many(
         ``CallFailure(error_type="budget")`` for the requests not run.
     """
     mode = config.call_mode() if mode is None else mode
-    if mode not in config.CALL_MODES:
-        raise ValueError(f"mode={mode!r}: expected 'online' or 'batch'")
-    if mode == "batch" and budget_usd is not None:
+    if mode not in (*config.CALL_MODES, "auto"):
+        raise ValueError(f"mode={mode!r}: expected 'online', 'batch' or 'auto'")
+    if (mode == "auto") != (deadline is not None):
+        raise ValueError("deadline=... goes with mode='auto' (and mode='auto' needs one)")
+    if deadline is not None and not deadline > 0:
+        raise ValueError(f"deadline={deadline!r}: expected a number of seconds > 0")
+    if mode in ("batch", "auto") and budget_usd is not None:
         raise ValueError("budget_usd cannot stop a batch job once submitted: estimate the "
                          "cost first (workbench.judges.estimate), or use mode='online'")
     if poll_interval is None:
@@ -197,13 +208,15 @@ def complete_many(
         raise ValueError(f"poll_interval={poll_interval!r}: expected a number > 0")
     return _run(requests, concurrency=concurrency, progress=progress, budget_usd=budget_usd,
                 rpm=rpm, timeout=timeout, max_retries=max_retries,
-                batch_poll=poll_interval if mode == "batch" else None)
+                batch_poll=poll_interval if mode in ("batch", "auto") else None,
+                deadline=None if deadline is None else time.monotonic() + deadline)
 
 
 def _run(requests: Iterable[Request], *, concurrency: int | None = None, progress: bool = True,
          budget_usd: float | None = None, rpm: int | Mapping[str, int] | None = None,
          timeout: float | None = None, max_retries: int | None = None,
-         warn_misses: bool = True, batch_poll: float | None = None) -> list[Result]:
+         warn_misses: bool = True, batch_poll: float | None = None,
+         deadline: float | None = None) -> list[Result]:
     requests = list(requests)
     if budget_usd is not None and not budget_usd >= 0:
         raise ValueError(f"budget_usd={budget_usd!r}: expected a number >= 0")
@@ -220,14 +233,15 @@ def _run(requests: Iterable[Request], *, concurrency: int | None = None, progres
     distinct = list(dict.fromkeys(keys))
     return _run_keyed(requests, keys, distinct, mode, cache, concurrency=concurrency,
                       progress=progress, budget_usd=budget_usd, rpm=rpm, timeout=timeout,
-                      max_retries=max_retries, warn_misses=warn_misses, batch_poll=batch_poll)
+                      max_retries=max_retries, warn_misses=warn_misses, batch_poll=batch_poll,
+                      deadline=deadline)
 
 
 def _run_keyed(requests: list[Request], keys: list[str], distinct: list[str], mode: str,
                cache: Any, *, concurrency: int | None, progress: bool,
                budget_usd: float | None, rpm: int | Mapping[str, int] | None,
                timeout: float | None, max_retries: int | None, warn_misses: bool,
-               batch_poll: float | None) -> list[Result]:
+               batch_poll: float | None, deadline: float | None = None) -> list[Result]:
     hits: dict[str, Completion] = {}
     corrupt: dict[str, str] = {}
     if mode in ("readwrite", "readonly"):
@@ -280,7 +294,7 @@ def _run_keyed(requests: list[Request], keys: list[str], distinct: list[str], mo
                     cache = _cache.open_cache(cache.directory)
                     _store.require_writable(cache)
                 batched: dict[str, Result] = {}
-                if batch_poll is not None:
+                if batch_poll is not None and deadline is None:
                     batched = _run_batches(jobs, routes, cache, bar, batch_poll,
                                            {k: len(v) for k, v in todo.items()})
                     jobs = {key: request for key, request in jobs.items()
@@ -289,12 +303,18 @@ def _run_keyed(requests: list[Request], keys: list[str], distinct: list[str], mo
                     jobs, routes, slots={k: len(v) for k, v in todo.items()}, cache=cache,
                     claims=mode == "readwrite", bar=bar, concurrency=concurrency,
                     budget_usd=budget_usd, rpm=rpm, timeout=timeout, max_retries=max_retries,
+                    deadline=deadline if cache is not None else None,
                 )
                 try:
                     outcome = {**batched, **run_sync(runner.run())}
                 finally:
                     if runner.written:
                         _store.checkpoint(cache)
+                deferred = {key: jobs[key] for key, result in outcome.items()
+                            if result is DEFERRED}
+                if deferred:  # mode="auto": what could not be answered online in time
+                    outcome.update(_run_batches(deferred, routes, cache, bar, batch_poll,
+                                                {k: len(todo[k]) for k in deferred}))
             for key, slots in todo.items():
                 for i in slots:
                     results[i] = outcome[key]
@@ -344,6 +364,22 @@ def _run_batches(jobs: dict[str, Request], routes: dict[tuple, _providers.Route]
 def _replay(cache: _store.Store, keys: list[str]) -> tuple[dict[str, Completion], dict[str, str]]:
     """The cached completions of ``keys``, and the corrupt entries met (key -> why)."""
     return _cache.replay_many(_store.iter_stored(cache, keys))
+
+
+class _Deferred:
+    """The runner's answer for a request ``mode="auto"`` sends in a batch job instead
+    (never returned: the batch job's answer takes its slot)."""
+
+    ok = False
+
+
+DEFERRED: Any = _Deferred()
+
+
+def _batch_providers() -> tuple[str, ...]:
+    from workbench.llm import _batch
+
+    return tuple(_batch.PROVIDERS)
 
 
 def _error_headers(exc: BaseException) -> Any:
@@ -415,7 +451,8 @@ class _Runner:
     def __init__(self, jobs: dict[str, Request], routes: dict[tuple, _providers.Route], *,
                  slots: dict[str, int], cache: Any, claims: bool, bar: Any,
                  concurrency: int | None, budget_usd: float | None, rpm: Any,
-                 timeout: float | None, max_retries: int | None):
+                 timeout: float | None, max_retries: int | None,
+                 deadline: float | None = None):
         self.jobs = jobs
         self.routes = routes
         self.slots = slots
@@ -431,6 +468,7 @@ class _Runner:
         self.backoff = config.call_setting("retry_backoff")
         self.breaker_after = config.call_setting("circuit_breaker")
         self.rpm = rpm
+        self.deadline = deadline  # time.monotonic(): mode="auto" defers what cannot make it
         self.budget_usd = budget_usd
         self.budget: Budget | None = None
         self.rng = random.Random()  # jitter only: it never changes a result
@@ -460,6 +498,8 @@ class _Runner:
 
     async def _job(self, key: str, request: Request) -> Result:
         result = await self._once(key, request)
+        if result is DEFERRED:
+            return result  # counted when its batch job answers
         if isinstance(result, CallFailure):
             self.failed += self.slots[key]
             self._postfix()
@@ -567,8 +607,19 @@ class _Runner:
         gate = self._gate(request, route, kwargs)
         charge = gate.estimate(prompt_estimate(request.messages), request.max_tokens)
         attempts = waited = 0  # waited: 429s retried at the time the provider named
+        by_deadline = (self.deadline is not None and route.provider != "sim"
+                       and route.provider in _batch_providers())
         while True:
-            ticket = await self._admit(gate, charge, key, ttl)
+            if by_deadline and attempts == 0:
+                left = self.deadline - time.monotonic() - gate.latency
+                try:
+                    if left <= 0:
+                        raise TimeoutError
+                    ticket = await asyncio.wait_for(self._admit(gate, charge, key, ttl), left)
+                except TimeoutError:
+                    return DEFERRED
+            else:
+                ticket = await self._admit(gate, charge, key, ttl)
             if ttl is not None:
                 _store.extend(self.cache, key, ttl)
             attempts += 1
@@ -609,6 +660,7 @@ class _Runner:
                                  completion_tokens=completion.usage.completion_tokens)
             self._count(model, None, "")
             self._show(gate)
+            gate.latency = 0.8 * gate.latency + 0.2 * latency if gate.latency else latency
             try:
                 if self.cache is not None and _cache.store(self.cache, entry):
                     self.written += 1

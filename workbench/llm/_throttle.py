@@ -228,6 +228,7 @@ class Gate:
         self.changed: asyncio.Event | None = None
         self.queue: deque[asyncio.Future] = deque()
         self.completion_tokens: float | None = None  # learned mean, for requests without max_tokens
+        self.latency = 0.0  # seconds per call, a moving mean (the runner keeps it)
 
     def reuse(self, concurrency: int, rpm: float | None, tpm: float | None) -> bool:
         """Take a new run's settings, keeping what was learned of the quota; ``False``
