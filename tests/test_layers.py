@@ -19,6 +19,7 @@ LAYERS = {
     "studies": 5, "plots": 5, "notebook": 5.5,  # notebook sessions set the plot style
     "report": 5.5,  # the qualification report: qualify's tables, drawn with plots
     "cli": 6, "run_cli": 6, "llm_cli": 6, "judge_cli": 6, "qualify_cli": 6, "bench": 6,
+    "bench_quota": 6,
     "local_model": 6, "__init__": 0,
 }
 
