@@ -29,6 +29,13 @@ them in this process's :func:`overrides`, winning over the environment.
                                   (``batch``: provider batch jobs, half price)
 ``WORKBENCH_BATCH_POLL`` *        first wait in seconds before polling a batch
                                   job (doubling per poll, capped at 300)
+``WORKBENCH_RPM``                 requests per minute a run never exceeds, per
+                                  model (default: none; the quota is learned from
+                                  the provider's ``x-ratelimit-*`` headers and 429s;
+                                  ``rpm=`` of ``complete_many``/``configure`` wins)
+``WORKBENCH_TPM``                 tokens per minute a run never exceeds, per
+                                  model (prompt estimate + ``max_tokens`` charged
+                                  before each call, as providers count them)
 ``WORKBENCH_HTTP_PATH``           ``direct`` (default): ``openai/<model>`` calls
                                   to an ``api_base`` skip litellm (one aiohttp
                                   POST, same body and entry) | ``litellm``
@@ -258,6 +265,26 @@ def call_setting(name: str) -> int | float:
     except ValueError:
         what = "an integer" if kind is int else "a number"
         raise ValueError(f"{variable}={value!r} is not {what}") from None
+
+
+#: The user's caps of a provider's quota: name -> environment variable.
+RATE_CAPS = {"rpm": "WORKBENCH_RPM", "tpm": "WORKBENCH_TPM"}
+
+
+def rate_cap(name: str) -> float | None:
+    """``WORKBENCH_RPM`` / ``WORKBENCH_TPM``: the requests or tokens per minute a run
+    never exceeds, for every model (``None``: unset or 0, learn the quota instead)."""
+    variable = RATE_CAPS[name]
+    value = os.environ.get(variable, "").strip()
+    if not value:
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        raise ValueError(f"{variable}={value!r} is not a number") from None
+    if number < 0:
+        raise ValueError(f"{variable}={value!r}: expected a number >= 0")
+    return number or None
 
 
 def interactive() -> bool:

@@ -201,3 +201,21 @@ def test_estimate_counts_later_stages_inexact_until_their_input_is_cached(items,
     assert [p.stage for p in planned] == ["summary"] * 3 + ["judge"] * 3
     assert all(p.key is not None for p in planned[:3]) and all(p.key is None for p in planned[3:])
     assert not any(p.cached for p in planned)
+
+
+def test_estimate_splits_online_and_batch_by_deadline_at_a_quota(items, monkeypatch):
+    monkeypatch.delenv("WORKBENCH_RPM", raising=False)
+    monkeypatch.delenv("WORKBENCH_TPM", raising=False)
+    many = pd.concat([items.assign(item_id=f"q{k}", question=f"How is HIV transmitted? ({k})")
+                      for k in range(20)], ignore_index=True)
+    design = Design(many, JudgeSpec("holistic_simple", "gpt-4o-mini"))
+    plain = estimate(design).set_index("model").loc["gpt-4o-mini"]
+    assert plain["n_to_call"] == 60
+    row = estimate(design, deadline=30, rpm=60).set_index("model").loc["gpt-4o-mini"]
+    assert (row["n_online"], row["n_batch"]) == (30, 30)  # one a second for 30 s
+    assert row["cost_usd_auto"] == pytest.approx(plain["cost_usd"] / 2 + plain["cost_usd_batch"] / 2)
+    per_call = (plain["prompt_tokens"] + plain["completion_tokens"]) / 60
+    tight = estimate(design, deadline=60, tpm=per_call * 10).set_index("model").loc["gpt-4o-mini"]
+    assert tight["n_online"] in (9, 10)  # 10 calls' tokens a minute (floor of a float)
+    free = estimate(design, deadline=30).set_index("model").loc["gpt-4o-mini"]
+    assert free["n_batch"] == 0  # no quota known: all online

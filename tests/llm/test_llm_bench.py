@@ -23,4 +23,30 @@ def test_bench_llm_runs_and_prints_its_ratios():
     assert result.output.count("efficiency") >= 3  # one per concurrency, one of litellm's path
     assert "(0 failed" in result.output
     assert result.output.count("batch_completion / ours") == 2  # beside each concurrency
+    assert result.output.count("via OPENAI_BASE_URL") == 2
     assert "batch_completion / ideal" in result.output
+
+
+@pytest.mark.slow
+def test_bench_quota_runs_and_prints_a_row_per_client():
+    app = typer.Typer()
+    llm_cli.register(app)
+    result = CliRunner().invoke(app, ["bench", "quota", "--quota", "600 RPM", "--seconds", "1",
+                                      "--latency-ms", "20", "--client", "workbench",
+                                      "--client", "fixed 16"])
+    assert result.exit_code == 0, result.output
+    rows = [line.split() for line in result.output.splitlines() if "600 RPM" in line]
+    assert [row[2] for row in rows] == ["workbench", "fixed"]
+    assert rows[0][7] == "0"  # the workbench: no failed row
+
+
+def test_quota_bench_ideal_time_counts_the_burst_then_the_rate():
+    from workbench.cli.bench_quota import _ideal, scenarios
+
+    by_name = {s["name"]: s for s in scenarios(seconds=15, seconds_slow=20, burst_s=1.0)}
+    slow = by_name["60 RPM"]
+    assert slow["n"] == 21 and slow["capacity"] == 1.0
+    assert _ideal(slow, 0.2) == pytest.approx(20.2)  # 1 at once, then 1 per second
+    tokens = by_name["60,000 TPM"]
+    assert tokens["cost"] > 200 and _ideal(tokens, 0.0) == pytest.approx(
+        (tokens["n"] * tokens["cost"] - 1000) / 1000)

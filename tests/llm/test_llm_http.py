@@ -62,12 +62,56 @@ def test_the_direct_path_writes_the_entry_litellm_would(sim_server, monkeypatch)
     assert entries["direct"] == entries["litellm"]
 
 
+@pytest.mark.parametrize("variable", ["OPENAI_BASE_URL", "OPENAI_API_BASE"])
+def test_a_base_url_from_the_environment_takes_the_direct_path(sim_server, monkeypatch,
+                                                                variable):
+    """The same keys and replies as litellm's path, and the same replies as with
+    ``api_base`` (whose key holds the ``api_base``), sent by the direct path."""
+    with_param = _requests(sim_server, 6)
+    from_env = [Request(r.model, r.messages, temperature=r.temperature, sample=r.sample,
+                        logprobs=r.logprobs, top_logprobs=r.top_logprobs,
+                        max_tokens=r.max_tokens) for r in with_param]
+    monkeypatch.setenv("WORKBENCH_CACHE_MODE", "off")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    expected = complete_many(with_param, progress=False)
+    monkeypatch.setenv(variable, sim_server)
+    sent = []
+    real_send = _http.send
+
+    async def counting(kwargs, meta=None):
+        sent.append(kwargs["api_base"])
+        return await real_send(kwargs, meta)
+
+    monkeypatch.setattr(_http, "send", counting)
+    out = {}
+    for path in ("litellm", "direct"):
+        monkeypatch.setenv("WORKBENCH_HTTP_PATH", path)
+        out[path] = complete_many(from_env, progress=False)
+    assert sent == [sim_server] * len(from_env)  # only the direct run, every call
+    for a, b, c in zip(expected, out["litellm"], out["direct"], strict=True):
+        assert a.ok and b.ok and c.ok and b.key == c.key
+        assert (a.text, a.usage, a.logprobs, a.backend) == \
+               (b.text, b.usage, b.logprobs, b.backend) == \
+               (c.text, c.usage, c.logprobs, c.backend)
+    assert {r.backend for r in out["direct"]} == {"sim"}
+
+
 def test_eligibility_is_narrow():
     base = {"api_base": "http://127.0.0.1:1/v1"}
     assert _http.eligible(MODEL, base, "openai")
     assert not _http.eligible("gpt-4o", {}, "openai")  # hosted: litellm
     assert not _http.eligible(MODEL, {**base, "drop_params": True}, "openai")  # unknown param
     assert not _http.eligible("ollama/llama3", base, "ollama")
+
+
+def test_eligibility_reads_the_base_url_from_the_environment(monkeypatch):
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_BASE"):
+        monkeypatch.delenv(name, raising=False)
+    assert not _http.eligible(MODEL, {}, "openai")
+    monkeypatch.setenv("OPENAI_API_BASE", "http://127.0.0.1:1/v1")
+    assert _http.eligible(MODEL, {}, "openai")
+    assert not _http.eligible("gpt-4o", {}, "openai")  # a bare name: litellm's mapping
+    assert not _http.eligible("ollama/llama3", {}, "ollama")
 
 
 @pytest.mark.parametrize(("status", "kind"), [(400, "bad_request"), (401, "auth"),

@@ -132,10 +132,12 @@ def _timed(fn: Callable[[], Any]) -> float:
 
 def bench_server(n: int = 2048, *, concurrency: int = 64, latency_ms: float = 500.0,
                  n_sequential: int = 32, batch: bool = True,
-                 litellm_path: bool = False) -> dict[str, float]:
+                 litellm_path: bool = False, base_from_env: bool = True) -> dict[str, float]:
     """``complete_many`` against a sim-server process, with its baselines: a sequential
     loop of ``complete`` (``n_sequential`` calls, 0 skips it), ``litellm.batch_completion``
-    (``batch``) and ``complete_many`` with every call through litellm (``litellm_path``)."""
+    (``batch``), ``complete_many`` with every call through litellm (``litellm_path``) and
+    with the server's URL in ``OPENAI_BASE_URL`` instead of ``api_base``
+    (``base_from_env``)."""
     from workbench.llm import Request, complete, complete_many, temporary_settings
     from workbench.llm._providers import LOCAL_KEY, get_litellm
     from workbench.sim.server import fetch_stats, spawned_server
@@ -159,6 +161,20 @@ def bench_server(n: int = 2048, *, concurrency: int = 64, latency_ms: float = 50
         out["ours_failed"] = sum(not r.ok for r in results)
         out["ideal_s"] = n * latency_ms / 1000.0 / concurrency
         out["efficiency"] = out["ideal_s"] / out["ours_s"]
+
+        if base_from_env:  # the URL from OPENAI_BASE_URL, not api_base: the same path
+            from unittest import mock
+
+            unset = [Request(model, r.messages) for r in requests]
+            with mock.patch.dict(os.environ, {"OPENAI_BASE_URL": url}):
+                complete_many(unset[:concurrency], concurrency=concurrency, progress=False)
+                unset = [Request(model, _messages(i, "env")) for i in range(n)]
+                started, cpu = time.perf_counter(), time.process_time()
+                results = complete_many(unset, concurrency=concurrency, progress=False)
+                out["env_s"] = time.perf_counter() - started
+                out["env_cpu_ms_per_call"] = (time.process_time() - cpu) * 1000 / n
+                out["env_failed"] = sum(not r.ok for r in results)
+                out["env_efficiency"] = out["ideal_s"] / out["env_s"]
 
         if litellm_path:
             from unittest import mock
@@ -243,6 +259,10 @@ def run_llm_bench(*, n_replay: int | Sequence[int] = (10_000, 100_000), n_server
         echo(f"    ideal n*latency/conc      {b['ideal_s']:8.3f} s")
         echo(f"    efficiency                {b['efficiency']:8.3f}"
              + (f"    (target >= {target:g})" if target else ""))
+        if "env_s" in b:
+            echo(f"    via OPENAI_BASE_URL       {b['env_s']:8.3f} s  ({b['env_failed']:.0f} failed, "
+                 f"client CPU {b['env_cpu_ms_per_call']:.2f} ms/call, efficiency "
+                 f"{b['env_efficiency']:.3f})")
         if first:
             echo(f"    via litellm (old path)    {b['litellm_path_s']:8.3f} s  (client CPU "
                  f"{b['litellm_path_cpu_ms_per_call']:.2f} ms/call, efficiency "

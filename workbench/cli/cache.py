@@ -224,10 +224,19 @@ def sim_server(
     mimic: Annotated[str, typer.Option(
         help="Behave like: openai | llamacpp (json_object+schema only, 500 on json_schema).")
     ] = "openai",
+    quota_rpm: Annotated[float | None, typer.Option(
+        help="Quota: requests per minute per model and API key (429 + Retry-After past it).")
+    ] = None,
+    quota_tpm: Annotated[float | None, typer.Option(
+        help="Quota: tokens per minute per model and API key (prompt + max_tokens charged).")
+    ] = None,
+    quota_burst_s: Annotated[float, typer.Option(
+        help="Quota bucket capacity, in seconds of quota (60: a full minute).")] = 60.0,
 ) -> None:
     """Serve the simulated profiles as an OpenAI-compatible API (model sim-<profile>),
     with the Files and Batch endpoints for ``complete_many(mode="batch")``."""
     from workbench.sim._batches import BatchService
+    from workbench.sim._quota import Quota
     from workbench.sim.server import MIMICS, FaultRates, serve
 
     if mimic not in MIMICS:
@@ -237,12 +246,13 @@ def sim_server(
                             empty_rate)
         batches = BatchService(latency_ms=batch_latency_ms, error_rate=batch_error_rate,
                                final=batch_final, seed=seed)
+        quota = Quota(quota_rpm, quota_tpm, quota_burst_s)
     except ValueError as exc:
         raise _fail(str(exc)) from None
     if latency_ms < 0:
         raise _fail("--latency-ms must be >= 0")
     serve(port=port, latency_ms=latency_ms, faults=faults, seed=seed, batches=batches,
-          mimic=mimic)
+          mimic=mimic, quota=quota)
 
 
 def bench_llm(
@@ -263,6 +273,30 @@ def bench_llm(
     run_llm_bench(n_replay=n_replay, n_server=n_server, concurrency=concurrency,
                   latency_ms=latency_ms, n_sequential=n_sequential, batch=batch,
                   echo=typer.echo)
+
+
+def bench_quota(
+    latency_ms: Annotated[float, typer.Option(help="sim-server latency.")] = 200.0,
+    seconds: Annotated[float, typer.Option(
+        help="Length of a run at the quota (600 and 6,000 RPM, the token quota).")] = 15.0,
+    seconds_slow: Annotated[float, typer.Option(
+        help="Length of a run at 60 RPM.")] = 20.0,
+    burst_s: Annotated[float, typer.Option(
+        help="Bucket capacity in seconds of quota (a provider's is 60).")] = 1.0,
+    client: Annotated[list[str] | None, typer.Option(
+        "--client", help="Only these clients (workbench, 'fixed 16', 'fixed 64', "
+        "'fixed 256', 'litellm Router'; repeatable).")] = None,
+    quota: Annotated[list[str] | None, typer.Option(
+        "--quota", help="Only these quotas ('60 RPM', '600 RPM', '6,000 RPM', "
+        "'60,000 TPM'; repeatable).")] = None,
+) -> None:
+    """Runs at a provider's quota: throughput / quota, failed rows and 429s per row,
+    for the workbench beside fixed concurrencies and litellm's Router."""
+    from workbench.cli.bench_quota import run_quota_bench
+
+    run_quota_bench(latency_ms=latency_ms, seconds=seconds, seconds_slow=seconds_slow,
+                    burst_s=burst_s, clients=tuple(client) if client else None,
+                    only=tuple(quota) if quota else None, echo=typer.echo)
 
 
 def bench_run_all(
@@ -320,6 +354,7 @@ def register(app: typer.Typer) -> None:
     app.command("sim-server")(sim_server)
     bench = typer.Typer(no_args_is_help=True, help="Timing benchmarks (ratios from one run).")
     bench.command("llm")(bench_llm)
+    bench.command("quota")(bench_quota)
     bench.command("run-all")(bench_run_all)
     bench.command("labels")(bench_labels)
     app.add_typer(bench, name="bench")

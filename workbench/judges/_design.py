@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from workbench import llm, perturb
+from workbench import config, llm, perturb
 from workbench.judges._interpret import Result
 from workbench.judges._items import to_records
 from workbench.judges._plan import Call, estimate_tokens
@@ -206,13 +206,21 @@ def plan_requests(items: pd.DataFrame, spec: JudgeSpec, *, rubric: pd.DataFrame 
     return _planned(items, spec, rubric, exact=True)
 
 
-def estimate(design: Design) -> pd.DataFrame:
+def estimate(design: Design, *, deadline: float | None = None, rpm: float | None = None,
+             tpm: float | None = None) -> pd.DataFrame:
     """Calls, cache hits, tokens and cost per model of a design, before any spend.
 
     Parameters
     ----------
     design : Design
         The design (a single run: ``Design(items, spec)``).
+    deadline, rpm, tpm
+        With ``deadline`` (seconds): the split ``complete_many(..., mode="auto",
+        deadline=...)`` would make at a quota of ``rpm`` requests and ``tpm`` tokens per
+        minute per model (default: ``WORKBENCH_RPM`` / ``WORKBENCH_TPM``; neither: no
+        quota, all online), in three more columns: ``n_online`` (the calls the quota
+        answers by the deadline, burst not counted), ``n_batch`` and ``cost_usd_auto``
+        (each share at its price).
 
     Returns
     -------
@@ -275,6 +283,35 @@ def estimate(design: Design) -> pd.DataFrame:
                      "cost_usd": cost if known else 0.0, "cost_usd_batch": batch_cost,
                      "price_known": known,
                      "exact": all(p.key is not None for p in mine)})
-    return pd.DataFrame(rows, columns=["model", "n_calls", "n_cached", "n_to_call", "prompt_tokens",
-                                       "completion_tokens", "cost_usd", "cost_usd_batch",
-                                       "price_known", "exact"])
+    table = pd.DataFrame(rows, columns=["model", "n_calls", "n_cached", "n_to_call",
+                                        "prompt_tokens", "completion_tokens", "cost_usd",
+                                        "cost_usd_batch", "price_known", "exact"])
+    if deadline is not None:
+        table = _auto_split(table, deadline, rpm, tpm)
+    return table
+
+
+def _auto_split(table: pd.DataFrame, deadline: float, rpm: float | None,
+                tpm: float | None) -> pd.DataFrame:
+    """Add ``n_online``, ``n_batch``, ``cost_usd_auto`` (see :func:`estimate`)."""
+    if not deadline > 0:
+        raise ValueError(f"deadline={deadline!r}: expected a number of seconds > 0")
+    rpm = rpm if rpm is not None else config.rate_cap("rpm")
+    tpm = tpm if tpm is not None else config.rate_cap("tpm")
+    online = []
+    for row in table.itertuples():
+        n = int(row.n_to_call)
+        limits = []
+        if rpm:
+            limits.append(rpm / 60.0 * deadline)
+        if tpm and n:
+            per_call = (row.prompt_tokens + row.completion_tokens) / n
+            limits.append(tpm / 60.0 * deadline / max(per_call, 1.0))
+        online.append(n if not limits or row.model.startswith("sim/")
+                      else min(n, math.floor(min(limits))))
+    out = table.copy()
+    out["n_online"] = online
+    out["n_batch"] = out["n_to_call"] - out["n_online"]
+    share = (out["n_online"] / out["n_to_call"]).where(out["n_to_call"] > 0, 1.0)
+    out["cost_usd_auto"] = out["cost_usd"] * share + out["cost_usd_batch"] * (1 - share)
+    return out

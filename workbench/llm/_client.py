@@ -28,7 +28,7 @@ from workbench.llm import _cache, _http, _providers
 from workbench.llm._keys import cache_key
 from workbench.llm._loop import run_sync
 from workbench.llm._settings import rpm_for
-from workbench.llm._throttle import Budget, Pacer
+from workbench.llm._throttle import RATE_LIMIT_RETRIES, Budget, Gate, prompt_estimate
 from workbench.llm._types import RETRYABLE, CallFailure, Completion, Request, Usage
 
 Result = Completion | CallFailure
@@ -121,6 +121,7 @@ def complete_many(
     max_retries: int | None = None,
     mode: str | None = None,
     poll_interval: float | None = None,
+    deadline: float | None = None,
 ) -> list[Result]:
     """Many requests, concurrently, through the cache; results in request order.
 
@@ -132,7 +133,11 @@ def complete_many(
         (another thread of this process, or, through short-lived claims in a shared
         store in ``readwrite`` mode, another process: its reply is then replayed).
     concurrency
-        Calls in flight per model (default: the ``concurrency`` setting).
+        Calls in flight per model at most (default: the ``concurrency`` setting): the
+        ceiling of the gate of each (provider, model, endpoint)
+        (:class:`~workbench.llm._throttle.Gate`), which holds the provider's quota as
+        its ``x-ratelimit-*`` headers and 429s teach it (``Retry-After`` honoured;
+        such 429s do not use up ``max_retries``).
     progress
         Show a tqdm bar (``tqdm.auto``: a widget in JupyterLab) of the calls made, from
         the count replayed from the cache; a run that sends nothing prints one line
@@ -144,7 +149,9 @@ def complete_many(
         seen for that model stays within the budget.
     rpm
         Requests per minute, one number or ``{model: rpm}`` (default: the
-        :func:`configure` setting, else unlimited).
+        :func:`configure` setting, else ``WORKBENCH_RPM``, else the provider's quota as
+        learned); ``WORKBENCH_TPM`` caps the tokens per minute (prompt estimate plus
+        ``max_tokens``, charged before each call).
     timeout, max_retries
         Per-call timeout in seconds and retries of retryable errors (defaults: the
         ``timeout`` and ``max_retries`` settings). A request's own
@@ -157,7 +164,13 @@ def complete_many(
         ``batch_poll`` setting, 30; doubling, at most 300), their replies cached under
         the same keys as online ones; a killed run resumes the jobs it submitted. In-process ``sim/`` models are answered
         online; ``budget_usd`` is refused (price a design with
-        :func:`workbench.judges.estimate` first).
+        :func:`workbench.judges.estimate` first). ``"auto"``: online what can be
+        answered within ``deadline`` seconds at the quota the gate observes (a call
+        still waiting for its turn when it could no longer finish in time is not sent),
+        the rest in batch jobs as above (providers with batch jobs, and a cache to
+        hold their replies; otherwise everything goes online).
+    deadline
+        Seconds from now, for ``mode="auto"`` (required there).
 
     Returns
     -------
@@ -181,9 +194,13 @@ def complete_many(
         ``CallFailure(error_type="budget")`` for the requests not run.
     """
     mode = config.call_mode() if mode is None else mode
-    if mode not in config.CALL_MODES:
-        raise ValueError(f"mode={mode!r}: expected 'online' or 'batch'")
-    if mode == "batch" and budget_usd is not None:
+    if mode not in (*config.CALL_MODES, "auto"):
+        raise ValueError(f"mode={mode!r}: expected 'online', 'batch' or 'auto'")
+    if (mode == "auto") != (deadline is not None):
+        raise ValueError("deadline=... goes with mode='auto' (and mode='auto' needs one)")
+    if deadline is not None and not deadline > 0:
+        raise ValueError(f"deadline={deadline!r}: expected a number of seconds > 0")
+    if mode in ("batch", "auto") and budget_usd is not None:
         raise ValueError("budget_usd cannot stop a batch job once submitted: estimate the "
                          "cost first (workbench.judges.estimate), or use mode='online'")
     if poll_interval is None:
@@ -192,13 +209,15 @@ def complete_many(
         raise ValueError(f"poll_interval={poll_interval!r}: expected a number > 0")
     return _run(requests, concurrency=concurrency, progress=progress, budget_usd=budget_usd,
                 rpm=rpm, timeout=timeout, max_retries=max_retries,
-                batch_poll=poll_interval if mode == "batch" else None)
+                batch_poll=poll_interval if mode in ("batch", "auto") else None,
+                deadline=None if deadline is None else time.monotonic() + deadline)
 
 
 def _run(requests: Iterable[Request], *, concurrency: int | None = None, progress: bool = True,
          budget_usd: float | None = None, rpm: int | Mapping[str, int] | None = None,
          timeout: float | None = None, max_retries: int | None = None,
-         warn_misses: bool = True, batch_poll: float | None = None) -> list[Result]:
+         warn_misses: bool = True, batch_poll: float | None = None,
+         deadline: float | None = None) -> list[Result]:
     requests = list(requests)
     if budget_usd is not None and not budget_usd >= 0:
         raise ValueError(f"budget_usd={budget_usd!r}: expected a number >= 0")
@@ -215,14 +234,15 @@ def _run(requests: Iterable[Request], *, concurrency: int | None = None, progres
     distinct = list(dict.fromkeys(keys))
     return _run_keyed(requests, keys, distinct, mode, cache, concurrency=concurrency,
                       progress=progress, budget_usd=budget_usd, rpm=rpm, timeout=timeout,
-                      max_retries=max_retries, warn_misses=warn_misses, batch_poll=batch_poll)
+                      max_retries=max_retries, warn_misses=warn_misses, batch_poll=batch_poll,
+                      deadline=deadline)
 
 
 def _run_keyed(requests: list[Request], keys: list[str], distinct: list[str], mode: str,
                cache: Any, *, concurrency: int | None, progress: bool,
                budget_usd: float | None, rpm: int | Mapping[str, int] | None,
                timeout: float | None, max_retries: int | None, warn_misses: bool,
-               batch_poll: float | None) -> list[Result]:
+               batch_poll: float | None, deadline: float | None = None) -> list[Result]:
     hits: dict[str, Completion] = {}
     corrupt: dict[str, str] = {}
     if mode in ("readwrite", "readonly"):
@@ -275,7 +295,7 @@ def _run_keyed(requests: list[Request], keys: list[str], distinct: list[str], mo
                     cache = _cache.open_cache(cache.directory)
                     _cache.require_writable(cache)
                 batched: dict[str, Result] = {}
-                if batch_poll is not None:
+                if batch_poll is not None and deadline is None:
                     batched = _run_batches(jobs, routes, cache, bar, batch_poll,
                                            {k: len(v) for k, v in todo.items()})
                     jobs = {key: request for key, request in jobs.items()
@@ -284,12 +304,18 @@ def _run_keyed(requests: list[Request], keys: list[str], distinct: list[str], mo
                     jobs, routes, slots={k: len(v) for k, v in todo.items()}, cache=cache,
                     claims=mode == "readwrite", bar=bar, concurrency=concurrency,
                     budget_usd=budget_usd, rpm=rpm, timeout=timeout, max_retries=max_retries,
+                    deadline=deadline if cache is not None else None,
                 )
                 try:
                     outcome = {**batched, **run_sync(runner.run())}
                 finally:
                     if runner.written:
                         _cache.checkpoint(cache)
+                deferred = {key: jobs[key] for key, result in outcome.items()
+                            if result is DEFERRED}
+                if deferred:  # mode="auto": what could not be answered online in time
+                    outcome.update(_run_batches(deferred, routes, cache, bar, batch_poll,
+                                                {k: len(todo[k]) for k in deferred}))
             for key, slots in todo.items():
                 for i in slots:
                     results[i] = outcome[key]
@@ -341,6 +367,32 @@ def _replay(cache: _cache.Store, keys: list[str]) -> tuple[dict[str, Completion]
     return _cache.replay_many(_cache.iter_stored(cache, keys))
 
 
+class _Deferred:
+    """The runner's answer for a request ``mode="auto"`` sends in a batch job instead
+    (never returned: the batch job's answer takes its slot)."""
+
+    ok = False
+
+
+DEFERRED: Any = _Deferred()
+
+
+def _batch_providers() -> tuple[str, ...]:
+    from workbench.llm import _batch
+
+    return tuple(_batch.PROVIDERS)
+
+
+def _error_headers(exc: BaseException) -> Any:
+    """The headers of the reply behind a failed call (``Retry-After``, ``x-ratelimit-*``):
+    the direct path's :class:`~workbench.llm._http.HTTPStatusError`, or the public
+    ``response`` (an ``httpx.Response``) of an openai/litellm exception."""
+    headers = getattr(exc, "headers", None)
+    if headers is None:
+        headers = getattr(getattr(exc, "response", None), "headers", None)
+    return headers
+
+
 def _route_id(request: Request) -> tuple:
     return request.model, request.params.get("api_base"), bool(request.params.get("api_key"))
 
@@ -381,6 +433,9 @@ def _progress_line(replayed: int, missing: int) -> None:
 #: The request keys being sent by a run of this process, each with the future of its
 #: result: a concurrent run (another thread's ``complete``) waits for it instead.
 _inflight: dict[str, asyncio.Future] = {}
+#: The gates of this process, by (event loop, provider, model, endpoint): what one run
+#: learned of a quota serves the next (and runs in flight together share it).
+_gates: dict[tuple, Gate] = {}
 
 
 class _Runner:
@@ -388,7 +443,9 @@ class _Runner:
 
     Around each call: one sender per request key within the process
     (:data:`_inflight`) and, through claims in the store, across processes sharing
-    it; the budget; the per-model semaphore and pacer; retries with backoff; and a
+    it; the budget; the per-model semaphore; the adaptive
+    :class:`~workbench.llm._throttle.Gate` of each (provider, model, endpoint) before
+    each attempt; retries with backoff (a 429's ``Retry-After`` instead); and a
     circuit breaker per model: after ``circuit_breaker`` consecutive connection
     failures, the model's requests still waiting are ``not_run`` at once.
     """
@@ -396,7 +453,8 @@ class _Runner:
     def __init__(self, jobs: dict[str, Request], routes: dict[tuple, _providers.Route], *,
                  slots: dict[str, int], cache: Any, claims: bool, bar: Any,
                  concurrency: int | None, budget_usd: float | None, rpm: Any,
-                 timeout: float | None, max_retries: int | None):
+                 timeout: float | None, max_retries: int | None,
+                 deadline: float | None = None):
         self.jobs = jobs
         self.routes = routes
         self.slots = slots
@@ -412,6 +470,7 @@ class _Runner:
         self.backoff = config.call_setting("retry_backoff")
         self.breaker_after = config.call_setting("circuit_breaker")
         self.rpm = rpm
+        self.deadline = deadline  # time.monotonic(): mode="auto" defers what cannot make it
         self.budget_usd = budget_usd
         self.budget: Budget | None = None
         self.rng = random.Random()  # jitter only: it never changes a result
@@ -426,7 +485,8 @@ class _Runner:
     async def run(self) -> dict[str, Result]:
         self.budget = Budget(self.budget_usd) if self.budget_usd is not None else None
         self.semaphores: dict[str, asyncio.Semaphore] = {}
-        self.pacers: dict[str, Pacer | None] = {}
+        self.gates: dict[tuple, Gate] = {}
+        self.shown: str | None = None
         self.wake: dict[str, asyncio.Event] = {}
         tasks = {key: asyncio.ensure_future(self._job(key, request))
                  for key, request in self.jobs.items()}
@@ -440,9 +500,11 @@ class _Runner:
 
     async def _job(self, key: str, request: Request) -> Result:
         result = await self._once(key, request)
+        if result is DEFERRED:
+            return result  # counted when its batch job answers
         if isinstance(result, CallFailure):
             self.failed += self.slots[key]
-            self.bar.set_postfix(failed=self.failed, refresh=False)
+            self._postfix()
         self.bar.update(self.slots[key])
         return result
 
@@ -476,8 +538,6 @@ class _Runner:
         semaphore = self.semaphores.get(model)
         if semaphore is None:
             semaphore = self.semaphores[model] = asyncio.Semaphore(self.concurrency)
-            limit = rpm_for(model, self.rpm)
-            self.pacers[model] = Pacer(limit) if limit else None
         claims = self.claims and self._route(request).provider != "sim"
         ttl = self._timeout_of(request) + _MAX_BACKOFF_S + 10.0
         while True:
@@ -541,38 +601,68 @@ class _Runner:
         retries = self.max_retries if retries is None else int(retries)
         kwargs = _providers.call_kwargs(request, route, timeout=timeout)
         direct = _http.eligible(model, request.params, route.provider)
+        if direct and not kwargs.get("api_base"):  # from the environment, as litellm reads it
+            kwargs["api_base"] = _providers.base_url(request.params, route.provider)
         if kwargs.get("api_base") and (kwargs.get("response_format") or {}).get("type") \
                 == "json_schema" and await _http.schema_form(kwargs) == "json_object":
             kwargs["response_format"] = _http.as_json_object(kwargs["response_format"])
-        pacer = self.pacers[model]
-        attempts = 0
+        gate = self._gate(request, route, kwargs)
+        charge = gate.estimate(prompt_estimate(request.messages), request.max_tokens)
+        attempts = waited = 0  # waited: 429s retried at the time the provider named
+        by_deadline = (self.deadline is not None and route.provider != "sim"
+                       and route.provider in _batch_providers())
         while True:
-            if pacer is not None:
-                await pacer.wait()
+            if by_deadline and attempts == 0:
+                left = self.deadline - time.monotonic() - gate.latency
+                try:
+                    if left <= 0:
+                        raise TimeoutError
+                    ticket = await asyncio.wait_for(self._admit(gate, charge, key, ttl), left)
+                except TimeoutError:
+                    return DEFERRED
+            else:
+                ticket = await self._admit(gate, charge, key, ttl)
             if ttl is not None:
                 _cache.extend(self.cache, key, ttl)
             attempts += 1
             started = time.perf_counter()
+            meta: dict[str, Any] = {}
+            released = False
             try:
                 async with asyncio.timeout(timeout):  # wait_for without its extra task
-                    response = await (_http.send(kwargs) if direct
+                    response = await (_http.send(kwargs, meta) if direct
                                       else self.litellm.acompletion(**kwargs))
                 latency = time.perf_counter() - started
                 completion, entry = self._reply(key, request, route, response, latency, attempts)
             except asyncio.CancelledError:
+                gate.release(ticket, ok=False)
+                released = True
                 raise
             except Exception as exc:  # classified; never lost
                 kind = _providers.classify(exc)
+                wait = gate.release(ticket, ok=False, rate_limited=kind == "rate_limit",
+                                    headers=_error_headers(exc))
+                released = True
                 message = _providers.error_message(exc, request, kind)
                 if kind == "timeout" and not str(exc):
                     message = f"no reply within {timeout:g} s"
                 self._count(model, kind, message)
-                if kind in RETRYABLE and attempts <= retries and model not in self.down:
-                    await self._pause(model, self._backoff(attempts))
+                if wait is not None and retries > 0 and waited < RATE_LIMIT_RETRIES \
+                        and model not in self.down:
+                    waited += 1  # the gate holds every call until then: no backoff
+                    continue
+                if kind in RETRYABLE and attempts - waited <= retries and model not in self.down:
+                    await self._pause(model, self._backoff(attempts - waited))
                     if model not in self.down:
                         continue
                 return CallFailure(key, kind, message, attempts, model)
+            finally:
+                if not released:
+                    gate.release(ticket, ok=True, headers=meta.get("headers"),
+                                 completion_tokens=completion.usage.completion_tokens)
             self._count(model, None, "")
+            self._show(gate)
+            gate.latency = 0.8 * gate.latency + 0.2 * latency if gate.latency else latency
             try:
                 if self.cache is not None and _cache.store(self.cache, entry):
                     self.written += 1
@@ -582,6 +672,55 @@ class _Runner:
                 return CallFailure(key, "malformed", "the reply could not be stored: "
                                    + _providers.error_message(exc, request), attempts, model)
             return completion
+
+    async def _admit(self, gate: Gate, charge: float, key: str, ttl: float | None) -> Any:
+        """The gate's ticket; while waiting for it (a queue at a low quota may take longer
+        than a claim lives), the request's claim is kept alive."""
+        if ttl is None:
+            return await gate.acquire(charge)
+        task = asyncio.ensure_future(gate.acquire(charge))
+        try:
+            while True:
+                done, _ = await asyncio.wait({task}, timeout=ttl / 3)
+                if done:
+                    return task.result()
+                _cache.extend(self.cache, key, ttl)
+        except BaseException:
+            if not task.done():
+                task.cancel()
+            elif not task.cancelled() and task.exception() is None:
+                gate.release(task.result(), ok=False)  # admitted as this run was stopped
+            raise
+
+    def _gate(self, request: Request, route: _providers.Route, kwargs: dict) -> Gate:
+        """The :class:`Gate` of the request's (provider, model, endpoint)."""
+        ident = (route.provider, request.model, kwargs.get("api_base") or "")
+        gate = self.gates.get(ident)
+        if gate is None:
+            rpm = rpm_for(request.model, self.rpm) or config.rate_cap("rpm")
+            tpm = config.rate_cap("tpm")
+            shared = (id(asyncio.get_running_loop()), *ident)
+            gate = _gates.get(shared)
+            if gate is None or not gate.reuse(self.concurrency, rpm, tpm):
+                gate = _gates[shared] = Gate(self.concurrency, rpm, tpm,
+                                             probe=route.provider != "sim")
+            self.gates[ident] = gate
+        return gate
+
+    def _show(self, gate: Gate) -> None:
+        """Put the rate the gate holds (a known or learned quota) on the progress bar."""
+        held = gate.held()
+        if held is not None:
+            text = f"{held:,.0f}/min"
+            if text != self.shown:
+                self.shown = text
+                self._postfix()
+
+    def _postfix(self) -> None:
+        fields = {"failed": self.failed} if self.failed else {}
+        if self.shown:
+            fields["quota"] = self.shown
+        self.bar.set_postfix(**fields, refresh=False)
 
     def _count(self, model: str, kind: str | None, message: str) -> None:
         """The circuit breaker: count consecutive connection failures of ``model``."""

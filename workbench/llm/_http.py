@@ -9,7 +9,8 @@ prefix, the sampling fields, ``extra_body`` merged in) over one pooled aiohttp s
 and gives back the reply as a plain dict.
 
 It is used only where it is equivalent (:func:`eligible`): an ``openai/<model>`` request
-with an ``api_base`` whose other params are all ones this path understands
+with a base URL -- its ``api_base``, or ``OPENAI_BASE_URL`` / ``OPENAI_API_BASE`` as
+litellm reads them -- whose other params are all ones this path understands
 (:data:`DIRECT_PARAMS`); hosted providers, and any request with another litellm
 parameter, go through litellm as before. ``WORKBENCH_HTTP_PATH=litellm`` sends everything
 through litellm. The cache key, the entry and the reply are the same on both paths
@@ -35,7 +36,7 @@ import os
 from typing import Any
 
 from workbench import config
-from workbench.llm._providers import Redirected, TooLarge
+from workbench.llm._providers import Redirected, TooLarge, base_url
 from workbench.llm._secrets import strip_url_credentials
 
 #: Request params the direct path understands; a request with any other goes via litellm.
@@ -53,9 +54,10 @@ class HTTPStatusError(Exception):
     """A non-2xx reply; ``status_code`` is what :func:`~workbench.llm._providers.classify`
     reads, the message is the server's error message (never the request)."""
 
-    def __init__(self, status_code: int, message: str):
+    def __init__(self, status_code: int, message: str, headers: Any = None):
         super().__init__(f"HTTP {status_code}: {message}")
         self.status_code = status_code
+        self.headers = headers  # the reply's (``Retry-After``, ``x-ratelimit-*``)
 
 
 def enabled() -> bool:
@@ -69,7 +71,7 @@ def enabled() -> bool:
 def eligible(model: str, params: dict, provider: str) -> bool:
     """Whether a request can take the direct path (see the module docstring)."""
     return (provider == "openai" and model.startswith("openai/")
-            and isinstance(params.get("api_base"), str) and bool(params["api_base"])
+            and isinstance(base_url(params, provider), str)
             and all(name in DIRECT_PARAMS for name in params) and enabled())
 
 
@@ -149,8 +151,9 @@ async def _body(reply: Any, limit: int) -> bytes:
     return b"".join(parts)
 
 
-async def send(kwargs: dict) -> dict[str, Any]:
-    """POST the chat request; the reply's JSON as a dict.
+async def send(kwargs: dict, meta: dict | None = None) -> dict[str, Any]:
+    """POST the chat request; the reply's JSON as a dict (``meta["headers"]``: the
+    reply's headers, for the rate limits they report).
 
     Raises :class:`HTTPStatusError` for a non-2xx status,
     :class:`~workbench.llm._providers.Redirected` for a 3xx (never followed: the other
@@ -165,6 +168,8 @@ async def send(kwargs: dict) -> dict[str, Any]:
     async with session.post(_url(kwargs["api_base"], "/chat/completions"),
                             data=json.dumps(body_of(kwargs)), headers=_headers(kwargs),
                             allow_redirects=False) as reply:
+        if meta is not None:
+            meta["headers"] = reply.headers
         if 300 <= reply.status < 400:
             raise Redirected(reply.status, reply.headers.get("Location"))
         data = await _body(reply, config.reply_limit("bytes"))
@@ -173,7 +178,7 @@ async def send(kwargs: dict) -> dict[str, Any]:
         except LookupError:  # a charset Python does not know
             text = data.decode("utf-8", "replace")
         if reply.status >= 300:
-            raise HTTPStatusError(reply.status, _error_message(text))
+            raise HTTPStatusError(reply.status, _error_message(text), reply.headers)
     try:
         payload = json.loads(text)
     except ValueError:

@@ -101,9 +101,20 @@ class Route:
 
 
 def is_sim_server(model: str, params: dict | Any) -> bool:
-    """``openai/sim-<profile>`` with an ``api_base``: a workbench sim-server."""
+    """``openai/sim-<profile>`` with a base URL (``api_base``, or ``OPENAI_BASE_URL`` /
+    ``OPENAI_API_BASE``): a workbench sim-server."""
     return (model.startswith("openai/" + SIM_SERVER_PREFIX)
-            and bool(params.get("api_base")))
+            and bool(base_url(params, "openai")))
+
+
+def base_url(params: dict | Any, provider: str) -> str | None:
+    """The URL an OpenAI-compatible request goes to: its ``api_base``, else, for the
+    ``openai`` provider, ``OPENAI_BASE_URL`` or ``OPENAI_API_BASE`` (litellm's order);
+    ``None``: the provider's own."""
+    base = params.get("api_base")
+    if not base and provider == "openai":
+        base = next((os.environ[n] for n in _BASE_ENV if os.environ.get(n)), None)
+    return base or None
 
 
 def route(request: Request) -> Route:
@@ -135,7 +146,8 @@ def route(request: Request) -> Route:
             "(use a litellm model string such as 'gpt-4o', 'anthropic/<model>', "
             "'ollama/<model>' or 'openai/<model>' with api_base)") from _quiet(exc)
     sim_server = is_sim_server(model, params)
-    if not (params.get("api_base") or params.get("api_key") or default_base or sim_server):
+    if not (base_url(params, provider) or params.get("api_key") or default_base
+            or sim_server):
         try:
             env = litellm.validate_environment(model=model)
         except Exception:
@@ -203,9 +215,7 @@ def auth(params: Any, route_: Route) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if route_.provider not in _OPENAI_LIKE and not route_.sim_server:
         return out
-    base = params.get("api_base")
-    if not base and route_.provider == "openai":
-        base = next((os.environ[n] for n in _BASE_ENV if os.environ.get(n)), None)
+    base = base_url(params, route_.provider)
     userinfo = url_credentials(base)
     if userinfo:
         out["api_base"] = strip_url_credentials(base)

@@ -1,8 +1,11 @@
-"""Admission control of provider calls: the budget guard and the requests-per-minute pacer."""
+"""Admission control of provider calls: the budget guard, the requests-per-minute pacer
+and the adaptive :class:`Gate` of one (provider, model, endpoint)."""
 
 from __future__ import annotations
 
 import asyncio
+from collections import deque
+from typing import Any
 
 
 class Budget:
@@ -68,3 +71,283 @@ class Pacer:
         self.next_start = start + self.interval
         if start > now:
             await asyncio.sleep(start - now)
+
+
+# --- the adaptive limiter of one (provider, model, endpoint) ----------------------------
+
+#: Share of a learned quota the client aims at: the server's bucket is read from headers
+#: that are a round trip old, so aiming just below it keeps 429s rare.
+QUOTA_MARGIN = 0.985
+#: At most this many 429s that carry ``Retry-After`` are retried per request (the
+#: provider said when: they do not use up ``max_retries``).
+RATE_LIMIT_RETRIES = 50
+
+
+def parse_reset(text: str | None) -> float | None:
+    """Seconds of an ``x-ratelimit-reset-*`` value (``"6m0s"``, ``"1.5s"``, ``"20ms"``,
+    ``"2"``), or ``None``.
+
+    Examples
+    --------
+    >>> parse_reset("6m0s"), parse_reset("1.5s"), parse_reset("20ms"), parse_reset("2")
+    (360.0, 1.5, 0.02, 2.0)
+    """
+    import re
+
+    if not text:
+        return None
+    text = text.strip()
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    total, found = 0.0, False
+    for number, unit in re.findall(r"([0-9.]+)(ms|h|m|s)", text):
+        found = True
+        total += float(number) * {"h": 3600, "m": 60, "s": 1, "ms": 0.001}[unit]
+    return total if found else None
+
+
+def retry_after(headers: Any) -> float | None:
+    """Seconds a 429 asks to wait: ``retry-after-ms``, else ``retry-after`` (seconds)."""
+    if not headers:
+        return None
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = _header(headers, name)
+        if value is not None:
+            try:
+                return max(0.0, float(value) * scale)
+            except ValueError:
+                continue  # an HTTP date: rare for APIs; fall back to the backoff
+    return None
+
+
+def _header(headers: Any, name: str) -> str | None:
+    try:
+        value = headers.get(name)
+        if value is None:
+            value = headers.get(name.title())
+    except AttributeError:
+        return None
+    return None if value is None else str(value)
+
+
+class _Bucket:
+    """The client's copy of one provider bucket (requests or tokens): ``rate`` per second
+    and ``capacity``, known from a user cap or learned from ``x-ratelimit-*`` headers."""
+
+    def __init__(self, per_minute: float | None, burst: float | None = None):
+        self.cap = per_minute  # the user's cap (per minute), never exceeded
+        self.rate = per_minute / 60.0 if per_minute else None
+        # a user cap: ``burst`` (one request: calls evenly spaced), else one second's worth
+        self.capacity = (burst or self.rate) if self.rate else None
+        self.cap_capacity = self.capacity
+        self.level = self.capacity
+        self.stamp = 0.0
+        self.synced = -1  # sequence number of the send the last header was about
+
+    def wait(self, amount: float, now: float) -> float:
+        if self.rate is None:
+            return 0.0
+        self.level = min(self.capacity, self.level + (now - self.stamp) * self.rate)
+        self.stamp = now
+        need = min(amount, self.capacity) - self.level
+        return 0.0 if need <= 0 else need / self.rate
+
+    def take(self, amount: float) -> None:
+        if self.rate is not None:
+            self.level -= amount
+
+    def learn(self, limit: float, remaining: float, reset_s: float | None, since: float,
+              sent_after: float, seq: int, now: float) -> None:
+        """Sync with the provider's bucket as a reply reported it for the send ``seq``
+        made at time ``since``; ``sent_after``: what later sends took from it since."""
+        if seq < self.synced or not limit > 0:
+            return
+        self.synced = seq
+        if self.cap and self.cap <= limit * QUOTA_MARGIN:
+            self.rate = self.cap / 60.0  # the user's cap binds
+        else:
+            self.rate = limit / 60.0 * QUOTA_MARGIN
+        capacity = remaining + (reset_s or 0.0) * limit / 60.0
+        self.capacity = max(1.0, min(capacity, limit)) if reset_s is not None else max(
+            1.0, self.capacity or remaining)
+        if self.cap_capacity is not None:
+            self.capacity = min(self.capacity, self.cap_capacity)
+        self.level = min(self.capacity, remaining + (now - since) * self.rate) - sent_after
+        self.stamp = now
+
+
+class Ticket:
+    """One admitted send: its sequence number, time, and the tokens it was charged."""
+
+    __slots__ = ("seq", "sent", "tokens")
+
+    def __init__(self, seq: int, sent: float, tokens: float):
+        self.seq, self.sent, self.tokens = seq, sent, tokens
+
+
+class Gate:
+    """Admission of the calls to one (provider, model, endpoint): a concurrency window
+    that adapts (AIMD), the provider's rate limits as learned, and ``Retry-After``.
+
+    * **Concurrency**: at most ``window`` calls in flight, starting at ``concurrency``
+      (the user's ceiling); a 429 from an endpoint that sends no rate-limit headers
+      halves it (at most once per round trip), each success adds ``1 / window`` (one
+      per round trip) back up to the ceiling.
+    * **Rate**: a client copy of the provider's request and token buckets, set by the
+      user's caps (``rpm``, ``tpm``) and by the ``x-ratelimit-limit/remaining/reset-*``
+      headers of every reply (aiming at :data:`QUOTA_MARGIN` of the learned limit); a
+      call waits until its request and its tokens (prompt estimate plus ``max_tokens``,
+      charged in advance as the provider does) fit.
+    * **Retry-After**: a 429 holds every call of the gate until the time it names.
+    * **Probe** (``probe``, for remote endpoints): the first call goes alone, so that its
+      reply's headers say what the quota is before a burst of calls can overrun it
+      (one round trip at the start of a run).
+
+    References
+    ----------
+    Jacobson, "Congestion avoidance and control", SIGCOMM 1988 (AIMD window);
+    OpenAI, "Rate limits" guide (headers; ``max_tokens`` counted against TPM).
+    """
+
+    def __init__(self, concurrency: int, rpm: float | None = None, tpm: float | None = None,
+                 *, probe: bool = True):
+        self.probing = probe  # one call until the first reply says what the quota is
+        self.ceiling = int(concurrency)
+        self.window = float(concurrency)
+        self.in_flight = 0
+        self.requests = _Bucket(rpm, burst=1.0)
+        self.tokens = _Bucket(tpm)
+        self.hold_until = 0.0
+        self.decreased_at = -1.0
+        self.seq = 0
+        self.sent = 0.0  # tokens charged by all sends so far
+        self.history: dict[int, tuple[float, float]] = {}  # seq -> (sends, tokens) before it
+        self.rate_limited = 0
+        self.changed: asyncio.Event | None = None
+        self.queue: deque[asyncio.Future] = deque()
+        self.completion_tokens: float | None = None  # learned mean, for requests without max_tokens
+        self.latency = 0.0  # seconds per call, a moving mean (the runner keeps it)
+
+    def reuse(self, concurrency: int, rpm: float | None, tpm: float | None) -> bool:
+        """Take a new run's settings, keeping what was learned of the quota; ``False``
+        when the user's caps changed (then a new gate is wanted)."""
+        if (rpm or None, tpm or None) != (self.requests.cap, self.tokens.cap):
+            return False
+        self.ceiling = int(concurrency)
+        if self.in_flight == 0:
+            self.window = float(concurrency)
+        else:
+            self.window = min(self.window, float(concurrency))
+        return True
+
+    def _event(self) -> asyncio.Event:
+        if self.changed is None:
+            self.changed = asyncio.Event()
+        return self.changed
+
+    def estimate(self, prompt_tokens: int, max_tokens: int | None) -> float:
+        """Tokens to charge a call in advance."""
+        if max_tokens:
+            return float(prompt_tokens + max_tokens)
+        return float(prompt_tokens) + (self.completion_tokens or 0.0)
+
+    async def acquire(self, tokens: float) -> Ticket:
+        """Wait for a turn (first come, first served: only the head of the queue watches
+        the limits, so a thousand waiting calls cost no more than one)."""
+        loop = asyncio.get_running_loop()
+        me = loop.create_future()
+        self.queue.append(me)
+        try:
+            if self.queue[0] is not me:
+                await me  # set when it becomes the head
+            while True:
+                now = loop.time()
+                wait = max(self.hold_until - now, self.requests.wait(1.0, now),
+                           self.tokens.wait(tokens, now))
+                if wait <= 0 and self.in_flight < (1 if self.probing else max(1, int(self.window))):
+                    break
+                event = self._event()
+                event.clear()
+                try:
+                    await asyncio.wait_for(event.wait(), wait if wait > 0 else None)
+                except TimeoutError:
+                    pass
+        finally:
+            head = self.queue[0] is me
+            self.queue.remove(me)
+            if head and self.queue and not self.queue[0].done():
+                self.queue[0].set_result(None)
+        self.in_flight += 1
+        self.requests.take(1.0)
+        self.tokens.take(tokens)
+        ticket = Ticket(self.seq, now, tokens)
+        self.history[self.seq] = (float(self.seq), self.sent)
+        self.seq += 1
+        self.sent += tokens
+        return ticket
+
+    def release(self, ticket: Ticket, *, ok: bool, rate_limited: bool = False,
+                headers: Any = None, completion_tokens: int | None = None) -> float | None:
+        """A call ended: adapt; returns the ``Retry-After`` seconds of a 429 (or ``None``)."""
+        now = asyncio.get_running_loop().time()
+        self.in_flight -= 1
+        self.probing = False
+        before = self.history.pop(ticket.seq, (float(ticket.seq), self.sent))
+        if headers:
+            self._learn(headers, ticket, before, now)
+        wait = None
+        if rate_limited:
+            self.rate_limited += 1
+            wait = retry_after(headers)
+            if wait is not None:
+                self.hold_until = max(self.hold_until, now + wait)
+            learned = self.requests.synced >= 0 or self.tokens.synced >= 0
+            if not learned and ticket.sent > self.decreased_at:  # once per round trip
+                # (a quota known from headers is held by pacing: a 429 then is a slip of
+                # timing, and the headers it carries re-sync the buckets)
+                self.window = max(1.0, min(self.window, self.in_flight + 1) / 2)
+                self.decreased_at = now
+        elif ok:
+            self.window = min(float(self.ceiling), self.window + 1.0 / max(1.0, self.window))
+            if completion_tokens is not None:
+                old = self.completion_tokens
+                self.completion_tokens = (float(completion_tokens) if old is None
+                                          else 0.9 * old + 0.1 * completion_tokens)
+        if self.changed is not None:
+            self.changed.set()
+        return wait
+
+    def _learn(self, headers: Any, ticket: Ticket, before: tuple[float, float],
+               now: float) -> None:
+        sends_before, tokens_before = before
+        for bucket, name, after in (
+                (self.requests, "requests", self.seq - sends_before - 1),
+                (self.tokens, "tokens", self.sent - tokens_before - ticket.tokens)):
+            limit, remaining = _header(headers, f"x-ratelimit-limit-{name}"), \
+                _header(headers, f"x-ratelimit-remaining-{name}")
+            if limit is None or remaining is None:
+                continue
+            try:
+                bucket.learn(float(limit), float(remaining),
+                             parse_reset(_header(headers, f"x-ratelimit-reset-{name}")),
+                             ticket.sent, after, ticket.seq, now)
+            except ValueError:
+                continue
+
+    def held(self) -> float | None:
+        """The requests per minute the gate aims at (``None``: no limit known)."""
+        return None if self.requests.rate is None else self.requests.rate * 60.0
+
+
+def prompt_estimate(messages: Any) -> int:
+    """A request's prompt tokens as providers estimate them before running it: about
+    four characters a token, plus a few per message -- rounded up, so that the client's
+    copy of a token bucket never runs ahead of the provider's between two replies."""
+    total = 0
+    for message in messages or ():
+        content = message.get("content") if isinstance(message, dict) else None
+        text = content if isinstance(content, str) else str(content or "")
+        total += -(-len(text) // 4) + 5
+    return total

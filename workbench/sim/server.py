@@ -17,6 +17,12 @@ any sane timeout), malformed (truncated) JSON bodies and empty replies (a 200 wh
 JSONL, create and retrieve a job, download its output and error files), with
 injected job failures, are in :mod:`workbench.sim._batches`.
 
+A provider's quota (``--quota-rpm``, ``--quota-tpm``, ``--quota-burst-s``): token
+buckets per model and API key that answer 429 with ``Retry-After`` and the
+``x-ratelimit-*`` headers, charging a request its prompt tokens plus its ``max_tokens``
+(:mod:`workbench.sim._quota`); ``/stats`` then has ``quota`` (admitted, rejected).
+The 429s of ``--rate-limit-rate`` are random faults, not a quota.
+
 Built on aiohttp (a litellm dependency): asyncio, HTTP/1.1 keep-alive, hundreds of
 concurrent requests in one process.
 """
@@ -41,6 +47,7 @@ from typing import Any
 from aiohttp import web
 
 from workbench.sim._batches import FINALS, BatchService
+from workbench.sim._quota import Limiter, Quota
 
 MODEL_PREFIX = "sim-"
 HANG_S = 3600.0
@@ -91,7 +98,8 @@ class SimServer:
     """The request handlers and counters of one server."""
 
     def __init__(self, *, latency_ms: float = 0.0, faults: FaultRates | None = None,
-                 seed: int = 0, batches: BatchService | None = None, mimic: str = "openai"):
+                 seed: int = 0, batches: BatchService | None = None, mimic: str = "openai",
+                 quota: Quota | None = None):
         if latency_ms < 0:
             raise ValueError(f"--latency-ms={latency_ms!r}: expected >= 0")
         if mimic not in MIMICS:
@@ -107,6 +115,7 @@ class SimServer:
         self.peak_in_flight = 0
         self.peers: set = set()
         self.batches = batches or BatchService(seed=seed)
+        self.quota = Limiter(quota) if quota is not None and quota.active else None
 
     def app(self) -> web.Application:
         app = web.Application(client_max_size=64 * 1024 * 1024)
@@ -124,7 +133,8 @@ class SimServer:
                                   "connections": len(self.peers),
                                   "in_flight": self.in_flight,
                                   "peak_in_flight": self.peak_in_flight,
-                                  "batches": self.batches.stats()})
+                                  "batches": self.batches.stats(),
+                                  "quota": self.quota.stats() if self.quota else None})
 
     async def models(self, request: web.Request) -> web.Response:
         from workbench.sim import engine
@@ -148,6 +158,8 @@ class SimServer:
             started = time.perf_counter()
             fault = self.faults.draw(self.rng.random())
             response = await self._answer(request, fault)
+            if response.headers.get("retry-after-ms") is not None:
+                return self._count(response)  # the quota's 429: at once, like a provider
             if fault == "timeout" and response.status == 200:
                 self.fault_counts["timeout"] += 1
                 await asyncio.sleep(HANG_S)  # hung: the client gives up first
@@ -172,27 +184,48 @@ class SimServer:
             # what llama.cpp's server answers to the standard form (it wants json_object + schema)
             return _error(500, "response_format type json_schema is not supported: use "
                           "{\"type\": \"json_object\", \"schema\": ...}", "server_error")
+        limits: dict[str, str] = {}
+        buckets = None
+        if self.quota is not None:
+            admitted, limits, buckets = self.quota.admit(
+                body["model"], request.headers.get("Authorization", ""), body)
+            if not admitted:
+                response = _error(429, f"Rate limit reached for {body['model']}: please "
+                                  f"try again in {limits['retry-after-ms']}ms",
+                                  "requests", "rate_limit_exceeded")
+                response.headers.update(limits)
+                return response
+        response, completion = self._reply(body, fault)
+        if buckets is not None and not (body.get("max_tokens")
+                                        or body.get("max_completion_tokens")):
+            self.quota.charge_completion(buckets, completion)
+        response.headers.update(limits)
+        return response
+
+    def _reply(self, body: dict[str, Any], fault: str | None) -> tuple[web.Response, int]:
+        """The answer to a valid body, with its completion tokens (0 for an error)."""
         if fault == "rate_limit":
             self.fault_counts[fault] += 1
             return _error(429, "simulated rate limit: slow down", "rate_limit_error",
-                          "rate_limit_exceeded")
+                          "rate_limit_exceeded"), 0
         if fault == "server_error":
             self.fault_counts[fault] += 1
-            return _error(500, "simulated internal server error", "server_error")
+            return _error(500, "simulated internal server error", "server_error"), 0
         status, payload = chat_payload(body)
         if status != 200:
-            return web.json_response(payload, status=status)
+            return web.json_response(payload, status=status), 0
+        completion = int(payload["usage"]["completion_tokens"])
         if fault == "malformed":
             self.fault_counts[fault] += 1
             text = json.dumps({"id": "chatcmpl-sim", "object": "chat.completion",
                                "choices": [{"index": 0, "message": {
                                    "content": payload["choices"][0]["message"]["content"]}}]})
             return web.Response(text=text[: max(12, len(text) // 2)],
-                                content_type="application/json")
+                                content_type="application/json"), completion
         if fault == "empty":
             self.fault_counts[fault] += 1
             payload["choices"][0]["message"]["content"] = None
-        return web.json_response(payload)
+        return web.json_response(payload), completion
 
 
 def _error_body(message: str, kind: str, code: str | None = None) -> dict[str, Any]:
@@ -288,10 +321,11 @@ async def start(server: SimServer, *, host: str = "127.0.0.1",
 
 def serve(*, port: int = 8765, host: str = "127.0.0.1", latency_ms: float = 0.0,
           faults: FaultRates | None = None, seed: int = 0,
-          batches: BatchService | None = None, mimic: str = "openai") -> None:
+          batches: BatchService | None = None, mimic: str = "openai",
+          quota: Quota | None = None) -> None:
     """Serve until SIGINT/SIGTERM; prints ``sim-server listening on <base url>`` once bound."""
     server = SimServer(latency_ms=latency_ms, faults=faults, seed=seed, batches=batches,
-                       mimic=mimic)
+                       mimic=mimic, quota=quota)
 
     async def main() -> None:
         runner, bound = await start(server, host=host, port=port)
@@ -314,7 +348,7 @@ def serve(*, port: int = 8765, host: str = "127.0.0.1", latency_ms: float = 0.0,
 
 @contextmanager
 def running_server(*, latency_ms: float = 0.0, faults: FaultRates | None = None,
-                   seed: int = 0, mimic: str = "openai",
+                   seed: int = 0, mimic: str = "openai", quota: Quota | None = None,
                    server: SimServer | None = None) -> Iterator[tuple[str, SimServer]]:
     """A sim-server in a background thread of this process: ``(base_url, server)``.
 
@@ -325,7 +359,8 @@ def running_server(*, latency_ms: float = 0.0, faults: FaultRates | None = None,
     that injects a fault of its own.
     """
     if server is None:
-        server = SimServer(latency_ms=latency_ms, faults=faults, seed=seed, mimic=mimic)
+        server = SimServer(latency_ms=latency_ms, faults=faults, seed=seed, mimic=mimic,
+                           quota=quota)
     loop = asyncio.new_event_loop()
     ready: dict[str, Any] = {}
     started = threading.Event()
@@ -368,7 +403,8 @@ def spawned_server(*, latency_ms: float = 0.0, rate_limit_rate: float = 0.0,
                    malformed_rate: float = 0.0, seed: int = 0,
                    startup_timeout: float = 60.0, empty_rate: float = 0.0,
                    batch_latency_ms: float = 1000.0, batch_error_rate: float = 0.0,
-                   batch_final: str = "completed") -> Iterator[str]:
+                   batch_final: str = "completed",
+                   quota: Quota | None = None) -> Iterator[str]:
     """A sim-server in its own process on a free port; yields its base URL.
 
     The process runs ``python -m workbench.sim.server`` (the options of
@@ -383,6 +419,10 @@ def spawned_server(*, latency_ms: float = 0.0, rate_limit_rate: float = 0.0,
                "--malformed-rate", str(malformed_rate), "--empty-rate", str(empty_rate),
                "--seed", str(seed), "--batch-latency-ms", str(batch_latency_ms),
                "--batch-error-rate", str(batch_error_rate), "--batch-final", batch_final]
+    if quota is not None:
+        command += [f"--quota-burst-s={quota.burst_s}"]
+        command += [f"--quota-{name}={getattr(quota, name)}" for name in ("rpm", "tpm")
+                    if getattr(quota, name) is not None]
     errors = tempfile.TemporaryFile(mode="w+")
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors, text=True)
     try:
@@ -447,8 +487,15 @@ def main(argv: list[str] | None = None) -> None:
                         help="final status of every batch job (failed/expired: injected)")
     parser.add_argument("--mimic", choices=MIMICS, default="openai",
                         help="behave like this server (llamacpp: json_object+schema only)")
+    parser.add_argument("--quota-rpm", type=float, default=None,
+                        help="requests per minute per model and API key (429 past it)")
+    parser.add_argument("--quota-tpm", type=float, default=None,
+                        help="tokens per minute per model and API key (prompt + max_tokens)")
+    parser.add_argument("--quota-burst-s", type=float, default=60.0,
+                        help="bucket capacity in seconds of quota (default: a minute)")
     args = parser.parse_args(argv)
     try:
+        quota = Quota(args.quota_rpm, args.quota_tpm, args.quota_burst_s)
         faults = FaultRates(args.rate_limit_rate, args.server_error_rate, args.timeout_rate,
                             args.malformed_rate, args.empty_rate)
         batches = BatchService(latency_ms=args.batch_latency_ms,
@@ -457,7 +504,7 @@ def main(argv: list[str] | None = None) -> None:
     except ValueError as exc:
         parser.error(str(exc))
     serve(port=args.port, latency_ms=args.latency_ms, faults=faults, seed=args.seed,
-          batches=batches, mimic=args.mimic)
+          batches=batches, mimic=args.mimic, quota=quota)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,191 @@
+"""The adaptive gate of each (provider, model, endpoint): it finds a provider's quota
+from its headers and 429s and holds it, without failed rows or a storm of 429s."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from workbench.llm import Completion, Request, complete_many, temporary_settings
+from workbench.llm._throttle import QUOTA_MARGIN, Gate, parse_reset, prompt_estimate, retry_after
+from workbench.sim._quota import Quota
+from workbench.sim.server import fetch_stats, running_server
+
+MODEL = "openai/sim-judge-a"
+
+
+def requests(url: str, n: int, tag: str, **kwargs) -> list[Request]:
+    return [Request(MODEL, [{"role": "user", "content": f"{tag} question {i}: " + "word " * 30}],
+                    params={"api_base": url}, **kwargs) for i in range(n)]
+
+
+def run(coro):
+    return asyncio.new_event_loop().run_until_complete(coro)
+
+
+def test_a_429_halves_the_window_and_holds_until_retry_after():
+    async def go():
+        gate = Gate(16, probe=False)
+        tickets = [await gate.acquire(1.0) for _ in range(16)]
+        wait = gate.release(tickets[0], ok=False, rate_limited=True,
+                            headers={"retry-after-ms": "300"})
+        assert wait == pytest.approx(0.3) and gate.window == 8.0
+        gate.release(tickets[1], ok=False, rate_limited=True, headers={"retry-after": "1"})
+        assert gate.window == 8.0  # once per round trip: both were sent before the first 429
+        assert gate.hold_until - asyncio.get_running_loop().time() > 0.9
+        for ticket in tickets[2:]:
+            gate.release(ticket, ok=True)
+        assert 8.0 < gate.window < 16.0  # additive increase: about one per window of successes
+        # once the headers told the quota, pacing holds it: a 429 no longer halves
+        ticket = await gate.acquire(1.0)
+        gate.release(ticket, ok=True, headers={"x-ratelimit-limit-requests": "600",
+                                               "x-ratelimit-remaining-requests": "5"})
+        window = gate.window
+        ticket = await gate.acquire(1.0)
+        gate.release(ticket, ok=False, rate_limited=True, headers={"retry-after-ms": "1"})
+        assert gate.window == window
+        return gate
+
+    assert run(go()).rate_limited == 3
+
+
+def test_headers_teach_the_gate_the_quota_and_its_burst():
+    async def go():
+        gate = Gate(64, probe=False)
+        first = await gate.acquire(1.0)
+        for _ in range(3):
+            await gate.acquire(1.0)  # three sends after the first
+        gate.release(first, ok=True, headers={"x-ratelimit-limit-requests": "600",
+                                              "x-ratelimit-remaining-requests": "9",
+                                              "x-ratelimit-reset-requests": "100ms"})
+        return gate
+
+    gate = run(go())
+    assert gate.held() == pytest.approx(600 * QUOTA_MARGIN)
+    assert gate.requests.capacity == pytest.approx(10.0)  # 9 left + 0.1 s at 10/s
+    assert gate.requests.level == pytest.approx(9 - 3, abs=0.1)
+
+
+def test_probe_sends_one_call_until_the_first_reply():
+    async def go():
+        gate = Gate(8)
+        first = await gate.acquire(1.0)
+        second = asyncio.ensure_future(gate.acquire(1.0))
+        await asyncio.sleep(0.01)
+        assert not second.done()
+        gate.release(first, ok=True)
+        await asyncio.wait_for(second, 1.0)
+        assert gate.in_flight == 1
+
+    run(go())
+
+
+def test_header_parsing():
+    assert parse_reset("1m30s") == 90.0 and parse_reset("250ms") == 0.25
+    assert parse_reset(None) is None and parse_reset("soon") is None
+    assert retry_after({"retry-after": "2"}) == 2.0
+    assert retry_after({"retry-after-ms": "20", "retry-after": "1"}) == 0.02
+    assert retry_after({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}) is None
+    assert retry_after(None) is None
+    assert prompt_estimate([{"role": "user", "content": "x" * 41}]) == 16
+
+
+@pytest.mark.slow
+def test_a_run_settles_at_a_request_quota_without_failed_rows_or_a_429_storm(tmp_path):
+    quota = Quota(rpm=1200, burst_s=1.0)  # 20/s, 20 at once
+    with running_server(latency_ms=30, quota=quota) as (url, _), \
+            temporary_settings(cache_dir=tmp_path, cache_mode="readwrite"):
+        out = complete_many(requests(url, 80, "rpm"), concurrency=32, progress=False)
+        stats = fetch_stats(url)
+    assert all(isinstance(r, Completion) for r in out)  # 0 failed rows
+    assert stats["by_status"]["200"] == 80
+    assert stats["by_status"].get("429", 0) <= 2  # 2.5% of 80: no storm
+
+
+@pytest.mark.slow
+def test_a_run_settles_at_a_token_quota_charging_max_tokens(tmp_path):
+    quota = Quota(tpm=12_000, burst_s=1.0)  # 200 tokens/s: about one request of ~150
+    with running_server(latency_ms=20, quota=quota) as (url, _), \
+            temporary_settings(cache_dir=tmp_path, cache_mode="readwrite"):
+        out = complete_many(requests(url, 12, "tpm", max_tokens=100), concurrency=16,
+                            progress=False)
+        stats = fetch_stats(url)
+    assert all(isinstance(r, Completion) for r in out)
+    assert stats["by_status"]["200"] == 12 and stats["by_status"].get("429", 0) <= 1
+
+
+def test_429s_that_name_their_wait_do_not_use_up_max_retries(tmp_path):
+    """30 calls at once against 10 at a time: with ``max_retries=1`` nothing fails, as
+    the 429s carry ``Retry-After`` (random 429s without it still count, see
+    test_llm_client's retry tests)."""
+    quota = Quota(rpm=600, burst_s=1.0)  # 10/s, 10 at once
+    with running_server(latency_ms=5, quota=quota) as (url, _), \
+            temporary_settings(cache_dir=tmp_path, cache_mode="off", max_retries=1):
+        out = complete_many(requests(url, 30, "few"), concurrency=30, progress=False)
+        stats = fetch_stats(url)
+    assert all(isinstance(r, Completion) for r in out)
+    assert stats["by_status"]["200"] == 30
+
+
+def test_user_rpm_cap_spaces_the_calls_below_a_generous_quota(tmp_path, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_RPM", "300")  # one call every 0.2 s
+    quota = Quota(rpm=6000)  # a full minute of burst: the server would take them all at once
+    with running_server(latency_ms=5, quota=quota) as (url, server), \
+            temporary_settings(cache_dir=tmp_path, cache_mode="off"):
+        out = complete_many(requests(url, 5, "cap"), concurrency=8, progress=False)
+    assert all(isinstance(r, Completion) for r in out)
+    assert server.peak_in_flight == 1
+
+
+def test_rate_caps_are_validated(monkeypatch):
+    from workbench import config
+
+    monkeypatch.setenv("WORKBENCH_TPM", "lots")
+    with pytest.raises(ValueError, match="WORKBENCH_TPM"):
+        config.rate_cap("tpm")
+    monkeypatch.setenv("WORKBENCH_TPM", "0")
+    assert config.rate_cap("tpm") is None
+
+
+def test_what_a_run_learned_serves_the_next_run(tmp_path):
+    """The gate of (provider, model, endpoint) outlives a run: the next one starts at the
+    quota it learned (no probe, no burst past the bucket)."""
+    from workbench.llm import _client
+
+    quota = Quota(rpm=1200, burst_s=1.0)
+    with running_server(latency_ms=5, quota=quota) as (url, _), \
+            temporary_settings(cache_dir=tmp_path, cache_mode="off"):
+        complete_many(requests(url, 3, "first"), concurrency=8, progress=False)
+        (gate,) = [g for key, g in _client._gates.items() if key[-1] == url]
+        assert not gate.probing and gate.held() == pytest.approx(1200 * QUOTA_MARGIN)
+        complete_many(requests(url, 30, "second"), concurrency=8, progress=False)
+        (again,) = [g for key, g in _client._gates.items() if key[-1] == url]
+        stats = fetch_stats(url)
+    assert again is gate and gate.seq == 33
+    assert stats["by_status"].get("429", 0) <= 1
+
+
+@pytest.mark.slow
+def test_auto_mode_sends_online_what_fits_the_deadline_and_batches_the_rest(tmp_path):
+    quota = Quota(rpm=600, burst_s=1.0)  # 10 at once, then 10/s
+    with running_server(latency_ms=5, quota=quota) as (url, _), \
+            temporary_settings(cache_dir=tmp_path, cache_mode="readwrite"):
+        complete_many(requests(url, 2, "warm"), progress=False)  # imports; the gate learns
+        out = complete_many(requests(url, 60, "auto"), concurrency=16, progress=False,
+                            mode="auto", deadline=1.0, poll_interval=0.1)
+        stats = fetch_stats(url)
+        again = complete_many(requests(url, 60, "auto"), progress=False)
+    assert all(isinstance(r, Completion) for r in out)  # 0 failed rows, none lost
+    online = stats["by_status"]["200"] - 2
+    assert 3 <= online < 60 and stats["batches"]["created"] >= 1  # both halves used
+    assert all(r.cached for r in again)  # every reply cached under its usual key
+
+
+def test_auto_mode_needs_a_deadline_and_no_budget():
+    with pytest.raises(ValueError, match="deadline"):
+        complete_many([], mode="auto")
+    with pytest.raises(ValueError, match="deadline"):
+        complete_many([], deadline=5.0)
+    with pytest.raises(ValueError, match="budget_usd"):
+        complete_many([], mode="auto", deadline=5.0, budget_usd=1.0)
