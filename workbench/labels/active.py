@@ -317,42 +317,48 @@ class ActiveSampler:
 
     def probabilities(self) -> np.ndarray:
         """The sampling probabilities of the next draw, shape (n_studies, N), rows sum to 1."""
-        q = self._probabilities()
-        return np.tile(q, (self.s, 1)) if q.ndim == 1 else q
+        q, rule = self._probabilities()
+        return np.tile(q, (self.s, 1)) if rule is None else np.where(rule[:, None], q, self.base)
 
-    def _probabilities(self) -> np.ndarray:
-        """:meth:`probabilities`, or one row of shape (N,) when every sequence has it."""
+    def _probabilities(self) -> tuple[np.ndarray, np.ndarray | None]:
+        """(one row of shape (N,) every sequence draws with, ``None``), or, once the
+        calibrated rule may be used, (its probabilities, shape (n_studies, N); the sequences
+        that use it, the others drawing uniformly)."""
         d = self.design
         if self.sizes is not None:
-            return (1 - d.floor) * self.sizes / self.sizes.sum() + d.floor / self.n
+            return (1 - d.floor) * self.sizes / self.sizes.sum() + d.floor / self.n, None
         if not d.active:
-            return self.base
+            return self.base, None
         if d.rule == "direct":
             v = self.scaled if self.scaled.sum() > 0 else np.ones(self.n)
-            return (1 - d.floor) * v / v.sum() + d.floor / self.n
+            return (1 - d.floor) * v / v.sum() + d.floor / self.n, None
         if int(self.t.min()) < d.burn_in:
-            return self.base
+            return self.base, None
         # the rule only where the labels show that the residual grows with the uncertainty
         # (by ``gate`` standard errors) and that the rule beats uniform PPI++
         q, ratio, z = self.gain()
-        return np.where(((z > d.gate) & (ratio < 1))[:, None], q, self.base)
+        return q, (z > d.gate) & (ratio < 1)
 
     def draw(self) -> tuple[np.ndarray, np.ndarray]:
         """Draw the next item of each sequence: (item indices, their probabilities).
 
         Sequence ``s`` takes the first item whose cumulative probability reaches
-        ``r_s * total`` (``r_s`` uniform on [0, 1)); when every sequence has the same
-        probabilities, their cumulative sum is taken once and searched (the same items)."""
-        q = self._probabilities()
+        ``r_s * total`` (``r_s`` uniform on [0, 1)); sequences drawing with the same row of
+        probabilities share its cumulative sum, searched once for all of them."""
+        q, rule = self._probabilities()
         r = self.rng.random(self.s)
-        if q.ndim == 1:
-            cum = np.cumsum(q)
-            # the number of cumulative sums below r * total (they never decrease)
-            idx = np.minimum(np.searchsorted(cum, r * cum[-1], side="left"), self.n - 1)
-            return (idx[0], q[idx[0]]) if self.s == 1 else (idx, q[idx])
-        cum = np.cumsum(q, axis=1)
-        idx = np.minimum((cum < r[:, None] * cum[:, -1:]).sum(axis=1), self.n - 1)
-        return (idx[0], q[0, idx[0]]) if self.s == 1 else (idx, q[np.arange(self.s), idx])
+        row = q if rule is None else self.base
+        cum = np.cumsum(row)
+        # the number of cumulative sums below r * total (they never decrease)
+        idx = np.searchsorted(cum, r * cum[-1], side="left")
+        if rule is not None and rule.any():
+            cum = np.cumsum(q[rule], axis=1)
+            idx[rule] = (cum < r[rule, None] * cum[:, -1:]).sum(axis=1)
+        idx = np.minimum(idx, self.n - 1)
+        prob = row[idx]
+        if rule is not None and rule.any():
+            prob[rule] = q[rule, idx[rule]]
+        return (idx[0], prob[0]) if self.s == 1 else (idx, prob)
 
     # --- one label ---------------------------------------------------------------------------
 
