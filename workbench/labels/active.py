@@ -236,6 +236,7 @@ class ActiveSampler:
         # the labels so far, one column per label (items, labels, weights), in buffers that
         # double when full: columns [0, k) are used
         self._k = 0
+        self._seen: tuple | None = None      # (k, what _labels gave after k labels)
         self._hist = np.zeros((3, n_studies, max(int(t_star), 8)))
         self.sz, self.szz = zeros(), zeros()
         self.lam, self.c = np.ones(n_studies), zeros()
@@ -246,13 +247,18 @@ class ActiveSampler:
 
     # --- the sampling rule -------------------------------------------------------------------
 
-    def _labels(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(items, labels, weights, residuals with lam = 1), each of shape (n_studies, t)."""
+    def _labels(self) -> tuple[np.ndarray, ...]:
+        """(items, labels, weights, residuals with lam = 1, predictions, scaled
+        uncertainties), each of shape (n_studies, t); kept until the next label."""
+        if self._seen is not None and self._seen[0] == self._k:
+            return self._seen[1]
         idx, y, w = self._hist[:, :, :self._k]
         idx = idx.astype(int)
         f = self.f[idx]
         c1 = (w * (y - f)).sum(axis=1, keepdims=True) / w.sum(axis=1, keepdims=True)
-        return idx, y, w, y - f - c1
+        out = idx, y, w, y - f - c1, f, self.scaled[idx]
+        self._seen = (self._k, out)
+        return out
 
     def fit(self) -> np.ndarray:
         """``(a, b)`` of ``E[|e| | u] = a + b u`` per sequence, shape (n_studies, 2), ``e``
@@ -261,8 +267,8 @@ class ActiveSampler:
         ``b`` alone, a negative intercept as ``a`` alone)."""
         if not self._k:
             return np.zeros((self.s, 2))
-        idx, _, _, e1 = self._labels()
-        v, e = self.scaled[idx], np.abs(e1)
+        idx, _, _, e1, _, v = self._labels()
+        e = np.abs(e1)
         n = float(idx.shape[1])
         sx, sxx = v.sum(axis=1), (v * v).sum(axis=1)
         sy, sxy = e.sum(axis=1), (v * e).sum(axis=1)
@@ -290,22 +296,26 @@ class ActiveSampler:
         d = self.design
         size = self.fit() @ self._ones_u                                        # (S, N)
         # a size below a tenth of the typical one is not trusted
-        size = np.maximum(size, 0.1 * np.maximum(size.mean(axis=1, keepdims=True), 1e-12))
-        q = (1 - d.floor) * size / size.sum(axis=1, keepdims=True) + d.floor / self.n
+        np.maximum(size, 0.1 * np.maximum(size.mean(axis=1, keepdims=True), 1e-12), out=size)
+        # q = (1 - floor) * size / sum(size) + floor / N, computed in place
+        total = size.sum(axis=1, keepdims=True)
+        q = np.multiply(size, 1 - d.floor, out=size)
+        q /= total
+        q += d.floor / self.n
         if self._k < 3:
             return q, np.ones(self.s), np.zeros(self.s)
-        idx, y, w, e1 = self._labels()
+        idx, y, w, e1, f, v = self._labels()
         rows = np.arange(self.s)[:, None]
         per_rule = w * e1 ** 2 / (self.n * q[rows, idx])
         sw = np.maximum(self.sw, 1e-12)
         my, mf = self.swy / sw, self.swf / sw
         var = self.swff / sw - mf ** 2
         lam = np.clip((self.swyf / sw - my * mf) / np.maximum(var, 1e-12), 0.0, 1.0)
-        resid = y - lam[:, None] * self.f[idx] - (my - lam * mf)[:, None]
+        resid = y - lam[:, None] * f - (my - lam * mf)[:, None]
         per_uniform = w * resid ** 2
         ratio = per_rule.mean(axis=1) / np.maximum(per_uniform.mean(axis=1), 1e-12)
         # the slope's t-statistic
-        v, e = self.scaled[idx], np.abs(e1)
+        e = np.abs(e1)
         vc = v - v.mean(axis=1, keepdims=True)
         sxx = (vc ** 2).sum(axis=1)
         slope = (vc * e).sum(axis=1) / np.maximum(sxx, 1e-12)
