@@ -261,3 +261,41 @@ def test_full_simulation_coverage_and_width_ratio_error():
     spread = np.std([r["width_ratio"] for r in repeats], ddof=1)
     reported = np.mean([r["width_ratio_se"] for r in repeats])
     assert 0.5 < spread / reported < 2.0
+
+
+def _reference_draw(q: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """The draw as documented, row by row: the first item whose cumulative probability
+    reaches ``r * total``."""
+    r = rng.random(q.shape[0])
+    idx = np.array([min(int((np.cumsum(row) < u * np.cumsum(row)[-1]).sum()), len(row) - 1)
+                    for row, u in zip(q, r, strict=True)])
+    return idx, q[np.arange(q.shape[0]), idx]
+
+
+@pytest.mark.parametrize("kind", ["uniform", "direct", "calibrated"])
+def test_draw_is_the_documented_rule_row_by_row(kind):
+    """draw() takes, in every sequence, the item the cumulative sum of probabilities() gives
+    for the same random numbers, also when some sequences use the calibrated rule and others
+    stay uniform (draw shares the uniform rows' cumulative sum)."""
+    latent = _pool(120, seed=5)
+    judge = sampled_judge(latent, np.random.default_rng(6), hard_share=0.3, hard=2.0, easy=0.2)
+    f, u = judge["prediction"].to_numpy(), judge["uncertainty"].to_numpy()
+    sampler = ActiveSampler(f, u, n_studies=300, burn_in=10, rng=7,
+                            active=kind != "uniform",
+                            rule="direct" if kind == "direct" else "calibrated")
+    label_rng = np.random.default_rng(8)
+    mixed = False
+    for _ in range(40):
+        q = sampler.probabilities()
+        rows_rule = (q != sampler.base).any(axis=1)
+        mixed |= bool(rows_rule.any() and not rows_rule.all())
+        state = sampler.rng.bit_generator.state
+        twin = np.random.Generator(type(sampler.rng.bit_generator)())
+        twin.bit_generator.state = state
+        want_idx, want_prob = _reference_draw(q, twin)
+        idx, prob = sampler.draw()
+        np.testing.assert_array_equal(idx, want_idx)
+        np.testing.assert_array_equal(prob, want_prob)
+        sampler.update(idx, prob, np.clip(latent[idx] + label_rng.normal(0, 0.5, len(idx)), 1, 5))
+    if kind == "calibrated":
+        assert mixed, "the test should meet sequences on the rule beside uniform ones"

@@ -233,32 +233,42 @@ class ActiveSampler:
         # sums for the PPI++ lam under uniform sampling (IPW) and for lam, c of the estimate
         # (w^2-weighted least squares); the labels so far, for the rule and its gate
         self.sw2, self.sw2y, self.sw2f, self.sw2ff, self.sw2fy = (zeros() for _ in range(5))
-        self.h_idx: list[np.ndarray] = []
-        self.h_y: list[np.ndarray] = []
-        self.h_w: list[np.ndarray] = []
+        # the labels so far, one column per label (items, labels, weights), in buffers that
+        # double when full: columns [0, k) are used
+        self._k = 0
+        self._seen: tuple | None = None      # (k, what _labels gave after k labels)
+        self._hist = np.zeros((3, n_studies, max(int(t_star), 8)))
         self.sz, self.szz = zeros(), zeros()
         self.lam, self.c = np.ones(n_studies), zeros()
         self.history: list[dict] = []
         self.sizes = None if sizes is None else np.asarray(sizes, dtype=float)
+        self._ones_u = np.stack([np.ones(self.n), self.scaled])   # the fit's design, (2, N)
+        self._z = sps.norm.ppf(1 - alpha / 2)                    # the Wald quantile
 
     # --- the sampling rule -------------------------------------------------------------------
 
-    def _labels(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(items, labels, weights, residuals with lam = 1), each of shape (n_studies, t)."""
-        idx, y, w = (np.stack(h, 1) for h in (self.h_idx, self.h_y, self.h_w))
+    def _labels(self) -> tuple[np.ndarray, ...]:
+        """(items, labels, weights, residuals with lam = 1, predictions, scaled
+        uncertainties), each of shape (n_studies, t); kept until the next label."""
+        if self._seen is not None and self._seen[0] == self._k:
+            return self._seen[1]
+        idx, y, w = self._hist[:, :, :self._k]
+        idx = idx.astype(int)
         f = self.f[idx]
         c1 = (w * (y - f)).sum(axis=1, keepdims=True) / w.sum(axis=1, keepdims=True)
-        return idx, y, w, y - f - c1
+        out = idx, y, w, y - f - c1, f, self.scaled[idx]
+        self._seen = (self._k, out)
+        return out
 
     def fit(self) -> np.ndarray:
         """``(a, b)`` of ``E[|e| | u] = a + b u`` per sequence, shape (n_studies, 2), ``e``
         the judge's residual ``Y - f - c`` (``c`` the weighted mean residual): least squares
         on the labels so far, then ``b >= 0`` and ``a >= 0`` (a negative one refitted as
         ``b`` alone, a negative intercept as ``a`` alone)."""
-        if not self.h_idx:
+        if not self._k:
             return np.zeros((self.s, 2))
-        idx, _, _, e1 = self._labels()
-        v, e = self.scaled[idx], np.abs(e1)
+        idx, _, _, e1, _, v = self._labels()
+        e = np.abs(e1)
         n = float(idx.shape[1])
         sx, sxx = v.sum(axis=1), (v * v).sum(axis=1)
         sy, sxy = e.sum(axis=1), (v * e).sum(axis=1)
@@ -284,24 +294,28 @@ class ActiveSampler:
         The t-statistic is the ordinary least-squares one (slope over its standard error,
         as ``scipy.stats.linregress``), before the fit's ``a, b >= 0`` constraints."""
         d = self.design
-        size = self.fit() @ np.stack([np.ones(self.n), self.scaled])            # (S, N)
+        size = self.fit() @ self._ones_u                                        # (S, N)
         # a size below a tenth of the typical one is not trusted
-        size = np.maximum(size, 0.1 * np.maximum(size.mean(axis=1, keepdims=True), 1e-12))
-        q = (1 - d.floor) * size / size.sum(axis=1, keepdims=True) + d.floor / self.n
-        if len(self.h_idx) < 3:
+        np.maximum(size, 0.1 * np.maximum(size.mean(axis=1, keepdims=True), 1e-12), out=size)
+        # q = (1 - floor) * size / sum(size) + floor / N, computed in place
+        total = size.sum(axis=1, keepdims=True)
+        q = np.multiply(size, 1 - d.floor, out=size)
+        q /= total
+        q += d.floor / self.n
+        if self._k < 3:
             return q, np.ones(self.s), np.zeros(self.s)
-        idx, y, w, e1 = self._labels()
+        idx, y, w, e1, f, v = self._labels()
         rows = np.arange(self.s)[:, None]
         per_rule = w * e1 ** 2 / (self.n * q[rows, idx])
         sw = np.maximum(self.sw, 1e-12)
         my, mf = self.swy / sw, self.swf / sw
         var = self.swff / sw - mf ** 2
         lam = np.clip((self.swyf / sw - my * mf) / np.maximum(var, 1e-12), 0.0, 1.0)
-        resid = y - lam[:, None] * self.f[idx] - (my - lam * mf)[:, None]
+        resid = y - lam[:, None] * f - (my - lam * mf)[:, None]
         per_uniform = w * resid ** 2
         ratio = per_rule.mean(axis=1) / np.maximum(per_uniform.mean(axis=1), 1e-12)
         # the slope's t-statistic
-        v, e = self.scaled[idx], np.abs(e1)
+        e = np.abs(e1)
         vc = v - v.mean(axis=1, keepdims=True)
         sxx = (vc ** 2).sum(axis=1)
         slope = (vc * e).sum(axis=1) / np.maximum(sxx, 1e-12)
@@ -313,30 +327,48 @@ class ActiveSampler:
 
     def probabilities(self) -> np.ndarray:
         """The sampling probabilities of the next draw, shape (n_studies, N), rows sum to 1."""
+        q, rule = self._probabilities()
+        return np.tile(q, (self.s, 1)) if rule is None else np.where(rule[:, None], q, self.base)
+
+    def _probabilities(self) -> tuple[np.ndarray, np.ndarray | None]:
+        """(one row of shape (N,) every sequence draws with, ``None``), or, once the
+        calibrated rule may be used, (its probabilities, shape (n_studies, N); the sequences
+        that use it, the others drawing uniformly)."""
         d = self.design
-        uniform = np.tile(self.base, (self.s, 1))
         if self.sizes is not None:
-            q = (1 - d.floor) * self.sizes / self.sizes.sum() + d.floor / self.n
-            return np.tile(q, (self.s, 1))
+            return (1 - d.floor) * self.sizes / self.sizes.sum() + d.floor / self.n, None
         if not d.active:
-            return uniform
+            return self.base, None
         if d.rule == "direct":
             v = self.scaled if self.scaled.sum() > 0 else np.ones(self.n)
-            return np.tile((1 - d.floor) * v / v.sum() + d.floor / self.n, (self.s, 1))
+            return (1 - d.floor) * v / v.sum() + d.floor / self.n, None
         if int(self.t.min()) < d.burn_in:
-            return uniform
+            return self.base, None
         # the rule only where the labels show that the residual grows with the uncertainty
         # (by ``gate`` standard errors) and that the rule beats uniform PPI++
         q, ratio, z = self.gain()
-        return np.where(((z > d.gate) & (ratio < 1))[:, None], q, uniform)
+        return q, (z > d.gate) & (ratio < 1)
 
     def draw(self) -> tuple[np.ndarray, np.ndarray]:
-        """Draw the next item of each sequence: (item indices, their probabilities)."""
-        q = self.probabilities()
-        cum = np.cumsum(q, axis=1)
-        r = self.rng.random(self.s)[:, None] * cum[:, -1:]
-        idx = np.minimum((cum < r).sum(axis=1), self.n - 1)
-        return (idx[0], q[0, idx[0]]) if self.s == 1 else (idx, q[np.arange(self.s), idx])
+        """Draw the next item of each sequence: (item indices, their probabilities).
+
+        Sequence ``s`` takes the first item whose cumulative probability reaches
+        ``r_s * total`` (``r_s`` uniform on [0, 1)); sequences drawing with the same row of
+        probabilities share its cumulative sum, searched once for all of them."""
+        q, rule = self._probabilities()
+        r = self.rng.random(self.s)
+        row = q if rule is None else self.base
+        cum = np.cumsum(row)
+        # the number of cumulative sums below r * total (they never decrease)
+        idx = np.searchsorted(cum, r * cum[-1], side="left")
+        if rule is not None and rule.any():
+            cum = np.cumsum(q[rule], axis=1)
+            idx[rule] = (cum < r[rule, None] * cum[:, -1:]).sum(axis=1)
+        idx = np.minimum(idx, self.n - 1)
+        prob = row[idx]
+        if rule is not None and rule.any():
+            prob[rule] = q[rule, idx[rule]]
+        return (idx[0], prob[0]) if self.s == 1 else (idx, prob)
 
     # --- one label ---------------------------------------------------------------------------
 
@@ -353,9 +385,10 @@ class ActiveSampler:
         self.t += 1
         self.sz += z
         self.szz += z ** 2
-        self.h_idx.append(idx)
-        self.h_y.append(y)
-        self.h_w.append(w)
+        if self._k == self._hist.shape[2]:
+            self._hist = np.concatenate([self._hist, np.zeros_like(self._hist)], axis=2)
+        self._hist[:, :, self._k] = idx, y, w
+        self._k += 1
         w2 = w * w
         self.sw2 += w2
         self.sw2y += w2 * y
@@ -398,7 +431,7 @@ class ActiveSampler:
         # one pseudo-observation of variance s0^2 keeps the first variances off zero
         var = (np.maximum(self.szz - t * mean ** 2, 0.0) + self.s0) / (t + 1.0)
         cs = cs_halfwidth(t, var, alpha=self.design.alpha, rho2=self.design.rho2)
-        wald = sps.norm.ppf(1 - self.design.alpha / 2) * np.sqrt(var / t)
+        wald = self._z * np.sqrt(var / t)
         return mean, cs, wald, var
 
     def interval(self) -> pd.DataFrame:
