@@ -155,7 +155,11 @@ def test_an_unreadable_file_is_named(tmp_path):
 
 
 def test_a_judge_without_a_price_shows_its_cost_as_unknown(data, sim_server, monkeypatch, tmp_path):
-    # an OpenAI-compatible server whose model litellm cannot price (like a local model)
+    # an OpenAI-compatible server whose model litellm cannot price (like a local model);
+    # taken for a real server (a sim-server's models are priced 0 wherever its URL comes from)
+    from workbench.llm import _providers
+
+    monkeypatch.setattr(_providers, "is_sim_server", lambda model, params: False)
     monkeypatch.setenv("OPENAI_API_BASE", sim_server)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-local")
     monkeypatch.setenv("WORKBENCH_CACHE_DIR", str(tmp_path / "cache"))
