@@ -398,6 +398,7 @@ COLUMNS: dict[str, str] = {
     "section": "qualification report: the analysis a row is about",
     "reason": "qualification report: why an analysis was not computed for this table",
     "calibration": "True for items of the calibration split, False for held-out items",
+    "criterion_text": "S1: the text of a rubric criterion (weakness map rows)",
     # X4: people's labels (workbench.labels) and active labelling
     "label_id": "X4: id of one stored label (rows are never updated; a correction supersedes)",
     "value": "X4: the label a person gave (a score, or the preferred side of a pair)",
