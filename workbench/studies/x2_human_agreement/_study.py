@@ -70,10 +70,6 @@ class Config(BundledDesign):
     rater_seed: int = 0
     unieval_dir: str = ""
     pandalm_dir: str = ""
-    table: str = ""
-    table_spec: dict = field(default_factory=dict)
-    table_by: str = "group"
-    n_boot: int = 1000
 
     def __post_init__(self) -> None:
         if self.bundled and len(self.answer_models) < 2:

@@ -129,10 +129,6 @@ class Config(BundledDesign):
     unieval_dir: str = ""
     llmbar_dir: str = ""
     llmbar_judge: str = ""
-    table: str = ""
-    table_spec: dict = field(default_factory=dict)
-    table_by: str = "group"
-    n_boot: int = 1000
 
     def __post_init__(self) -> None:
         if self.bundled:
