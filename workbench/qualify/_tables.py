@@ -13,10 +13,7 @@ dimension) is its ``label`` when the table has one, else the annotators' majorit
 
 References
 ----------
-Zeng, Z. et al. (2024). Evaluating large language models at evaluating instruction
-following. *ICLR* (accuracy in both orders, positional agreement).
-Li, J. et al. (2024). Generative judge for evaluating alignment (Auto-J). *ICLR*
-(agreement counted only when both orders are right; consistency).
+The pairwise measures' references are in :mod:`~workbench.qualify._tables_pairwise`.
 Chhun, C., Suchanek, F. M. & Clavel, C. (2024). Do language models enjoy their own
 stories? *TACL* 12 (story-level and system-level correlations).
 """
