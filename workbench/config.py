@@ -65,7 +65,7 @@ import os
 import re
 import sys
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -210,6 +210,13 @@ def _output_root() -> Path | None:
     return Path(value).expanduser() if value else None
 
 
+def _output_dir(kind: str, home: Callable[[], Path], study: str | None) -> Path:
+    """``<WORKBENCH_OUTPUT_DIR>/<kind>/[<study>/]`` when that is set, else under ``home()``."""
+    out = _output_root()
+    base = out / kind if out is not None else home() / kind
+    return base / check_name(study, "study") if study is not None else base
+
+
 def results_dir(study: str | None = None) -> Path:
     """Tidy CSV tables and headline numbers of a study: ``data/results/<study>/``, or
     ``<WORKBENCH_OUTPUT_DIR>/results/<study>/`` when that is set.
@@ -219,9 +226,7 @@ def results_dir(study: str | None = None) -> Path:
     >>> results_dir("00_tour").parts[-2:]
     ('results', '00_tour')
     """
-    out = _output_root()
-    base = out / "results" if out is not None else data_dir() / "results"
-    return base / check_name(study, "study") if study is not None else base
+    return _output_dir("results", data_dir, study)
 
 
 def figures_dir(study: str | None = None) -> Path:
@@ -233,9 +238,7 @@ def figures_dir(study: str | None = None) -> Path:
     >>> figures_dir("00_tour").parts[-2:]
     ('figures', '00_tour')
     """
-    out = _output_root()
-    base = out / "figures" if out is not None else root() / "figures"
-    return base / check_name(study, "study") if study is not None else base
+    return _output_dir("figures", root, study)
 
 
 def notebooks_dir() -> Path:

@@ -37,6 +37,7 @@ import pandas as pd
 
 from workbench import config
 from workbench.notebook._provenance import new_run_dir
+from workbench.sim.server import stop_process
 
 #: The model name the server answers to, and the litellm string that reaches it.
 ALIAS = "smollm2"
@@ -162,12 +163,7 @@ def serve(python: str, *, port: int | None = None, log: Path | None = None,
             time.sleep(0.5)
         yield api_base
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_process(process, timeout=15)
         if sink is not subprocess.DEVNULL:
             sink.close()
 

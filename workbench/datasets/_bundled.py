@@ -19,6 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 from workbench import config
+from workbench.datasets._release import reading
 from workbench.datasets._schema import CANONICAL_COLUMNS, TABLE_FILES, cell_text
 from workbench.datasets._spans import validate_spans
 from workbench.datasets._validate import (
@@ -71,13 +72,8 @@ def read_csv(path: str | Path, *, label: str | None = None) -> pd.DataFrame:
     path = Path(path)
     name = label or str(path)
     try:
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise DatasetError("file not found", file=name) from None
-    except UnicodeDecodeError as exc:
-        raise DatasetError(
-            f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=name
-        ) from None
+        with reading(name):
+            frame = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig")
     except pd.errors.EmptyDataError:
         raise DatasetError("empty file: no header row", file=name) from None
     except pd.errors.ParserError as exc:

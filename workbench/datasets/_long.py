@@ -197,6 +197,27 @@ def _finish(frame: pd.DataFrame, canonical: Sequence[str], kind: str) -> pd.Data
     return out
 
 
+def _opened(frame: pd.DataFrame, kind: str, value: str, file: str) -> tuple[pd.DataFrame, _Problems]:
+    """The shared start of both long tables: a copy with a fresh index, its problem list,
+    the required ``item_id`` and ``value`` columns, at least one row, ``item_id`` as
+    non-empty text."""
+    if not isinstance(frame, pd.DataFrame):
+        raise DatasetError(f"expected a DataFrame, got {type(frame).__name__}", file=file)
+    frame = frame.reset_index(drop=True).copy()
+    problems = _Problems(frame, file)
+    for column in ("item_id", value):
+        if column not in frame:
+            problems.add(None, column, f"missing column (the {kind} table needs item_id, "
+                         f"{value} and a judge or annotator; columns here: {list(frame.columns)})")
+    problems.raise_if_any(kind)
+    if frame.empty:
+        raise DatasetError(f"the {kind} table has no rows", file=file)
+    frame["item_id"] = frame["item_id"].map(_text)
+    for pos in np.flatnonzero((frame["item_id"] == "").to_numpy()):
+        problems.add(pos, "item_id", "empty")
+    return frame, problems
+
+
 def validate_pairwise(frame: pd.DataFrame, *, file: str = "<table>",
                       second_order: str | None = None) -> pd.DataFrame:
     """Check a pairwise table (canonical column names) and return it normalised.
@@ -237,22 +258,9 @@ def validate_pairwise(frame: pd.DataFrame, *, file: str = "<table>",
     >>> validate_pairwise(t, second_order="positional")["verdict"].tolist()
     ['A', 'A']
     """
-    if not isinstance(frame, pd.DataFrame):
-        raise DatasetError(f"expected a DataFrame, got {type(frame).__name__}", file=file)
-    if frame.attrs.get("workbench_table") == "pairwise":
+    if isinstance(frame, pd.DataFrame) and frame.attrs.get("workbench_table") == "pairwise":
         return frame
-    frame = frame.reset_index(drop=True).copy()
-    problems = _Problems(frame, file)
-    for column in ("item_id", "verdict"):
-        if column not in frame:
-            problems.add(None, column, f"missing column (the pairwise table needs item_id, "
-                         f"verdict and a judge or annotator; columns here: {list(frame.columns)})")
-    problems.raise_if_any("pairwise")
-    if frame.empty:
-        raise DatasetError("the pairwise table has no rows", file=file)
-    frame["item_id"] = frame["item_id"].map(_text)
-    for pos in np.flatnonzero((frame["item_id"] == "").to_numpy()):
-        problems.add(pos, "item_id", "empty")
+    frame, problems = _opened(frame, "pairwise", "verdict", file)
     if "order" not in frame:
         frame["order"] = 0
     order = pd.to_numeric(frame["order"].map(_text), errors="coerce")
@@ -323,22 +331,9 @@ def validate_pointwise(frame: pd.DataFrame, *, file: str = "<table>") -> pd.Data
     >>> validate_pointwise(t)["score"].tolist()
     [0.4, 3.0]
     """
-    if not isinstance(frame, pd.DataFrame):
-        raise DatasetError(f"expected a DataFrame, got {type(frame).__name__}", file=file)
-    if frame.attrs.get("workbench_table") == "pointwise":
+    if isinstance(frame, pd.DataFrame) and frame.attrs.get("workbench_table") == "pointwise":
         return frame
-    frame = frame.reset_index(drop=True).copy()
-    problems = _Problems(frame, file)
-    for column in ("item_id", "score"):
-        if column not in frame:
-            problems.add(None, column, f"missing column (the pointwise table needs item_id, "
-                         f"score and a judge or annotator; columns here: {list(frame.columns)})")
-    problems.raise_if_any("pointwise")
-    if frame.empty:
-        raise DatasetError("the pointwise table has no rows", file=file)
-    frame["item_id"] = frame["item_id"].map(_text)
-    for pos in np.flatnonzero((frame["item_id"] == "").to_numpy()):
-        problems.add(pos, "item_id", "empty")
+    frame, problems = _opened(frame, "pointwise", "score", file)
     for column in ("system", "dimension", "group"):
         frame[column] = frame[column].map(_text) if column in frame else ""
     frame["judge"], frame["annotator"] = _who(frame, problems)

@@ -22,6 +22,7 @@ from workbench.datasets._long import (
     validate_pairwise,
     validate_pointwise,
 )
+from workbench.datasets._release import reading
 from workbench.errors import DatasetError
 from workbench.text import is_missing
 
@@ -62,11 +63,8 @@ def _read(source: Any, name: str | None) -> tuple[pd.DataFrame, str]:
 
 
 def _read_json(path: Path, label: str) -> tuple[pd.DataFrame, np.ndarray]:
-    try:
+    with reading(label):
         text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise DatasetError(f"not UTF-8 text ({exc.reason} at byte {exc.start})",
-                           file=label) from None
     records, lines = [], []
     if path.suffix.lower() == ".json":
         try:

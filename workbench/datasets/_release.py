@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -41,16 +43,24 @@ def relative(path: Path, root: Path) -> str:
         return path.as_posix()
 
 
-def read_json(path: Path, *, label: str) -> Any:
-    """Parse a JSON file; invalid UTF-8 or JSON raises `DatasetError` naming the file."""
+@contextmanager
+def reading(label: str) -> Iterator[None]:
+    """Raise a missing file, or bytes that are not UTF-8, met in the ``with`` block as a
+    `DatasetError` naming ``label``."""
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        yield
     except FileNotFoundError:
         raise DatasetError("file not found", file=label) from None
     except UnicodeDecodeError as exc:
         raise DatasetError(
             f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=label
         ) from None
+
+
+def read_json(path: Path, *, label: str) -> Any:
+    """Parse a JSON file; invalid UTF-8 or JSON raises `DatasetError` naming the file."""
+    with reading(label):
+        text = path.read_text(encoding="utf-8-sig")
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:

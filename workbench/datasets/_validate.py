@@ -12,7 +12,7 @@ whole column (a missing column) has ``row=None``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pandas as pd
@@ -133,6 +133,28 @@ def _build(rows: list[dict], table: str, extras: list[str]) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
+def _rows_table(
+    frame: pd.DataFrame,
+    table: str,
+    extras: list[str],
+    row_values: Callable[[dict, int, str], dict],
+    *,
+    file: str,
+    items: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """The shared row loop: a required ``item_id`` (one of ``items`` when given), then
+    ``row_values(record, row, item_id)`` for the table's own fields, then the extras."""
+    known = _known_items(items)
+    rows: list[dict] = []
+    for row, record in _records(frame):
+        item_id = _required_text(record, "item_id", file=file, row=row)
+        _check_item(item_id, known, file=file, row=row)
+        out = {"item_id": item_id, **row_values(record, row, item_id)}
+        out.update(_extra_values(record, extras))
+        rows.append(out)
+    return _build(rows, table, extras)
+
+
 def validate_items(
     frame: pd.DataFrame, *, file: str = "<items table>", require_reference: bool = True
 ) -> pd.DataFrame:
@@ -171,10 +193,9 @@ def validate_items(
     if frame.empty:
         raise DatasetError("no items: the table has a header but no data rows", file=file)
     extras = _extras(frame, "items")
-    rows: list[dict] = []
     seen: dict = {}
-    for row, record in _records(frame):
-        item_id = _required_text(record, "item_id", file=file, row=row)
+
+    def item_values(record: dict, row: int, item_id: str) -> dict:
         _check_unique(seen, (item_id,), what="item_id", file=file, row=row, column="item_id")
         lang = _choice(record, "lang", LANGS, file=file, row=row)
         category = _required_text(record, "category", file=file, row=row)
@@ -183,30 +204,26 @@ def validate_items(
             reference = _required_text(record, "reference", file=file, row=row, strip=False)
         else:
             reference = cell_text(record.get("reference"))
-        perturbation = cell_text(record.get("perturbation")).strip() or "none"
-        source_item = cell_text(record.get("source_item")).strip() or item_id
-        out = {
-            "item_id": item_id,
+        return {
             "lang": lang,
             "category": category,
             "question": question,
             "reference": reference,
             "keywords": split_keywords(record.get("keywords")),
-            "perturbation": perturbation,
-            "source_item": source_item,
+            "perturbation": cell_text(record.get("perturbation")).strip() or "none",
+            "source_item": cell_text(record.get("source_item")).strip() or item_id,
         }
-        out.update(_extra_values(record, extras))
-        rows.append(out)
-    known = {r["item_id"] for r in rows}
-    for row, out in enumerate(rows, start=1):
-        if out["source_item"] not in known:
+
+    result = _rows_table(frame, "items", extras, item_values, file=file)
+    known = set(result["item_id"])
+    for row, source_item in enumerate(result["source_item"], start=1):
+        if source_item not in known:
             raise _error(
-                f"source_item {out['source_item']!r} is not an item_id of this table",
+                f"source_item {source_item!r} is not an item_id of this table",
                 file=file,
                 row=row,
                 column="source_item",
             )
-    result = _build(rows, "items", extras)
     categories = [str(c) for c in result["category"]]
     if categories and all(_is_int_text(c) for c in categories):
         result["category"] = [int(c) for c in categories]
@@ -247,12 +264,9 @@ def validate_rubric(
     """
     _check_columns(frame, "rubric", file)
     extras = _extras(frame, "rubric")
-    known = _known_items(items)
-    rows: list[dict] = []
     seen: dict = {}
-    for row, record in _records(frame):
-        item_id = _required_text(record, "item_id", file=file, row=row)
-        _check_item(item_id, known, file=file, row=row)
+
+    def criterion_values(record: dict, row: int, item_id: str) -> dict:
         criterion_id = _required_text(record, "criterion_id", file=file, row=row)
         _check_unique(
             seen,
@@ -272,16 +286,14 @@ def validate_rubric(
                 row=row,
                 column="weight",
             )
-        out = {
-            "item_id": item_id,
+        return {
             "criterion_id": criterion_id,
             "text": text,
             "weight": float("nan") if weight is None else weight,
             "kind": kind,
         }
-        out.update(_extra_values(record, extras))
-        rows.append(out)
-    result = _build(rows, "rubric", extras)
+
+    result = _rows_table(frame, "rubric", extras, criterion_values, file=file, items=items)
     result["weight"] = result["weight"].astype(float)
     return result
 
@@ -317,12 +329,9 @@ def validate_responses(
     sample_col = "sample" if "sample" in columns and "answer_sample" not in columns else "answer_sample"
     extras = [c for c in _extras(frame, "responses") if c != sample_col]
     has_sample = sample_col in columns
-    known = _known_items(items)
-    rows: list[dict] = []
     seen: dict = {}
-    for row, record in _records(frame):
-        item_id = _required_text(record, "item_id", file=file, row=row)
-        _check_item(item_id, known, file=file, row=row)
+
+    def response_values(record: dict, row: int, item_id: str) -> dict:
         answer_model = _required_text(record, "answer_model", file=file, row=row)
         sample = 0
         if has_sample:
@@ -341,15 +350,9 @@ def validate_responses(
             column="answer_model",
         )
         response = _required_text(record, "response", file=file, row=row, strip=False)
-        out = {
-            "item_id": item_id,
-            "answer_model": answer_model,
-            "answer_sample": sample,
-            "response": response,
-        }
-        out.update(_extra_values(record, extras))
-        rows.append(out)
-    result = _build(rows, "responses", extras)
+        return {"answer_model": answer_model, "answer_sample": sample, "response": response}
+
+    result = _rows_table(frame, "responses", extras, response_values, file=file, items=items)
     result["answer_sample"] = result["answer_sample"].astype(int)
     return result
 
@@ -383,12 +386,9 @@ def validate_human_scores(
     frame = _sample_alias(frame)
     _check_columns(frame, "human_scores", file)
     extras = _extras(frame, "human_scores")
-    known = _known_items(items)
-    rows: list[dict] = []
     seen: dict = {}
-    for row, record in _records(frame):
-        item_id = _required_text(record, "item_id", file=file, row=row)
-        _check_item(item_id, known, file=file, row=row)
+
+    def score_values(record: dict, row: int, item_id: str) -> dict:
         answer_model = _required_text(record, "answer_model", file=file, row=row)
         rater = _required_text(record, "rater", file=file, row=row)
         dimension = _required_text(record, "dimension", file=file, row=row)
@@ -404,15 +404,8 @@ def validate_human_scores(
             row=row,
             column="score",
         )
-        out = {
-            "item_id": item_id,
-            "answer_model": answer_model,
-            "rater": rater,
-            "dimension": dimension,
-            "score": score,
-        }
-        out.update(_extra_values(record, extras))
-        rows.append(out)
-    result = _build(rows, "human_scores", extras)
+        return {"answer_model": answer_model, "rater": rater, "dimension": dimension, "score": score}
+
+    result = _rows_table(frame, "human_scores", extras, score_values, file=file, items=items)
     result["score"] = result["score"].astype(float)
     return result

@@ -42,7 +42,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from workbench.datasets._release import relative
+from workbench.datasets._release import reading, relative
 from workbench.errors import DatasetError
 
 __all__ = ["CATEGORIES", "accuracy", "category_of", "load_release"]
@@ -78,11 +78,8 @@ def category_of(source: str) -> str:
 
 def _read_jsonl(path: Path, label: str) -> list[tuple[int, dict]]:
     """(line number, object) for each non-blank line; bad lines raise `DatasetError`."""
-    try:
+    with reading(label):
         text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise DatasetError(f"not UTF-8 text ({exc.reason} at byte {exc.start})",
-                           file=label) from None
     out = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():

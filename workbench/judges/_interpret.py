@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -78,20 +78,27 @@ def _explanation(fields: dict) -> tuple[str | None, str | None]:
     return None, None
 
 
-def rows_score(call: Call, result: Result) -> list[dict]:
-    """One JSON score (holistic, holistic_simple, one dimension per call)."""
+def _json_row(call: Call, result: Result, field: str, values: Callable[[Any, dict], dict]) -> list[dict]:
+    """The one row of a one-JSON-reply call: the call's bookkeeping, the candidate count,
+    then ``field`` read from the reply (unreadable: the row fails) and the row's
+    ``values(value, row)`` with the explanation."""
     row = dict(call.row)
     text = apply_result(row, call, result)
     if text is None:
         return [row]
     row["n_candidates"] = count_json_objects(text)
     fields = parse_fields(text, call.out.schema)
-    value = fields[call.out.numeric[0]]
+    value = fields[field]
     if isinstance(value, ParseError):
         return [_fail(row, value)]
     explanation, note = _explanation(fields)
-    row.update(score=float(value), parse_ok=True, explanation=explanation, error=note)
+    row.update(values(value, row), parse_ok=True, explanation=explanation, error=note)
     return [row]
+
+
+def rows_score(call: Call, result: Result) -> list[dict]:
+    """One JSON score (holistic, holistic_simple, one dimension per call)."""
+    return _json_row(call, result, call.out.numeric[0], lambda value, row: {"score": float(value)})
 
 
 def rows_multi(call: Call, result: Result) -> list[dict]:
@@ -120,20 +127,9 @@ def rows_multi(call: Call, result: Result) -> list[dict]:
 
 def rows_checklist(call: Call, result: Result) -> list[dict]:
     """One checklist item: score 1.0 met / 0.0 not met, verdict True/False."""
-    row = dict(call.row)
-    text = apply_result(row, call, result)
-    if text is None:
-        return [row]
-    row["n_candidates"] = count_json_objects(text)
-    fields = parse_fields(text, call.out.schema)
-    met = fields["criteriaMet"]
-    if isinstance(met, ParseError):
-        return [_fail(row, met)]
-    explanation, note = _explanation(fields)
-    row.update(score=1.0 if met else 0.0, verdict=bool(met), parse_ok=True,
-               explanation=explanation, error=note,
-               negative_flag=bool(met) if row["weight"] < 0 else False)
-    return [row]
+    return _json_row(call, result, "criteriaMet", lambda met, row: {
+        "score": 1.0 if met else 0.0, "verdict": bool(met),
+        "negative_flag": bool(met) if row["weight"] < 0 else False})
 
 
 def rows_verdict(call: Call, result: Result) -> list[dict]:

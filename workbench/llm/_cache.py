@@ -736,6 +736,17 @@ def close_caches(folder: str | os.PathLike | None = None) -> None:
 LOCK_FILE = "writers.lock"
 
 
+@contextmanager
+def _held(folder: Path, *, exclusive: bool) -> Iterator[None]:
+    """Hold ``folder``'s lock (:func:`_lock`) for the ``with`` block."""
+    descriptor = _lock(folder, exclusive=exclusive)
+    try:
+        yield
+    finally:
+        if descriptor is not None:
+            os.close(descriptor)
+
+
 def _lock(folder: Path, *, exclusive: bool) -> int | None:
     """A descriptor of ``folder``'s :data:`LOCK_FILE` holding its lock (``None``: no lock
     can be taken there, e.g. a read-only folder, where nothing is written anyway)."""
@@ -779,24 +790,16 @@ def writing(folder: str | os.PathLike) -> Iterator[None]:
     """Hold the store's writers' lock, shared, while a run may write to it: a repair
     (:func:`replacing`) refuses meanwhile, and a run started during a repair waits for
     it."""
-    descriptor = _lock(Path(folder), exclusive=False)
-    try:
+    with _held(Path(folder), exclusive=False):
         yield
-    finally:
-        if descriptor is not None:
-            os.close(descriptor)
 
 
 @contextmanager
 def replacing(folder: str | os.PathLike) -> Iterator[None]:
     """Hold the store's writers' lock alone, while the store is replaced; raise
     :class:`~workbench.errors.CacheError` at once while a run may write to it."""
-    descriptor = _lock(Path(folder), exclusive=True)
-    try:
+    with _held(Path(folder), exclusive=True):
         yield
-    finally:
-        if descriptor is not None:
-            os.close(descriptor)
 
 
 def writable(store: Store) -> bool:

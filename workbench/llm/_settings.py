@@ -8,12 +8,20 @@ They are kept for the process (:func:`workbench.config.overrides`) and win over 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from workbench import config
+
+
+def _mode(name: str, value: Any, choices: Sequence[str]) -> str:
+    """``value`` as one of ``choices`` (case and surrounding space ignored)."""
+    mode = str(value).strip().lower()
+    if mode not in choices:
+        raise ValueError(f"{name}={value!r}: expected one of {', '.join(choices)}")
+    return mode
 
 
 def configure(
@@ -60,10 +68,7 @@ def configure(
     """
     values: dict[str, Any] = {}
     if cache_mode is not None:
-        mode = str(cache_mode).strip().lower()
-        if mode not in config.CACHE_MODES:
-            raise ValueError(f"cache_mode={cache_mode!r}: expected one of {', '.join(config.CACHE_MODES)}")
-        values["cache_mode"] = mode
+        values["cache_mode"] = _mode("cache_mode", cache_mode, config.CACHE_MODES)
     if cache_dir is not None:
         values["cache_dir"] = str(Path(cache_dir).expanduser())
     for name, value in (("concurrency", concurrency), ("timeout", timeout),
@@ -76,10 +81,7 @@ def configure(
                 raise ValueError(f"{name}={value!r} is out of range")
             values[name] = number
     if call_mode is not None:
-        mode = str(call_mode).strip().lower()
-        if mode not in config.CALL_MODES:
-            raise ValueError(f"call_mode={call_mode!r}: expected one of {', '.join(config.CALL_MODES)}")
-        values["call_mode"] = mode
+        values["call_mode"] = _mode("call_mode", call_mode, config.CALL_MODES)
     if rpm is not None:
         values["rpm"] = dict(rpm) if isinstance(rpm, Mapping) else {"*": int(rpm)}
     config.set_overrides(values)

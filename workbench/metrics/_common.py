@@ -19,6 +19,17 @@ def check_lang(lang: str) -> str:
     return lang
 
 
+def string_list(values: str | Iterable[Any], *, name: str) -> tuple[list[str], bool]:
+    """``values`` as a list of strings and whether it was one string; a value that is
+    not a string raises ``TypeError`` naming ``name[position]``."""
+    single = isinstance(values, str)
+    items = [values] if single else list(values)
+    for position, value in enumerate(items):
+        if not isinstance(value, str):
+            raise TypeError(f"{name}[{position}] is {type(value).__name__}; expected a string")
+    return items, single
+
+
 def as_texts(values: str | Iterable[Any], *, name: str) -> tuple[list[str | None], pd.Index | None]:
     """A list of texts (``None`` for a missing one) and the index of a Series input.
 

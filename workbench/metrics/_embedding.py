@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 import workbench.config  # noqa: F401  (offline environment switches first)
-from workbench.metrics._common import as_pairs, check_lang, frame
+from workbench.metrics._common import as_pairs, check_lang, frame, string_list
 from workbench.metrics._tokenize import tokenize
 
 PREFIXES = ("query", "passage")
@@ -80,11 +80,7 @@ def embed(texts: str | Iterable[str], *, prefix: str = "query") -> np.ndarray:
     """
     if prefix not in PREFIXES:
         raise ValueError(f"prefix={prefix!r}: expected 'query' or 'passage'")
-    single = isinstance(texts, str)
-    items = [texts] if single else list(texts)
-    for position, text in enumerate(items):
-        if not isinstance(text, str):
-            raise TypeError(f"texts[{position}] is {type(text).__name__}; expected a string")
+    items, single = string_list(texts, name="texts")
     model = _model()
     is_query = prefix == "query"
     with _LOCK:

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from workbench.errors import ProviderError
-from workbench.metrics._common import check_lang
+from workbench.metrics._common import check_lang, string_list
 from workbench.metrics._prompts import (
     entities_prompt,
     parse_entities,
@@ -223,11 +223,7 @@ def extract_entities(
     check_lang(lang)
     if method not in ("content_words", "phrases", "llm"):
         raise ValueError(f"method={method!r}: expected 'content_words', 'phrases' or 'llm'")
-    single = isinstance(text, str)
-    texts = [text] if single else list(text)
-    for position, item in enumerate(texts):
-        if not isinstance(item, str):
-            raise TypeError(f"text[{position}] is {type(item).__name__}; expected a string")
+    texts, single = string_list(text, name="text")
     if method == "llm":
         results = _run_requests(
             [entities_prompt(t, lang=lang) for t in texts],

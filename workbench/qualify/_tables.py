@@ -13,17 +13,14 @@ dimension) is its ``label`` when the table has one, else the annotators' majorit
 
 References
 ----------
-Zeng, Z. et al. (2024). Evaluating large language models at evaluating instruction
-following. *ICLR* (accuracy in both orders, positional agreement).
-Li, J. et al. (2024). Generative judge for evaluating alignment (Auto-J). *ICLR*
-(agreement counted only when both orders are right; consistency).
+The pairwise measures' references are in :mod:`~workbench.qualify._tables_pairwise`.
 Chhun, C., Suchanek, F. M. & Clavel, C. (2024). Do language models enjoy their own
 stories? *TACL* 12 (story-level and system-level correlations).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 import pandas as pd
@@ -212,6 +209,18 @@ def _two_raters(people: pd.DataFrame, what: str) -> None:
                          "no human ceiling to compare with")
 
 
+def _by_dimension(table: pd.DataFrame, kind: str, what: str
+                  ) -> Iterator[tuple[str, pd.DataFrame, pd.DataFrame, pd.DataFrame]]:
+    """Per dimension (pairwise: one, ``""``): the dimension, its rows, and its humans and
+    judges wide (:func:`_wide`), with at least two annotators for ``what``."""
+    dims = [""] if kind == "pairwise" else list(dict.fromkeys(table["dimension"]))
+    for dim in dims:
+        part = table if kind == "pairwise" else table[table["dimension"] == dim]
+        people, judges = _wide(part, kind)
+        _two_raters(people, what)
+        yield dim, part, people, judges
+
+
 def human_ceiling(table: pd.DataFrame, *, measure: str | None = None, n_boot: int = 1000,
                   rng: np.random.Generator | int | None = None) -> pd.DataFrame:
     """Each judge's agreement with the annotators beside the annotators' own (leave one
@@ -226,12 +235,8 @@ def human_ceiling(table: pd.DataFrame, *, measure: str | None = None, n_boot: in
     """
     table, kind = _validated(table)
     measure = measure or ("cohen_kappa" if kind == "pairwise" else "pearson")
-    dims = [""] if kind == "pairwise" else list(dict.fromkeys(table["dimension"]))
     frames = []
-    for dim in dims:
-        part = table if kind == "pairwise" else table[table["dimension"] == dim]
-        people, judges = _wide(part, kind)
-        _two_raters(people, "the human ceiling")
+    for dim, _part, people, judges in _by_dimension(table, kind, "the human ceiling"):
         out = leave_one_out_agreement(people, judges, measure=measure, n_boot=n_boot, rng=rng)
         frames.append(out.assign(dimension=dim) if kind == "pointwise" else out)
     return pd.concat(frames, ignore_index=True)
@@ -262,12 +267,8 @@ def judge_alt_test(table: pd.DataFrame, *, judge: str | Sequence[str] | None = N
     """
     table, kind = _validated(table)
     metric = "accuracy" if kind == "pairwise" else "neg_rmse"
-    dims = [""] if kind == "pairwise" else list(dict.fromkeys(table["dimension"]))
     rows = []
-    for dim in dims:
-        part = table if kind == "pairwise" else table[table["dimension"] == dim]
-        people, judges = _wide(part, kind)
-        _two_raters(people, "the alternative annotator test")
+    for dim, part, people, judges in _by_dimension(table, kind, "the alternative annotator test"):
         if standardize and kind == "pointwise":
             people, judges = _zscores(people), _zscores(judges)
         for name in _judges(part, judge):

@@ -34,6 +34,7 @@ import hashlib
 import json
 import random
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -397,6 +398,17 @@ def running_server(*, latency_ms: float = 0.0, faults: FaultRates | None = None,
             loop.close()
 
 
+def stop_process(process: subprocess.Popen, *, timeout: float) -> None:
+    """End a child process: terminate it, and kill it if it has not exited within
+    ``timeout`` seconds."""
+    process.terminate()
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 @contextmanager
 def spawned_server(*, latency_ms: float = 0.0, rate_limit_rate: float = 0.0,
                    server_error_rate: float = 0.0, timeout_rate: float = 0.0,
@@ -410,7 +422,6 @@ def spawned_server(*, latency_ms: float = 0.0, rate_limit_rate: float = 0.0,
     The process runs ``python -m workbench.sim.server`` (the options of
     ``workbench sim-server``) and is terminated on exit.
     """
-    import subprocess
     import tempfile
 
     command = [sys.executable, "-m", "workbench.sim.server", "--port", "0",
@@ -429,12 +440,7 @@ def spawned_server(*, latency_ms: float = 0.0, rate_limit_rate: float = 0.0,
         url = _await_url(process, startup_timeout, errors)
         yield url
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_process(process, timeout=10)
         process.stdout.close()
         errors.close()
 

@@ -15,7 +15,7 @@ from workbench.stats._util import (
     check_level,
     check_unique,
     group_items,
-    percentile_interval,
+    percentile_ci,
 )
 
 WEIGHTS = ("none", "linear", "quadratic")
@@ -294,14 +294,7 @@ def fleiss_kappa(
                 gen,
                 lambda c, t=table, p=p_i, m=n_r: _fleiss_batch(c @ t, c @ p, t.shape[0], m),
             )
-            low, high = percentile_interval(reps, ci_level)
-            row.update(
-                ci_low=low,
-                ci_high=high,
-                ci_level=ci_level,
-                ci_method="percentile_bootstrap",
-                n_boot=n_boot,
-            )
+            row.update(percentile_ci(reps, ci_level, n_boot))
         rows.append(row)
     return tidy(pd.DataFrame(rows), keys=by_cols)
 

@@ -271,6 +271,11 @@ def _one(x, y, method, n_boot, gen, ci_level) -> dict:
     else:
         low, high = _fisher_ci(est, x.size, method, ci_level)
         how = "fisher_z"
+    return _result(est, low, high, how, p, ci_level, n_boot, n=int(x.size))
+
+
+def _result(est, low, high, how, p, ci_level, n_boot, **counts) -> dict:
+    """One result row: estimate, interval and how it was made, p-value, the counts."""
     return {
         "estimate": est,
         "ci_low": low,
@@ -278,7 +283,7 @@ def _one(x, y, method, n_boot, gen, ci_level) -> dict:
         "ci_level": ci_level,
         "ci_method": how,
         "p_value": p,
-        "n": int(x.size),
+        **counts,
         "n_boot": n_boot if how == "percentile_bootstrap" else 0,
     }
 
@@ -304,15 +309,6 @@ def _mean_of_groups(per: list[dict], n_boot, gen, ci_level) -> dict:
         p = float(res.pvalue)
         if how == "t_over_groups":
             low, high = map(float, res.confidence_interval(ci_level))
-    return {
-        "estimate": est,
-        "ci_low": low,
-        "ci_high": high,
-        "ci_level": ci_level,
-        "ci_method": how,
-        "p_value": p,
-        "n": int(sum(r["n"] for r, u in zip(per, used, strict=True) if u)),
-        "n_groups": int(k),
-        "n_skipped": int((~used).sum()),
-        "n_boot": n_boot if how == "percentile_bootstrap" else 0,
-    }
+    return _result(est, low, high, how, p, ci_level, n_boot,
+                   n=int(sum(r["n"] for r, u in zip(per, used, strict=True) if u)),
+                   n_groups=int(k), n_skipped=int((~used).sum()))

@@ -16,7 +16,7 @@ from workbench.stats._util import (
     check_level,
     check_unique,
     group_items,
-    percentile_interval,
+    percentile_ci,
 )
 
 VALUE_LEVELS = ("nominal", "ordinal", "interval", "ratio")
@@ -154,14 +154,7 @@ def krippendorff_alpha(
             reps = boot_reps(
                 len(mu), n_boot, gen, lambda c, f=flat, k=cats: _alpha(c @ f, k, level)[0]
             )
-            low, high = percentile_interval(reps, ci_level)
-            row.update(
-                ci_low=low,
-                ci_high=high,
-                ci_level=ci_level,
-                ci_method="percentile_bootstrap",
-                n_boot=n_boot,
-            )
+            row.update(percentile_ci(reps, ci_level, n_boot))
         rows.append(row)
     return tidy(pd.DataFrame(rows), keys=by_cols)
 

@@ -19,7 +19,7 @@ from workbench.stats._util import (
     group_items,
     label,
     numeric,
-    percentile_interval,
+    percentile_ci,
 )
 
 _SEED000 = (
@@ -209,14 +209,7 @@ def consistency_index(
                     return np.where(b_den > 0, b_num / b_den, np.nan)
 
             reps = boot_reps(size, n_boot, gen, ratio)
-            low, high = percentile_interval(reps, ci_level)
-            row.update(
-                ci_low=low,
-                ci_high=high,
-                ci_level=ci_level,
-                ci_method="percentile_bootstrap",
-                n_boot=n_boot,
-            )
+            row.update(percentile_ci(reps, ci_level, n_boot))
         rows.append(row)
     return tidy(pd.DataFrame(rows), keys=by_cols)
 
@@ -371,14 +364,7 @@ def variance_ratio(
                 return _vr_from_sums(c @ n, c @ s1, c @ s2, n_sys, n_rep, ddof, by_rep)[0]
 
             reps = boot_reps(n_clus, n_boot, gen, ratio)
-            low, high = percentile_interval(reps, ci_level)
-            row.update(
-                ci_low=low,
-                ci_high=high,
-                ci_level=ci_level,
-                ci_method="percentile_bootstrap",
-                n_boot=n_boot,
-            )
+            row.update(percentile_ci(reps, ci_level, n_boot))
         rows.append(row)
     return tidy(pd.DataFrame(rows), keys=by_cols)
 

@@ -99,6 +99,14 @@ def percentile_interval(values: np.ndarray, ci_level: float) -> tuple[float, flo
     return float(low), float(high)
 
 
+def percentile_ci(reps: np.ndarray, ci_level: float, n_boot: int) -> dict[str, Any]:
+    """The CI columns of a row from bootstrap replicates: ``ci_low``, ``ci_high``
+    (:func:`percentile_interval`), ``ci_level``, ``ci_method`` and ``n_boot``."""
+    low, high = percentile_interval(reps, ci_level)
+    return {"ci_low": low, "ci_high": high, "ci_level": ci_level,
+            "ci_method": "percentile_bootstrap", "n_boot": n_boot}
+
+
 def group_items(data: pd.DataFrame, by: list[str]):
     """Iterate ``(key_dict, frame)`` over ``by`` groups (one group when ``by`` is empty)."""
     if not by:

@@ -25,6 +25,18 @@ SCORE_COLUMNS = [*ANSWER_KEYS, "metric", "family", "judge_model", "score", "pars
                  "backend"]
 
 
+def selected(frame: pd.DataFrame, column: str, ids: Sequence, *, field: str, what: str,
+             dataset: str) -> pd.DataFrame:
+    """The rows of ``frame`` whose ``column`` is one of ``ids`` (every row when ``ids`` is
+    empty); an id that is not there raises ``ValueError`` naming ``Config.<field>``."""
+    if not ids:
+        return frame
+    unknown = sorted(set(ids) - set(frame[column]))
+    if unknown:
+        raise ValueError(f"Config.{field}: {unknown} are not {what} of data set {dataset!r}")
+    return frame[frame[column].isin(ids)].reset_index(drop=True)
+
+
 def generate_answers(items: pd.DataFrame, answer_models: Sequence[str], *,
                      temperature: float = 1.0, samples: int = 1, template: str = "answer",
                      concurrency: int | None = None, progress: bool = True,

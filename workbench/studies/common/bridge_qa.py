@@ -224,14 +224,12 @@ def joined_keywords(answers: pd.DataFrame) -> pd.DataFrame:
 
 
 @dataclass
-class BundledDesign(StudyConfig):
-    """The bundled-set fields X2 and X3 share, with one set of defaults so that X3 reuses
-    X2's cached answer and judge calls.
+class BundledAnswers(StudyConfig):
+    """The bundled answers and their G-Eval judges, with one set of defaults so that the
+    studies built on them (X2, X3, X4) reuse each other's cached answer and judge calls.
 
     Parameters
     ----------
-    bundled : bool
-        Run the analyses of the bundled set (simulated raters).
     dataset, n_items : str, int
         Bundled data set and how many of its items (0 = all).
     answer_models : list of str
@@ -244,7 +242,6 @@ class BundledDesign(StudyConfig):
         A ``geval`` template id.
     """
 
-    bundled: bool = True
     dataset: str = "s2_civil_ja"
     n_items: int = 50
     answer_models: list[str] = field(default_factory=lambda: [
@@ -253,3 +250,31 @@ class BundledDesign(StudyConfig):
     judge_models: list[str] = field(default_factory=lambda: [
         "sim/judge-a", "sim/judge-c", "sim/judge-f"])
     judge_template: str = "geval_civil"
+
+
+@dataclass
+class BundledDesign(BundledAnswers):
+    """The fields X2 and X3 share: :class:`BundledAnswers`, whether to analyse them, and
+    a judge table of one's own with the bootstrap size (each study's ``Config`` says
+    what it does with the table).
+
+    Parameters
+    ----------
+    bundled : bool
+        Run the analyses of the bundled set (simulated raters).
+    table : str
+        A judge table of your own (CSV, TSV, JSONL, JSON; README "Bring your own judge
+        data"; "" = skip).
+    table_spec : dict
+        Keyword arguments of :func:`workbench.datasets.load_table` for it.
+    table_by : str
+        Its group column (used when it has one).
+    n_boot : int
+        Bootstrap resamples.
+    """
+
+    bundled: bool = True
+    table: str = ""
+    table_spec: dict = field(default_factory=dict)
+    table_by: str = "group"
+    n_boot: int = 1000

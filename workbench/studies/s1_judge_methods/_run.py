@@ -11,7 +11,7 @@ import pandas as pd
 from workbench.datasets import load_dataset
 from workbench.judges import Design, JudgeSpec, run_design
 from workbench.studies._contract import StudyConfig
-from workbench.studies.common import generate_answers
+from workbench.studies.common import generate_answers, selected
 
 #: Study name: folder of the figures and tables, ``study`` column of the results.
 STUDY = "s1_judge_methods"
@@ -164,13 +164,8 @@ def collect(config: Config) -> dict[str, pd.DataFrame]:
     from the cache.
     """
     data = load_dataset(config.dataset)
-    items = data["items"]
-    if config.item_ids:
-        unknown = sorted(set(config.item_ids) - set(items["item_id"]))
-        if unknown:
-            raise ValueError(f"Config.item_ids: {unknown} are not items of data set "
-                             f"{config.dataset!r}")
-        items = items[items["item_id"].isin(config.item_ids)].reset_index(drop=True)
+    items = selected(data["items"], "item_id", config.item_ids, field="item_ids", what="items",
+                     dataset=config.dataset)
     answers = generate_answers(items, config.answer_models,
                                temperature=config.answer_temperature, progress=config.progress)
     conv = conversations(items, answers)

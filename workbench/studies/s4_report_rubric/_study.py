@@ -11,6 +11,7 @@ import pandas as pd
 
 from workbench.datasets import load_dataset
 from workbench.studies._contract import StudyConfig, StudyResults
+from workbench.studies.common import selected
 from workbench.studies.s4_report_rubric._analysis import (
     failure_counts,
     pilot_components,
@@ -111,12 +112,8 @@ def _collect(config: Config) -> dict[str, pd.DataFrame]:
     ``SCORE_COLUMNS``) and ``log`` (the seed's score log, ``LOG_COLUMNS``)."""
     texts = build_texts(load_dataset(config.dataset), padding_factor=config.padding_factor,
                         padding_style=config.padding_style, bundled_twins=config.bundled_twins)
-    if config.report_ids:
-        unknown = sorted(set(config.report_ids) - set(texts["source_item"]))
-        if unknown:
-            raise ValueError(f"Config.report_ids: {unknown} are not reports of data set "
-                             f"{config.dataset!r}")
-        texts = texts[texts["source_item"].isin(config.report_ids)].reset_index(drop=True)
+    texts = selected(texts, "source_item", config.report_ids, field="report_ids",
+                     what="reports", dataset=config.dataset)
     scores = judge_texts(texts, judge_models=list(config.judge_models),
                          mitigation=list(config.mitigation), temperature=config.temperature,
                          trials=config.trials, progress=config.progress)

@@ -51,16 +51,12 @@ class Config(BundledDesign):
     unieval_dir, pandalm_dir : str
         Checkouts of the UniEval and PandaLM releases ("" = skip that analysis).
     table : str
-        A judge table of your own (CSV, TSV, JSONL, JSON; README "Bring your own judge
-        data"; "" = skip): its leaderboard (pairwise) or correlations (pointwise) and
-        the human ceiling.
+        A judge table of your own (:class:`BundledDesign`, with ``table_by`` and
+        ``n_boot``): its leaderboard (pairwise) or correlations (pointwise) and the
+        human ceiling.
     table_spec : dict
         Keyword arguments of :func:`workbench.datasets.load_table` for it (``kind``,
         ``columns``, ``verdicts``, ``second_order``, ``judges``, ``explode`` ...).
-    table_by : str
-        Its group column (used when it has one).
-    n_boot : int
-        Bootstrap resamples.
     """
 
     metrics: list[str] = field(default_factory=lambda: ["bleu", "rougeL", "keyword_score"])
@@ -70,10 +66,6 @@ class Config(BundledDesign):
     rater_seed: int = 0
     unieval_dir: str = ""
     pandalm_dir: str = ""
-    table: str = ""
-    table_spec: dict = field(default_factory=dict)
-    table_by: str = "group"
-    n_boot: int = 1000
 
     def __post_init__(self) -> None:
         if self.bundled and len(self.answer_models) < 2:

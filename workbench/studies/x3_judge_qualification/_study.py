@@ -98,15 +98,10 @@ class Config(BundledDesign):
     llmbar_judge : str
         LLMBar configuration (``<judge>/<strategy>``) judged selectively ("" = the first).
     table : str
-        A judge table of your own (CSV, TSV, JSONL, JSON; README "Bring your own judge
-        data"; "" = skip): human ceiling, alternative annotator test, PPI labels needed,
-        Bradley-Terry and selective judging, each where the table supports it.
-    table_spec : dict
-        Keyword arguments of :func:`workbench.datasets.load_table` for it.
-    table_by : str
-        Its group column (used when it has one).
-    n_boot : int
-        Bootstrap resamples.
+        A judge table of your own (:class:`BundledDesign`, with ``table_spec``,
+        ``table_by`` and ``n_boot``): human ceiling, alternative annotator test, PPI
+        labels needed, Bradley-Terry and selective judging, each where the table
+        supports it.
     """
 
     pairwise_judges: list[str] = field(default_factory=lambda: ["sim/judge-a", "sim/judge-d"])
@@ -129,10 +124,6 @@ class Config(BundledDesign):
     unieval_dir: str = ""
     llmbar_dir: str = ""
     llmbar_judge: str = ""
-    table: str = ""
-    table_spec: dict = field(default_factory=dict)
-    table_by: str = "group"
-    n_boot: int = 1000
 
     def __post_init__(self) -> None:
         if self.bundled:

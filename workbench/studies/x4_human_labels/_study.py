@@ -30,9 +30,10 @@ from workbench.labels import (
 )
 from workbench.labels.assign import assign
 from workbench.labels.standing import standing
-from workbench.studies._contract import StudyConfig, StudyResults
+from workbench.studies._contract import StudyResults
 from workbench.studies.common import judge_scores
 from workbench.studies.common.bridge_qa import (
+    BundledAnswers,
     human_means,
     load_answers,
     load_items,
@@ -44,7 +45,7 @@ _KEYS = ["item_id", "answer_model", "answer_sample"]
 
 
 @dataclass
-class Config(StudyConfig):
+class Config(BundledAnswers):
     """Settings of study X4; fields and defaults are the notebook's ``parameters`` cell.
 
     Parameters
@@ -83,14 +84,6 @@ class Config(StudyConfig):
         Who labels in the widget (``live``).
     """
 
-    dataset: str = "s2_civil_ja"
-    n_items: int = 50
-    answer_models: list[str] = field(default_factory=lambda: [
-        "sim/answer-strong", "sim/answer-mid", "sim/answer-weak", "sim/answer-tiny"])
-    answer_temperature: float = 1.0
-    judge_models: list[str] = field(default_factory=lambda: [
-        "sim/judge-a", "sim/judge-c", "sim/judge-f"])
-    judge_template: str = "geval_civil"
     n_raters: int = 4
     rater_seed: int = 0
     annotator_bias: list[float] = field(default_factory=lambda: [0.0, -0.2, 0.2, 0.0])
