@@ -478,15 +478,26 @@ class ActiveQueue:
                             else uncertainty.reindex(predictions.index).to_numpy(dtype=float))
         self.rng = np.random.default_rng(rng)
         self.options = options
+        self._kept: tuple[ActiveSampler, list] | None = None  # (sampler, label ids it saw)
 
     def sampler(self) -> ActiveSampler:
-        """A sampler that has seen every sampled label in the store, in order."""
-        sampler = ActiveSampler(self.predictions, self.uncertainty, rng=self.rng, **self.options)
+        """A sampler that has seen every sampled label in the store, in order.
+
+        The sampler of the previous call is kept with the labels it saw: when the store
+        still begins with those labels, only the new ones are added (the same sums in the
+        same order as a sampler built anew, and the same generator), else it is built anew.
+        """
         labels = self.store.labels(study=self.study)
         labels = labels[(labels["kind"] == self.kind) & labels["sampling_prob"].notna()
                         & labels["item_id"].isin(self.index)]
-        for row in labels.itertuples():
+        ids = labels["label_id"].tolist()
+        sampler, seen = self._kept if self._kept is not None else (None, [])
+        if sampler is None or ids[:len(seen)] != seen:
+            sampler, seen = ActiveSampler(self.predictions, self.uncertainty, rng=self.rng,
+                                          **self.options), []
+        for row in labels.iloc[len(seen):].itertuples():
             sampler.update(self.index[row.item_id], row.sampling_prob, row.value)
+        self._kept = (sampler, ids)
         return sampler
 
     def next_item(self, _done: set[str] | None = None) -> tuple[str, float]:
