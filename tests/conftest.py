@@ -14,9 +14,18 @@ Live tests (``@pytest.mark.live``) are skipped unless an API key is set.
 
 from __future__ import annotations
 
+import json
 import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
 import sys
+import time
+import urllib.request
 from contextlib import ExitStack
+from typing import Any
 
 import pytest
 
@@ -110,3 +119,59 @@ def app():
     app = typer.Typer()
     llm_cli.register(app)
     return app
+
+
+# --- the opt-in browser tests (make test-browser) -----------------------------------------
+
+#: Debian's Chromium (never a browser download) and the flags it needs on a closed network.
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+@pytest.fixture
+def lab_server(tmp_path, request):
+    """``start(command, settings, env=, cwd=) -> (url, token)``: JupyterLab for a browser
+    test, with its own user settings, workspaces and runtime folders below ``tmp_path``;
+    ``command(port, token)`` gives the command line. Waits until the server answers;
+    stopped with its kernels after the test. Skipped unless selected with ``-m browser``."""
+    if "browser" not in (request.config.option.markexpr or ""):
+        pytest.skip("opt-in: select it with -m browser (make test-browser)")
+    started: list[tuple[subprocess.Popen, Any]] = []
+
+    def start(command, settings: dict, *, env: dict, cwd=None) -> tuple[str, str]:
+        user = tmp_path / "user-settings"
+        for name, value in settings.items():
+            (user / name).parent.mkdir(parents=True, exist_ok=True)
+            (user / name).write_text(json.dumps(value), encoding="utf-8")
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        token = secrets.token_hex(16)
+        env = dict(env, JUPYTERLAB_SETTINGS_DIR=str(user),
+                   JUPYTERLAB_WORKSPACES_DIR=str(tmp_path / "workspaces"),
+                   JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"))
+        log = (tmp_path / "lab.log").open("w")
+        proc = subprocess.Popen(command(port, token), cwd=cwd, env=env, stdout=log,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+        started.append((proc, log))
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2)
+                return url, token
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    log_text = (tmp_path / "lab.log").read_text()
+                    raise RuntimeError(f"JupyterLab did not start:\n{log_text}") from None
+                time.sleep(0.5)
+
+    yield start
+    for proc, log in started:
+        os.killpg(proc.pid, signal.SIGTERM)  # the server (or make) and its kernels
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+        log.close()

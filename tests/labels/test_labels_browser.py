@@ -11,27 +11,17 @@ label for this annotator.
 
 from __future__ import annotations
 
-import json
 import os
-import secrets
-import shutil
-import signal
-import socket
-import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import nbformat
 import pytest
+from conftest import CHROMIUM, CHROMIUM_ARGS
 
 from workbench.labels import LabelStore
 
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 USER_SETTINGS = {
     "@jupyterlab/docmanager-extension/plugin.jupyterlab-settings": {"autosave": False},
     "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
@@ -87,58 +77,24 @@ def _notebook(folder: Path, store: Path) -> Path:
     return path
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture
-def lab(tmp_path, request):
+def lab(tmp_path, lab_server):
     """JupyterLab on ``tmp_path/root`` with a token; yields (URL, token, store folder)."""
-    if "browser" not in (request.config.option.markexpr or ""):
-        pytest.skip("opt-in: select it with -m browser (make test-browser)")
     root, store = tmp_path / "root", tmp_path / "labels"
     root.mkdir()
     _notebook(root, store)
-    user = tmp_path / "user-settings"
-    for name, value in USER_SETTINGS.items():
-        (user / name).parent.mkdir(parents=True, exist_ok=True)
-        (user / name).write_text(json.dumps(value), encoding="utf-8")
-    port, token = _free_port(), secrets.token_hex(16)
-    env = dict(os.environ, PYTHONPATH=str(ROOT), JUPYTERLAB_SETTINGS_DIR=str(user),
-               JUPYTERLAB_WORKSPACES_DIR=str(tmp_path / "workspaces"),
-               JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"))
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
     env.pop("MPLBACKEND", None)
-    cmd = [sys.executable, "-m", "jupyterlab", f"--port={port}", "--no-browser",
-           "--ServerApp.ip=127.0.0.1", f"--IdentityProvider.token={token}",
-           "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=None",
-           f"--ServerApp.root_dir={root}"]
-    if os.geteuid() == 0:
-        cmd.append("--allow-root")
-    log = (tmp_path / "lab.log").open("w")
-    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT,
-                            start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2)
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("JupyterLab did not start:\n"
-                                       + (tmp_path / "lab.log").read_text()) from None
-                time.sleep(0.5)
-        yield url, token, store
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-        log.close()
+
+    def command(port: int, token: str) -> list[str]:
+        cmd = [sys.executable, "-m", "jupyterlab", f"--port={port}", "--no-browser",
+               "--ServerApp.ip=127.0.0.1", f"--IdentityProvider.token={token}",
+               "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=None",
+               f"--ServerApp.root_dir={root}"]
+        return [*cmd, "--allow-root"] if os.geteuid() == 0 else cmd
+
+    url, token = lab_server(command, USER_SETTINGS, env=env)
+    yield url, token, store
 
 
 @pytest.mark.browser

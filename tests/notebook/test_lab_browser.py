@@ -18,29 +18,16 @@ from __future__ import annotations
 import json
 import os
 import runpy
-import secrets
 import shutil
-import signal
-import socket
 import subprocess
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
+from conftest import CHROMIUM, CHROMIUM_ARGS
 
 ROOT = Path(__file__).resolve().parents[2]
 TOUR = ROOT / "notebooks" / "00_tour.ipynb"
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 #: User settings of the test's JupyterLab: render every cell; autosave every second if it
 #: were on (the project's settings must keep it off: a run never rewrites the file).
 USER_SETTINGS = {
@@ -86,12 +73,6 @@ def _make() -> str:
     return make
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def _lab_command(make: str, args: str) -> list[str]:
     # -o: take the installed .venv as up to date (the test runs inside it)
     return [make, "--no-print-directory", "-o", ".venv/.installed", "lab", f"ARGS={args}"]
@@ -122,50 +103,22 @@ def test_project_config_turns_off_news_update_check_and_extension_manager():
 
 
 @pytest.fixture
-def lab(tmp_path, request):
+def lab(tmp_path, lab_server):
     """``make lab`` on a free port with a token; yields (base URL, token)."""
-    if "browser" not in (request.config.option.markexpr or ""):
-        pytest.skip("opt-in: select it with -m browser (make test-browser)")
     make = _make()
-    user = tmp_path / "user-settings"
-    for name, value in USER_SETTINGS.items():
-        (user / name).parent.mkdir(parents=True, exist_ok=True)
-        (user / name).write_text(json.dumps(value), encoding="utf-8")
-    port, token = _free_port(), secrets.token_hex(16)
     env = dict(
         os.environ,
         MPLBACKEND="Agg",  # as under `make test`: `make lab` must not pass it on
         WORKBENCH_OUTPUT_DIR=str(tmp_path / "out"),
         WORKBENCH_CACHE_DIR=str(tmp_path / "cache"),
-        JUPYTERLAB_SETTINGS_DIR=str(user),
-        JUPYTERLAB_WORKSPACES_DIR=str(tmp_path / "workspaces"),
-        JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"),
     )
-    args = (f"--port={port} --no-browser --ServerApp.ip=127.0.0.1 "
-            f"--IdentityProvider.token={token} --LabApp.expose_app_in_browser=True")
-    log = (tmp_path / "lab.log").open("w")
-    proc = subprocess.Popen(_lab_command(make, args), cwd=ROOT, env=env, stdout=log,
-                            stderr=subprocess.STDOUT, start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2)
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    log_text = (tmp_path / "lab.log").read_text()
-                    raise RuntimeError(f"JupyterLab did not start:\n{log_text}") from None
-                time.sleep(0.5)
-        yield url, token
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)  # make, jupyter lab and its kernels
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-        log.close()
+
+    def command(port: int, token: str) -> list[str]:
+        return _lab_command(make, f"--port={port} --no-browser --ServerApp.ip=127.0.0.1 "
+                                  f"--IdentityProvider.token={token} "
+                                  "--LabApp.expose_app_in_browser=True")
+
+    yield lab_server(command, USER_SETTINGS, env=env, cwd=ROOT)
 
 
 @pytest.mark.browser
