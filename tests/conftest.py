@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -25,6 +26,7 @@ import sys
 import time
 import urllib.request
 from contextlib import ExitStack
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -175,3 +177,24 @@ def lab_server(tmp_path, request):
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
         log.close()
+
+
+# --- the README's examples, run as pasted ----------------------------------------------
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def readme_section(title: str) -> str:
+    """The README's section under the heading ``title`` (e.g. ``## Judge your own data``),
+    up to the next ``## `` heading."""
+    text = README.read_text(encoding="utf-8")
+    start = text.find(f"\n{title}\n")
+    assert start >= 0, f"README.md has no {title!r} section"
+    end = text.find("\n## ", start + len(title))
+    return text[start:] if end < 0 else text[start:end]
+
+
+def readme_blocks(title: str, language: str) -> list[str]:
+    """The fenced code blocks of that section in ``language`` (``""``: unlabelled)."""
+    return [code for lang, code in re.findall(r"```(\w*)\n(.*?)```", readme_section(title), re.S)
+            if lang == language]

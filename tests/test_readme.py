@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import readme_blocks, readme_section
 from typer.testing import CliRunner
 
 from workbench.cli import app
@@ -36,16 +37,11 @@ EXAMPLE = {
 
 
 def _section() -> str:
-    text = README.read_text(encoding="utf-8")
-    start = text.find(f"\n{SECTION}\n")
-    assert start >= 0, f"README.md has no {SECTION!r} section"
-    end = text.find("\n## ", start + len(SECTION))
-    return text[start:] if end < 0 else text[start:end]
+    return readme_section(SECTION)
 
 
 def _blocks(language: str) -> list[str]:
-    return [code for lang, code in re.findall(r"```(\w*)\n(.*?)```", _section(), re.S)
-            if lang == language]
+    return readme_blocks(SECTION, language)
 
 
 def _run_python_example(folder: Path, monkeypatch) -> dict:

@@ -7,12 +7,12 @@ scipy on the example's columns; the shell command runs through the ``workbench``
 
 from __future__ import annotations
 
-import re
 import shlex
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import readme_blocks, readme_section
 from scipy import stats as sps
 from typer.testing import CliRunner
 
@@ -23,16 +23,11 @@ SECTION = "## Bring your own judge data"
 
 
 def _section() -> str:
-    text = README.read_text(encoding="utf-8")
-    start = text.find(f"\n{SECTION}\n")
-    assert start >= 0, f"README.md has no {SECTION!r} section"
-    end = text.find("\n## ", start + len(SECTION))
-    return text[start:] if end < 0 else text[start:end]
+    return readme_section(SECTION)
 
 
 def _blocks(language: str) -> list[str]:
-    return [code for lang, code in re.findall(r"```(\w*)\n(.*?)```", _section(), re.S)
-            if lang == language]
+    return readme_blocks(SECTION, language)
 
 
 def _run(code: str, folder: Path, monkeypatch) -> dict:
