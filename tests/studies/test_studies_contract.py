@@ -15,7 +15,14 @@ import pytest
 
 import workbench.studies as studies
 from workbench.studies import StudyResults, config_fields, config_from, published
-from workbench.studies._contract import PUBLISHED_DIR
+from workbench.studies._contract import (
+    PUBLISHED_DIR,
+    StudyConfig,
+    at_least,
+    in_range,
+    listed,
+    one_of,
+)
 
 STUDIES = sorted(m.name for m in pkgutil.iter_modules(studies.__path__)
                  if m.ispkg and not m.name.startswith("_") and m.name != "common")
@@ -84,3 +91,41 @@ def test_published_numbers_have_a_source_and_a_study(name):
 def test_published_refuses_an_unknown_study():
     with pytest.raises(FileNotFoundError, match="no published numbers"):
         published("no_such_study")
+
+
+@pytest.mark.parametrize("name", STUDIES)
+def test_config_checks_every_field_once_in_studyconfig(name):
+    """No study re-checks its fields in a ``__post_init__`` of its own: the rules sit on the
+    fields and ``StudyConfig`` runs them (types, rules, then ``cross_check``)."""
+    study = importlib.import_module(f"workbench.studies.{name}")
+    assert study.Config.__post_init__ is StudyConfig.__post_init__
+    with pytest.raises(ValueError, match=rf"^{name}: Config.seed must be an int, got str 'one'$"):
+        study.Config(seed="one")
+    with pytest.raises(ValueError, match=rf"^{name}: Config.cache_mode must be one of readwrite, "):
+        study.Config(cache_mode="write")
+
+
+def test_field_rules_say_what_is_wrong():
+    @dataclasses.dataclass
+    class Demo(StudyConfig):
+        share: float = in_range(0.5, 0, 1, ends="(]")
+        mode: str = one_of("a", ("a", "b"))
+        labels: list[str] = listed(["x"], least=1, distinct=True, within=("x", "y"))
+        flags: list[bool] = listed([True], of=bool)
+        n: int = at_least(1, 1)
+
+    assert Demo(share=1, labels=("y", "x")).labels == ["y", "x"]  # a tuple becomes a list
+    bad = [({"share": 0.0}, "Config.share must be in (0, 1], got 0.0"),
+           ({"mode": "c"}, "Config.mode must be one of a, b, got 'c'"),
+           ({"labels": []}, "Config.labels must have at least 1 entry, got []"),
+           ({"labels": ["x", "x"]}, "Config.labels must not repeat an entry, got ['x', 'x']"),
+           ({"labels": ["z"]}, "Config.labels has unknown ['z']; known: x, y"),
+           ({"flags": [1]}, "Config.flags must hold bool values only, got [1]"),
+           ({"n": 0}, "Config.n must be >= 1, got 0"),
+           ({"n": 1.5}, "Config.n must be an int, got float 1.5")]
+    for changes, message in bad:
+        with pytest.raises(ValueError) as caught:
+            Demo(**changes)
+        assert str(caught.value) == f"Demo: {message}"
+    with pytest.raises(ValueError, match="ends must be"):
+        in_range(0.5, 0, 1, ends="[[")

@@ -93,6 +93,21 @@ def _type_label(types: tuple[type, ...]) -> str:
     return f"{article} {' or '.join(names)}"
 
 
+def expected_type(value: Any, default: Any, annotation: Any = None) -> str | None:
+    """The type ``value`` should have (``"an int"``, ``"a bool or None"``), or None when it
+    has it: the annotation's when it names built-in types, else the default's type.
+
+    Examples
+    --------
+    >>> expected_type("three", 5), expected_type(3, 0.5), expected_type(True, 5)
+    ('an int', None, 'an int')
+    >>> expected_type((1, 2), [], "list[int]"), expected_type("yes", None, "bool | None")
+    (None, 'a bool or None')
+    """
+    types = _expected(default, annotation)
+    return None if types is None or _fits(value, types) else _type_label(types)
+
+
 def check_values(
     values: Mapping[str, Any],
     defaults: Mapping[str, Any],
@@ -126,12 +141,12 @@ def check_values(
     for name, value in values.items():
         if name not in defaults:
             continue
-        types = _expected(defaults[name], annotations.get(name))
-        if types is None or _fits(value, types):
+        label = expected_type(value, defaults[name], annotations.get(name))
+        if label is None:
             continue
-        label = _type_label(types)
-        if isinstance(value, str) and any(t in _CONTAINERS for t in types):
-            kind, example = ("mapping", "{a: 1}") if dict in types else ("list", "[a, b]")
+        words = label.split()
+        if isinstance(value, str) and any(t.__name__ in words for t in _CONTAINERS):
+            kind, example = ("mapping", "{a: 1}") if "dict" in words else ("list", "[a, b]")
             raise ValueError(
                 f"parameter {name!r} is {label}, got the string {value!r}: give a YAML {kind} "
                 f"with -y, e.g. -y '{name}: {example}' (papermill's -p passes every value as text)"

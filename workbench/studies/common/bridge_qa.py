@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,7 @@ import pandas as pd
 
 from workbench import metrics
 from workbench.datasets import load_dataset, read_csv, validate_human_scores, validate_responses
-from workbench.studies._contract import StudyConfig
+from workbench.studies._contract import StudyConfig, at_least, listed, param
 from workbench.studies.common import ANSWER_KEYS, SCORE_COLUMNS, generate_answers
 from workbench.studies.raters import human_score
 
@@ -243,12 +243,11 @@ class BundledAnswers(StudyConfig):
     """
 
     dataset: str = "s2_civil_ja"
-    n_items: int = 50
-    answer_models: list[str] = field(default_factory=lambda: [
+    n_items: int = at_least(50, 0)
+    answer_models: list[str] = listed([
         "sim/answer-strong", "sim/answer-mid", "sim/answer-weak", "sim/answer-tiny"])
     answer_temperature: float = 1.0
-    judge_models: list[str] = field(default_factory=lambda: [
-        "sim/judge-a", "sim/judge-c", "sim/judge-f"])
+    judge_models: list[str] = listed(["sim/judge-a", "sim/judge-c", "sim/judge-f"])
     judge_template: str = "geval_civil"
 
 
@@ -275,6 +274,11 @@ class BundledDesign(BundledAnswers):
 
     bundled: bool = True
     table: str = ""
-    table_spec: dict = field(default_factory=dict)
+    table_spec: dict = param({})
     table_by: str = "group"
-    n_boot: int = 1000
+    n_boot: int = at_least(1000, 0)
+
+    def cross_check(self) -> None:
+        if self.bundled and len(self.answer_models) < 2:
+            self.reject("answer_models", "must hold at least two models (pairs are compared), "
+                        f"got {self.answer_models!r}")

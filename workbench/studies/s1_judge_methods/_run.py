@@ -4,13 +4,13 @@ checklist rows) (private)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pandas as pd
 
 from workbench.datasets import load_dataset
 from workbench.judges import Design, JudgeSpec, run_design
-from workbench.studies._contract import StudyConfig
+from workbench.studies._contract import StudyConfig, at_least, in_range, listed, param
 from workbench.studies.common import generate_answers, selected
 
 #: Study name: folder of the figures and tables, ``study`` column of the results.
@@ -69,36 +69,15 @@ class Config(StudyConfig):
     """
 
     dataset: str = "s1_medical_ja"
-    item_ids: list[str] = field(default_factory=list)
-    answer_models: list[str] = field(default_factory=lambda: list(ANSWER_MODELS))
-    judge_models: list[str] = field(default_factory=lambda: list(JUDGE_MODELS))
-    methods: list[str] = field(default_factory=lambda: list(METHODS))
-    temperatures: list[float] = field(default_factory=lambda: [0.0, 1.0])
-    trials: int = 5
+    item_ids: list[str] = param([], convert=lambda ids: [str(i) for i in ids])
+    answer_models: list[str] = listed(list(ANSWER_MODELS), least=1, distinct=True)
+    judge_models: list[str] = listed(list(JUDGE_MODELS), least=1, distinct=True)
+    methods: list[str] = listed(list(METHODS), least=1, distinct=True, within=METHODS)
+    temperatures: list[float] = listed([0.0, 1.0], least=1, distinct=True)
+    trials: int = at_least(5, 1)
     answer_temperature: float = 1.0
-    n_boot: int = 1000
-    flag_share: float = 0.5
-
-    def __post_init__(self) -> None:
-        for name in ("answer_models", "judge_models", "methods", "temperatures"):
-            value = getattr(self, name)
-            if isinstance(value, str) or not list(value):
-                raise ValueError(f"Config.{name}: give a non-empty list, got {value!r}")
-            if len(set(value)) != len(list(value)):
-                raise ValueError(f"Config.{name}: duplicate entries in {value!r}")
-            setattr(self, name, list(value))
-        if isinstance(self.item_ids, str):
-            raise ValueError(f"Config.item_ids: give a list of item ids, got {self.item_ids!r}")
-        self.item_ids = [str(i) for i in self.item_ids]
-        unknown = [m for m in self.methods if m not in METHODS]
-        if unknown:
-            raise ValueError(f"Config.methods: {unknown} not in {list(METHODS)}")
-        if isinstance(self.trials, bool) or not isinstance(self.trials, int) or self.trials < 1:
-            raise ValueError(f"Config.trials: an integer >= 1, got {self.trials!r}")
-        if not isinstance(self.n_boot, int) or self.n_boot < 0:
-            raise ValueError(f"Config.n_boot: an integer >= 0, got {self.n_boot!r}")
-        if not 0 < self.flag_share <= 1:
-            raise ValueError(f"Config.flag_share: in (0, 1], got {self.flag_share!r}")
+    n_boot: int = at_least(1000, 0)
+    flag_share: float = in_range(0.5, 0, 1, ends="(]")
 
 
 def conversations(items: pd.DataFrame, answers: pd.DataFrame) -> pd.DataFrame:

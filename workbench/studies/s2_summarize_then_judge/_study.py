@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -11,7 +11,7 @@ import pandas as pd
 
 from workbench.judges import JudgeSpec
 from workbench.stats import correlate
-from workbench.studies._contract import StudyConfig, StudyResults
+from workbench.studies._contract import StudyConfig, StudyResults, at_least, in_range, listed
 from workbench.studies.common import ANSWER_KEYS, judge_scores
 from workbench.studies.common import bridge_qa as _qa
 from workbench.studies.raters import RATERS
@@ -71,15 +71,15 @@ class Config(StudyConfig):
     """
 
     dataset: str = "s2_civil_ja"
-    n_items: int = 50
-    answer_models: list[str] = field(default_factory=lambda: [
+    n_items: int = at_least(50, 0)
+    answer_models: list[str] = listed([
         "sim/answer-strong", "sim/answer-mid", "sim/answer-weak", "sim/answer-tiny"])
     answer_temperature: float = 1.0
-    judge_models: list[str] = field(default_factory=lambda: ["sim/judge-a", "sim/judge-b"])
+    judge_models: list[str] = listed(["sim/judge-a", "sim/judge-b"])
     summarizer_model: str = "sim/summarizer"
-    llm_methods: list[str] = field(default_factory=lambda: list(LLM_METHODS))
-    lexical_metrics: list[str] = field(default_factory=lambda: [
-        "bleu", "rouge1", "rouge2", "rougeL", "keyword_score"])
+    llm_methods: list[str] = listed(list(LLM_METHODS), within=LLM_METHODS)
+    lexical_metrics: list[str] = listed(["bleu", "rouge1", "rouge2", "rougeL", "keyword_score"],
+                                        within=_qa.LEXICAL_METRICS)
     judge_temperature: float = 0.0
     geval_mode: str = "auto"
     geval_samples: int = 20
@@ -87,29 +87,15 @@ class Config(StudyConfig):
     responses_path: str = ""
     human_scores_path: str = ""
     human_dimension: str = ""
-    n_raters: int = 4
+    n_raters: int = in_range(4, 1, len(RATERS))
     rater_seed: int = 0
-    n_boot: int = 1000
+    n_boot: int = at_least(1000, 0)
 
-    def __post_init__(self) -> None:
-        if self.n_items < 0:
-            raise ValueError(f"Config.n_items must be >= 0 (0 = all), got {self.n_items}")
+    def cross_check(self) -> None:
         if not self.responses_path and not self.answer_models:
-            raise ValueError("Config.answer_models is empty (and no responses_path is given)")
-        unknown = [m for m in self.lexical_metrics if m not in _qa.LEXICAL_METRICS]
-        if unknown:
-            raise ValueError(
-                f"Config.lexical_metrics: unknown {unknown}; known: {_qa.LEXICAL_METRICS}")
-        unknown = [m for m in self.llm_methods if m not in LLM_METHODS]
-        if unknown:
-            raise ValueError(f"Config.llm_methods: unknown {unknown}; known: {list(LLM_METHODS)}")
+            self.reject("answer_models", "is empty (and no responses_path is given)")
         if self.llm_methods and not self.judge_models:
-            raise ValueError("Config.judge_models is empty but llm_methods are requested")
-        if not 1 <= self.n_raters <= len(RATERS):
-            raise ValueError(f"Config.n_raters must be 1..{len(RATERS)} (simulated raters), "
-                             f"got {self.n_raters}")
-        if self.n_boot < 0:
-            raise ValueError(f"Config.n_boot must be >= 0, got {self.n_boot}")
+            self.reject("judge_models", "is empty but llm_methods are requested")
 
 
 def judge_specs(config: Config) -> list[tuple[str, JudgeSpec]]:

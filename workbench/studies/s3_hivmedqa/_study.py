@@ -3,19 +3,14 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
 from workbench.datasets import hivmedqa, load_dataset
-from workbench.studies._contract import StudyConfig, StudyResults
+from workbench.studies._contract import StudyConfig, StudyResults, at_least, in_range, one_of, param
 from workbench.studies.s3_hivmedqa import _analysis, _data, _release
-
-
-def _default_models() -> list[str]:
-    return ["sim/answer-strong", "sim/answer-concise", "sim/answer-mid", "sim/answer-verbose",
-            "sim/answer-weak"]
 
 
 @dataclass
@@ -70,35 +65,23 @@ class Config(StudyConfig):
     """
 
     dataset: str = "s3_hiv_en"
-    answer_models: list[str] = field(default_factory=_default_models)
+    answer_models: list[str] = param(["sim/answer-strong", "sim/answer-concise", "sim/answer-mid",
+                                      "sim/answer-verbose", "sim/answer-weak"])
     lower_bound_model: str = "sim/answer-tiny"
     rephrase_model: str = "sim/paraphraser"
     judge_model: str = "sim/judge-a"
     judge_temperature: float = 0.0
-    iterations: int = 5
+    iterations: int = at_least(5, 1)
     answer_temperature: float = 1.0
-    bias_types: list[str] = field(default_factory=lambda: list(_data.BIAS_TYPES))
-    items_per_category: int = 0
-    test_dimension: str = "comprehension"
-    alpha: float = 0.05
-    entity_method: str = "phrases"
+    bias_types: list[str] = param(list(_data.BIAS_TYPES))
+    items_per_category: int = at_least(0, 0)
+    test_dimension: str = one_of("comprehension", _data.DIMENSIONS)
+    alpha: float = in_range(0.05, 0, 1, ends="()")
+    entity_method: str = one_of("phrases", ("phrases", "content_words", "llm"))
     extractor_model: str = "sim/extractor"
     synonym_model: str = "sim/extractor"
     release_dir: str = ""
-    release_categories: list[int] = field(
-        default_factory=lambda: list(_release.RELEASE_CATEGORIES))
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.iterations, int) or self.iterations < 1:
-            raise ValueError(f"Config.iterations must be an integer >= 1, got {self.iterations!r}")
-        if self.test_dimension not in _data.DIMENSIONS:
-            raise ValueError(f"Config.test_dimension must be one of {_data.DIMENSIONS}, "
-                             f"got {self.test_dimension!r}")
-        if self.entity_method not in ("phrases", "content_words", "llm"):
-            raise ValueError("Config.entity_method must be phrases, content_words or llm, "
-                             f"got {self.entity_method!r}")
-        if isinstance(self.answer_models, str):
-            raise ValueError("Config.answer_models must be a list of model strings")
+    release_categories: list[int] = param(list(_release.RELEASE_CATEGORIES))
 
     @property
     def models(self) -> list[str]:

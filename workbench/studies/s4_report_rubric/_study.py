@@ -3,14 +3,14 @@ re-exported by ``workbench.studies.s4_report_rubric``)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from workbench.datasets import load_dataset
-from workbench.studies._contract import StudyConfig, StudyResults
+from workbench.studies._contract import StudyConfig, StudyResults, at_least, in_range, listed, param
 from workbench.studies.common import selected
 from workbench.studies.s4_report_rubric._analysis import (
     failure_counts,
@@ -77,34 +77,28 @@ class Config(StudyConfig):
     """
 
     dataset: str = "s4_reports"
-    judge_models: list[str] = field(default_factory=lambda: ["sim/judge-a", "sim/judge-b"])
-    mitigation: list[bool] = field(default_factory=lambda: [False, True])
+    judge_models: list[str] = listed(["sim/judge-a", "sim/judge-b"], least=1, of=str)
+    mitigation: list[bool] = listed([False, True], least=1, of=bool)
     temperature: float = 1.0
-    trials: int = 3
+    trials: int = at_least(3, 1)
     padding_factor: float = 1.6
     padding_style: str = "mixed"
     bundled_twins: bool = True
-    report_ids: list[str] = field(default_factory=list)
+    report_ids: list[str] = param([])
     version_a: str = "v1-single-pass"
     version_b: str = "v2-two-pass"
-    power_effects: list[float] = field(default_factory=lambda: [1.0, 2.0, 3.0])
-    power_n_items: list[int] = field(default_factory=lambda: [5, 10, 20, 40, 80])
-    power_trials: int = 1
-    power_judges: int = 1
-    power_target: float = 0.8
-    n_sim: int = 1000
-    alpha: float = 0.05
+    power_effects: list[float] = param([1.0, 2.0, 3.0])
+    power_n_items: list[int] = param([5, 10, 20, 40, 80])
+    power_trials: int = at_least(1, 1)
+    power_judges: int = at_least(1, 1)
+    power_target: float = in_range(0.8, 0, 1, ends="()")
+    n_sim: int = at_least(1000, 1)
+    alpha: float = in_range(0.05, 0, 1, ends="()")
     shrink_judge: str = "sim/judge-b"
 
-    def __post_init__(self) -> None:
-        if isinstance(self.judge_models, str) or not self.judge_models:
-            raise ValueError("Config.judge_models must be a non-empty list of model strings")
-        if not self.mitigation or any(not isinstance(m, bool) for m in self.mitigation):
-            raise ValueError(f"Config.mitigation must be a list of booleans, got {self.mitigation!r}")
-        if not isinstance(self.trials, int) or self.trials < 1:
-            raise ValueError(f"Config.trials must be an integer >= 1, got {self.trials!r}")
+    def cross_check(self) -> None:
         if self.version_a == self.version_b:
-            raise ValueError("Config.version_a and version_b must differ")
+            self.reject("version_a", f"and version_b must differ, both are {self.version_a!r}")
 
 
 def _collect(config: Config) -> dict[str, pd.DataFrame]:

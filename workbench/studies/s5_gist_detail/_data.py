@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from workbench.datasets import load_dataset
 from workbench.judges import JudgeSpec, detection_spans, run_judging
-from workbench.studies._contract import StudyConfig, published
+from workbench.studies._contract import StudyConfig, at_least, listed, published
 
 STUDY = "s5_gist_detail"
 #: The four classes of seed 004 §4, in the seed's table order.
@@ -78,25 +78,15 @@ class Config(StudyConfig):
     """
 
     dataset: str = "s5_accounting_ja"
-    judge_models: list[str] = field(
-        default_factory=lambda: ["sim/judge-a", "sim/judge-c", "sim/judge-f", "sim/decomposer"]
-    )
+    judge_models: list[str] = listed(
+        ["sim/judge-a", "sim/judge-c", "sim/judge-f", "sim/decomposer"], least=1)
     decomposer_model: str = ""
-    splits: list[str] = field(default_factory=lambda: list(SPLITS))
+    splits: list[str] = listed(list(SPLITS), least=1, within=SPLITS)
     temperature: float = 0.0
-    trials: int = 1
-    max_items: int = 0
+    trials: int = at_least(1, 1)
+    max_items: int = at_least(0, 0)
     pairing: str = "greedy"
-    n_boot: int = 1000
-
-    def __post_init__(self) -> None:
-        bad = [s for s in self.splits if s not in SPLITS]
-        if bad or not self.splits:
-            raise ValueError(f"Config.splits: {bad or self.splits!r}; use any of {SPLITS}")
-        if not self.judge_models:
-            raise ValueError("Config.judge_models: give at least one judge model")
-        if self.max_items < 0:
-            raise ValueError(f"Config.max_items must be >= 0, got {self.max_items}")
+    n_boot: int = at_least(1000, 0)
 
 
 def answer_id(frame: pd.DataFrame) -> pd.Series:

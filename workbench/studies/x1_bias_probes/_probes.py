@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -12,7 +12,7 @@ from workbench import perturb
 from workbench.datasets import load_dataset
 from workbench.errors import ProviderError
 from workbench.judges import JudgeSpec, run_judging
-from workbench.studies._contract import StudyConfig
+from workbench.studies._contract import StudyConfig, at_least, listed, one_of, param
 from workbench.studies.common import generate_answers
 
 STUDY = "x1_bias_probes"
@@ -51,6 +51,16 @@ def probe_kind(operator: str) -> str:
     raise ValueError(
         f"unknown perturbation {operator!r}; known: {', '.join(sorted(perturb.OPERATORS))}"
     )
+
+
+def _operators_problem(names: list[str] | dict[str, Any]) -> str | None:
+    """What is wrong with operator names (``operators``, the keys of ``operator_params``)."""
+    if isinstance(names, list) and "none" in names:
+        return "must leave out 'none': it is the baseline and always run"
+    unknown = [name for name in names if name not in perturb.OPERATORS]
+    if unknown:
+        return f"has unknown perturbation(s) {unknown}; known: {', '.join(sorted(perturb.OPERATORS))}"
+    return None
 
 
 @dataclass
@@ -100,45 +110,27 @@ class Config(StudyConfig):
     """
 
     dataset: str = "s3_hiv_en"
-    items_per_category: int = 0
-    answer_models: list[str] = field(
-        default_factory=lambda: ["sim/answer-strong", "sim/answer-mid", "sim/answer-weak"]
-    )
+    items_per_category: int = at_least(0, 0)
+    answer_models: list[str] = listed(
+        ["sim/answer-strong", "sim/answer-mid", "sim/answer-weak"], least=1)
     answer_temperature: float = 1.0
-    judge_models: list[str] = field(default_factory=lambda: list(DEFAULT_JUDGES))
-    operators: list[str] = field(default_factory=lambda: list(ALL_OPERATORS))
-    operator_params: dict[str, dict[str, Any]] = field(default_factory=dict)
+    judge_models: list[str] = listed(list(DEFAULT_JUDGES))
+    operators: list[str] = param(list(ALL_OPERATORS), check=_operators_problem)
+    operator_params: dict[str, dict[str, Any]] = param({}, check=_operators_problem)
     rewrite_model: str = "sim/paraphraser"
-    self_label_author: str = "judge"
-    protocol: str = "holistic_simple"
+    self_label_author: str = one_of("judge", ("judge", "answer"))
+    protocol: str = one_of("holistic_simple", SCORE_PROTOCOLS)
     use_reference: bool = True
     judge_temperature: float = 0.0
-    trials: int = 1
+    trials: int = at_least(1, 1)
     perturb_seed: int = 0
     llmbar_dir: str = ""
     judgebench_dir: str = ""
 
-    def __post_init__(self) -> None:
-        for name in [*self.operators, *self.operator_params]:
-            probe_kind(name)
-        if "none" in self.operators:
-            raise ValueError(
-                "Config.operators: 'none' is the baseline and always run; leave it out"
-            )
-        if self.protocol not in SCORE_PROTOCOLS:
-            raise ValueError(f"Config.protocol: {self.protocol!r}; use one of {SCORE_PROTOCOLS}")
-        if self.self_label_author not in ("judge", "answer"):
-            raise ValueError(
-                f"Config.self_label_author: {self.self_label_author!r}; use judge or answer"
-            )
-        if self.items_per_category < 0:
-            raise ValueError(
-                f"Config.items_per_category must be >= 0, got {self.items_per_category}"
-            )
-        if not self.answer_models:
-            raise ValueError("Config.answer_models: give at least one answer model")
+    def cross_check(self) -> None:
         if "position_swap" in self.operators and len(self.answer_models) < 2:
-            raise ValueError("Config.operators: position_swap needs two or more answer_models")
+            self.reject("operators", "holds position_swap, which needs two or more "
+                        f"answer_models, got {self.answer_models!r}")
 
     def params_for(self, operator: str) -> dict[str, Any]:
         """The keyword arguments ``operator`` is applied with."""

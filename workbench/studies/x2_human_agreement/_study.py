@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -12,7 +12,7 @@ from workbench.datasets import load_table
 from workbench.judges import JudgeSpec
 from workbench.qualify import qualification_tables
 from workbench.stats import correlate, fleiss_kappa, icc, krippendorff_alpha
-from workbench.studies._contract import StudyResults
+from workbench.studies._contract import StudyResults, in_range, listed
 from workbench.studies.common import ANSWER_KEYS, judge_scores
 from workbench.studies.common import pairwise as _pairwise
 from workbench.studies.common.bridge_qa import (
@@ -59,24 +59,13 @@ class Config(BundledDesign):
         ``columns``, ``verdicts``, ``second_order``, ``judges``, ``explode`` ...).
     """
 
-    metrics: list[str] = field(default_factory=lambda: ["bleu", "rougeL", "keyword_score"])
-    pairwise_judges: list[str] = field(default_factory=lambda: ["sim/judge-a", "sim/judge-d"])
+    metrics: list[str] = listed(["bleu", "rougeL", "keyword_score"], within=LEXICAL_METRICS)
+    pairwise_judges: list[str] = listed(["sim/judge-a", "sim/judge-d"])
     pairwise_reference: bool = True
-    n_raters: int = 4
+    n_raters: int = in_range(4, 2, len(RATERS))
     rater_seed: int = 0
     unieval_dir: str = ""
     pandalm_dir: str = ""
-
-    def __post_init__(self) -> None:
-        if self.bundled and len(self.answer_models) < 2:
-            raise ValueError("Config.answer_models: give at least two (pairs are compared)")
-        if not 2 <= self.n_raters <= len(RATERS):
-            raise ValueError(f"Config.n_raters must be 2..{len(RATERS)}, got {self.n_raters}")
-        unknown = [m for m in self.metrics if m not in LEXICAL_METRICS]
-        if unknown:
-            raise ValueError(f"Config.metrics: unknown {unknown}; known: {LEXICAL_METRICS}")
-        if self.n_boot < 0:
-            raise ValueError(f"Config.n_boot must be >= 0, got {self.n_boot}")
 
 
 # --- bundled set: reliability and correlations -----------------------------------------------

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -22,7 +22,7 @@ from workbench.qualify import (
     qualification_tables,
     selective_report,
 )
-from workbench.studies._contract import StudyResults
+from workbench.studies._contract import StudyResults, at_least, in_range, listed
 from workbench.studies.common import judge_scores
 from workbench.studies.common.bridge_qa import (
     BundledDesign,
@@ -104,44 +104,35 @@ class Config(BundledDesign):
         supports it.
     """
 
-    pairwise_judges: list[str] = field(default_factory=lambda: ["sim/judge-a", "sim/judge-d"])
+    pairwise_judges: list[str] = listed(["sim/judge-a", "sim/judge-d"])
     pairwise_reference: bool = True
-    n_raters: int = 4
+    n_raters: int = in_range(4, 3, len(RATERS))
     rater_seed: int = 0
     epsilon: float = 0.2
-    fdr: float = 0.05
+    fdr: float = in_range(0.05, 0, 1, ends="()")
     ppi_judge: str = "sim/judge-a"
-    ppi_labels: int = 40
-    ppi_sizes: list[int] = field(default_factory=lambda: [10, 20, 40, 80, 120])
-    ppi_reps: int = 300
+    ppi_labels: int = at_least(40, 1)
+    ppi_sizes: list[int] = listed([10, 20, 40, 80, 120], least=1)
+    ppi_reps: int = at_least(300, 1)
     target_width: float = 0.5
-    calibration_share: float = 0.5
+    calibration_share: float = in_range(0.5, 0, 1, ends="()")
     lc_baseline: str = "sim/answer-mid"
     selective_judge: str = "sim/judge-a"
-    risk_alpha: float = 0.1
-    risk_delta: float = 0.1
+    risk_alpha: float = in_range(0.1, 0, 1, ends="()")
+    risk_delta: float = in_range(0.1, 0, 1, ends="()")
     pandalm_dir: str = ""
     unieval_dir: str = ""
     llmbar_dir: str = ""
     llmbar_judge: str = ""
 
-    def __post_init__(self) -> None:
-        if self.bundled:
-            if len(self.answer_models) < 2:
-                raise ValueError("Config.answer_models: give at least two (pairs are compared)")
-            if self.ppi_judge not in self.judge_models:
-                raise ValueError(f"Config.ppi_judge {self.ppi_judge!r} is not in judge_models")
-            if self.selective_judge not in self.pairwise_judges:
-                raise ValueError(f"Config.selective_judge {self.selective_judge!r} is not in "
-                                 "pairwise_judges")
-            if self.lc_baseline not in self.answer_models:
-                raise ValueError(f"Config.lc_baseline {self.lc_baseline!r} is not in answer_models")
-        if not 3 <= self.n_raters <= len(RATERS):
-            raise ValueError(f"Config.n_raters must be 3..{len(RATERS)}, got {self.n_raters}")
-        if not 0 < self.calibration_share < 1:
-            raise ValueError("Config.calibration_share must be in (0, 1)")
-        if self.n_boot < 0:
-            raise ValueError(f"Config.n_boot must be >= 0, got {self.n_boot}")
+    def cross_check(self) -> None:
+        super().cross_check()
+        if not self.bundled:
+            return
+        for name, among in (("ppi_judge", "judge_models"), ("selective_judge", "pairwise_judges"),
+                            ("lc_baseline", "answer_models")):
+            if getattr(self, name) not in getattr(self, among):
+                self.reject(name, f"{getattr(self, name)!r} is not in {among} {getattr(self, among)!r}")
 
 
 def _label(judge: str) -> str:

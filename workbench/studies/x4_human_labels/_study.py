@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -30,7 +30,7 @@ from workbench.labels import (
 )
 from workbench.labels.assign import assign
 from workbench.labels.standing import standing
-from workbench.studies._contract import StudyResults
+from workbench.studies._contract import StudyResults, at_least, in_range, listed
 from workbench.studies.common import judge_scores
 from workbench.studies.common.bridge_qa import (
     BundledAnswers,
@@ -39,6 +39,7 @@ from workbench.studies.common.bridge_qa import (
     load_items,
     simulated_ratings,
 )
+from workbench.studies.raters import RATERS
 
 STUDY = "x4_human_labels"
 _KEYS = ["item_id", "answer_model", "answer_sample"]
@@ -84,34 +85,32 @@ class Config(BundledAnswers):
         Who labels in the widget (``live``).
     """
 
-    n_raters: int = 4
+    n_raters: int = in_range(4, 1, len(RATERS))
     rater_seed: int = 0
-    annotator_bias: list[float] = field(default_factory=lambda: [0.0, -0.2, 0.2, 0.0])
-    annotator_noise: list[float] = field(default_factory=lambda: [0.3, 0.3, 0.4, 0.5])
-    overlap: float = 0.15
-    max_labels: int = 150
+    annotator_bias: list[float] = listed([0.0, -0.2, 0.2, 0.0], least=3)
+    annotator_noise: list[float] = listed([0.3, 0.3, 0.4, 0.5], least=3)
+    overlap: float = in_range(0.15, 0, 1)
+    max_labels: int = at_least(150, 1)
     target_width: float = 0.5
-    seconds_per_label: float = 40.0
-    budget: int = 100
-    n_studies: int = 500
-    alpha: float = 0.05
-    floor: float = 0.2
-    burn_in: int = 20
+    seconds_per_label: float = at_least(40.0, 0)
+    budget: int = at_least(100, 1)
+    n_studies: int = at_least(500, 1)
+    alpha: float = in_range(0.05, 0, 1, ends="()")
+    floor: float = in_range(0.2, 0, 1)
+    burn_in: int = at_least(20, 0)
     live: bool = False
     label_dir: str = ""
     annotator: str = ""
 
-    def __post_init__(self) -> None:
-        if len(self.annotator_bias) != len(self.annotator_noise) or len(self.annotator_bias) < 3:
-            raise ValueError("Config.annotator_bias and annotator_noise: one entry per "
-                             "annotator, at least three")
-        if not 0 <= self.overlap <= 1:
-            raise ValueError(f"Config.overlap must be in [0, 1], got {self.overlap}")
+    def cross_check(self) -> None:
+        if len(self.annotator_bias) != len(self.annotator_noise):
+            self.reject("annotator_bias", "and annotator_noise must have one entry per annotator "
+                        f"each, got {len(self.annotator_bias)} and {len(self.annotator_noise)}")
         if self.live and not (self.label_dir and self.annotator):
-            raise ValueError("Config.live needs a label_dir (a shared folder) and an annotator")
+            self.reject("live", "needs a label_dir (a shared folder) and an annotator")
         if len(self.judge_models) < 2:
-            raise ValueError("Config.judge_models: give at least two (their spread is the "
-                             "judge's uncertainty)")
+            self.reject("judge_models", "must hold at least two judges (their spread is the "
+                        f"judge's uncertainty), got {self.judge_models!r}")
 
 
 def annotators(config: Config) -> tuple[Annotator, ...]:
