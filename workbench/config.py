@@ -169,15 +169,25 @@ def reply_limit(name: str) -> int:
     decompression: ``WORKBENCH_MAX_REPLY_BYTES``) or ``chars`` (of its text:
     ``WORKBENCH_MAX_REPLY_CHARS``), else :data:`REPLY_LIMITS`'s default."""
     variable, default = REPLY_LIMITS[name]
+    number = _env_number(variable, int, least=1)
+    return default if number is None else number
+
+
+def _env_number(variable: str, kind: type, *, least: float | None = None) -> int | float | None:
+    """The number in environment variable ``variable`` (None when unset or blank); a
+    ``ValueError`` naming it when it is not a ``kind`` (``int``: a whole number) or is
+    below ``least``."""
     value = os.environ.get(variable, "").strip()
     if not value:
-        return default
+        return None
     try:
-        number = int(value)
+        number = kind(value)
     except ValueError:
-        number = 0
-    if number < 1:
-        raise ValueError(f"{variable}={value!r}: expected a whole number >= 1")
+        number = None
+    if number is None or (least is not None and number < least):
+        what = "a whole number" if kind is int else "a number"
+        bound = "" if least is None else f" >= {least}"
+        raise ValueError(f"{variable}={value!r}: expected {what}{bound}")
     return number
 
 
@@ -259,15 +269,8 @@ def call_setting(name: str) -> int | float:
     if name in _overrides:
         return _overrides[name]
     variable, default = CALL_SETTINGS[name]
-    value = os.environ.get(variable)
-    if value in (None, ""):
-        return default
-    kind = type(default)
-    try:
-        return kind(value)
-    except ValueError:
-        what = "an integer" if kind is int else "a number"
-        raise ValueError(f"{variable}={value!r} is not {what}") from None
+    number = _env_number(variable, type(default))
+    return default if number is None else number
 
 
 #: The user's caps of a provider's quota: name -> environment variable.
@@ -277,17 +280,7 @@ RATE_CAPS = {"rpm": "WORKBENCH_RPM", "tpm": "WORKBENCH_TPM"}
 def rate_cap(name: str) -> float | None:
     """``WORKBENCH_RPM`` / ``WORKBENCH_TPM``: the requests or tokens per minute a run
     never exceeds, for every model (``None``: unset or 0, learn the quota instead)."""
-    variable = RATE_CAPS[name]
-    value = os.environ.get(variable, "").strip()
-    if not value:
-        return None
-    try:
-        number = float(value)
-    except ValueError:
-        raise ValueError(f"{variable}={value!r} is not a number") from None
-    if number < 0:
-        raise ValueError(f"{variable}={value!r}: expected a number >= 0")
-    return number or None
+    return _env_number(RATE_CAPS[name], float, least=0) or None
 
 
 def interactive() -> bool:

@@ -186,28 +186,16 @@ def _load_reports(folder: Path, where) -> dict[str, pd.DataFrame]:
                 raise _error("empty required field", file=file, row=row, column=column)
         slug = record["slug"].strip()
         if not _SLUG_RE.match(slug):
-            raise _error(
-                f"slug {slug!r} must be lower-case letters, digits and '-'",
-                file=file,
-                row=row,
-                column="slug",
-            )
+            raise _error(f"slug {slug!r} must be lower-case letters, digits and '-'",
+                         file=file, row=row, column="slug")
         if slug in seen:
-            raise _error(
-                f"duplicate slug {slug!r} (first at row {seen[slug]})",
-                file=file,
-                row=row,
-                column="slug",
-            )
+            raise _error(f"duplicate slug {slug!r} (first at row {seen[slug]})",
+                         file=file, row=row, column="slug")
         seen[slug] = row
         padded_from = cell_text(record.get("padded_from")).strip()
         if padded_from and (padded_from not in slugs or padded_from == slug):
-            raise _error(
-                f"padded_from {padded_from!r} is not the slug of another report",
-                file=file,
-                row=row,
-                column="padded_from",
-            )
+            raise _error(f"padded_from {padded_from!r} is not the slug of another report",
+                         file=file, row=row, column="padded_from")
         if not _DATE_RE.match(record["date"].strip()):
             raise _error(
                 f"date {record['date']!r} is not YYYY-MM-DD", file=file, row=row, column="date"
@@ -293,12 +281,8 @@ def _check_bundled(name: str, tables: dict[str, pd.DataFrame], prefix: str) -> N
         ):
             for keyword in keywords:
                 if keyword not in reference:
-                    raise _error(
-                        f"keyword {keyword!r} does not occur in the reference",
-                        file=file,
-                        row=row,
-                        column="keywords",
-                    )
+                    raise _error(f"keyword {keyword!r} does not occur in the reference",
+                                 file=file, row=row, column="keywords")
     elif name == "s3_hiv_en":
         if "wrong_answer" not in items.columns:
             raise _error("missing column 'wrong_answer'", file=file, column="wrong_answer")
@@ -310,12 +294,8 @@ def _check_bundled(name: str, tables: dict[str, pd.DataFrame], prefix: str) -> N
                     f"category {category!r} is not 1, 2 or 3", file=file, row=row, column="category"
                 )
             if str(category) == "3" and is_missing(wrong, blank=True):
-                raise _error(
-                    "a category-3 item needs a wrong_answer (the bias cues use it)",
-                    file=file,
-                    row=row,
-                    column="wrong_answer",
-                )
+                raise _error("a category-3 item needs a wrong_answer (the bias cues use it)",
+                             file=file, row=row, column="wrong_answer")
     elif name == "s5_accounting_ja":
         for table in ("responses", "spans"):
             if tables[table].empty:

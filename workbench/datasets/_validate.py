@@ -95,12 +95,8 @@ def _choice(record: dict, column: str, choices: tuple[str, ...], *, file: str, r
 def _check_unique(seen: dict, key: tuple, *, what: str, file: str, row: int, column: str) -> None:
     if key in seen:
         shown = key[0] if len(key) == 1 else key
-        raise _error(
-            f"duplicate {what} {shown!r} (first at row {seen[key]})",
-            file=file,
-            row=row,
-            column=column,
-        )
+        raise _error(f"duplicate {what} {shown!r} (first at row {seen[key]})",
+                     file=file, row=row, column=column)
     seen[key] = row
 
 
@@ -141,9 +137,11 @@ def _rows_table(
     *,
     file: str,
     items: pd.DataFrame | None = None,
+    dtypes: dict[str, type] | None = None,
 ) -> pd.DataFrame:
     """The shared row loop: a required ``item_id`` (one of ``items`` when given), then
-    ``row_values(record, row, item_id)`` for the table's own fields, then the extras."""
+    ``row_values(record, row, item_id)`` for the table's own fields, then the extras;
+    ``dtypes`` sets the type of the columns that have one."""
     known = _known_items(items)
     rows: list[dict] = []
     for row, record in _records(frame):
@@ -152,7 +150,7 @@ def _rows_table(
         out = {"item_id": item_id, **row_values(record, row, item_id)}
         out.update(_extra_values(record, extras))
         rows.append(out)
-    return _build(rows, table, extras)
+    return _build(rows, table, extras).astype(dtypes or {})
 
 
 def validate_items(
@@ -218,12 +216,8 @@ def validate_items(
     known = set(result["item_id"])
     for row, source_item in enumerate(result["source_item"], start=1):
         if source_item not in known:
-            raise _error(
-                f"source_item {source_item!r} is not an item_id of this table",
-                file=file,
-                row=row,
-                column="source_item",
-            )
+            raise _error(f"source_item {source_item!r} is not an item_id of this table",
+                         file=file, row=row, column="source_item")
     categories = [str(c) for c in result["category"]]
     if categories and all(_is_int_text(c) for c in categories):
         result["category"] = [int(c) for c in categories]
@@ -268,24 +262,14 @@ def validate_rubric(
 
     def criterion_values(record: dict, row: int, item_id: str) -> dict:
         criterion_id = _required_text(record, "criterion_id", file=file, row=row)
-        _check_unique(
-            seen,
-            (item_id, criterion_id),
-            what="(item_id, criterion_id)",
-            file=file,
-            row=row,
-            column="criterion_id",
-        )
+        _check_unique(seen, (item_id, criterion_id), what="(item_id, criterion_id)",
+                      file=file, row=row, column="criterion_id")
         text = _required_text(record, "text", file=file, row=row, strip=False)
         kind = _choice(record, "kind", RUBRIC_KINDS, file=file, row=row)
         weight = parse_number(record.get("weight"), file=file, row=row, column="weight")
         if weight is None and kind == "item":
-            raise _error(
-                "a checklist item (kind 'item') needs a numeric weight",
-                file=file,
-                row=row,
-                column="weight",
-            )
+            raise _error("a checklist item (kind 'item') needs a numeric weight",
+                         file=file, row=row, column="weight")
         return {
             "criterion_id": criterion_id,
             "text": text,
@@ -293,9 +277,8 @@ def validate_rubric(
             "kind": kind,
         }
 
-    result = _rows_table(frame, "rubric", extras, criterion_values, file=file, items=items)
-    result["weight"] = result["weight"].astype(float)
-    return result
+    return _rows_table(frame, "rubric", extras, criterion_values, file=file, items=items,
+                       dtypes={"weight": float})
 
 
 def validate_responses(
@@ -341,20 +324,14 @@ def validate_responses(
             if parsed < 0:
                 raise _error(f"{sample_col} {parsed} is negative", file=file, row=row, column=sample_col)
             sample = parsed
-        _check_unique(
-            seen,
-            (item_id, answer_model, sample),
-            what="(item_id, answer_model, answer_sample)",
-            file=file,
-            row=row,
-            column="answer_model",
-        )
+        _check_unique(seen, (item_id, answer_model, sample),
+                      what="(item_id, answer_model, answer_sample)",
+                      file=file, row=row, column="answer_model")
         response = _required_text(record, "response", file=file, row=row, strip=False)
         return {"answer_model": answer_model, "answer_sample": sample, "response": response}
 
-    result = _rows_table(frame, "responses", extras, response_values, file=file, items=items)
-    result["answer_sample"] = result["answer_sample"].astype(int)
-    return result
+    return _rows_table(frame, "responses", extras, response_values, file=file, items=items,
+                       dtypes={"answer_sample": int})
 
 
 def validate_human_scores(
@@ -396,16 +373,9 @@ def validate_human_scores(
         if score is None:
             raise _error("empty required field", file=file, row=row, column="score")
         key = (item_id, answer_model, rater, dimension, cell_text(record.get("answer_sample")).strip())
-        _check_unique(
-            seen,
-            key,
-            what="(item_id, answer_model, rater, dimension)",
-            file=file,
-            row=row,
-            column="score",
-        )
+        _check_unique(seen, key, what="(item_id, answer_model, rater, dimension)",
+                      file=file, row=row, column="score")
         return {"answer_model": answer_model, "rater": rater, "dimension": dimension, "score": score}
 
-    result = _rows_table(frame, "human_scores", extras, score_values, file=file, items=items)
-    result["score"] = result["score"].astype(float)
-    return result
+    return _rows_table(frame, "human_scores", extras, score_values, file=file, items=items,
+                       dtypes={"score": float})

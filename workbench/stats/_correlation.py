@@ -10,6 +10,7 @@ import pandas as pd
 
 from workbench.stats._bootstrap import boot_reps
 from workbench.stats._columns import tidy
+from workbench.stats._docs import shared_docs
 from workbench.stats._util import (
     Columns,
     as_list,
@@ -118,6 +119,7 @@ def _boot_rows(x, y, method, n_boot, gen) -> np.ndarray:
     return boot_reps(n, n_boot, gen, spearman)
 
 
+@shared_docs
 def correlate(
     data: pd.DataFrame,
     *,
@@ -153,10 +155,8 @@ def correlate(
         With ``n_boot > 0``, percentile bootstrap CIs: rows are resampled for
         ``pooled`` (within the group for ``per_group``), groups for
         ``per_group_mean``.
-    rng : numpy.random.Generator or int, optional
-        Required when ``n_boot > 0``.
-    ci_level : float, default 0.95
-        Confidence level.
+    {rng}
+    {ci_level}
 
     Returns
     -------
