@@ -21,8 +21,6 @@ from typing import Annotated, Any
 
 import typer
 
-_YAML_HELP = "YAML mapping"
-
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
     typer.echo(f"error: {message}", err=True)

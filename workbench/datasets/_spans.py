@@ -113,48 +113,30 @@ def validate_spans(
             raise _error(
                 f"a {label!r} span lies in the reference: text_source must be "
                 f"{REFERENCE_SOURCE!r}, not {source!r}",
-                file=file,
-                row=row,
-                column="text_source",
-            )
+                file=file, row=row, column="text_source")
         if label == "excess":
             if source == REFERENCE_SOURCE:
                 raise _error(
                     "an 'excess' span lies in a response: text_source must be "
                     "the answer_model, not 'reference'",
-                    file=file,
-                    row=row,
-                    column="text_source",
-                )
+                    file=file, row=row, column="text_source")
             if answer_model and answer_model != source:
                 raise _error(
                     f"answer_model {answer_model!r} differs from text_source {source!r}",
-                    file=file,
-                    row=row,
-                    column="answer_model",
-                )
+                    file=file, row=row, column="answer_model")
             answer_model = source
         if label == "missing" and not answer_model:
             raise _error(
                 "a 'missing' annotation needs the answer_model it belongs to",
-                file=file,
-                row=row,
-                column="answer_model",
-            )
+                file=file, row=row, column="answer_model")
         if label == "unit" and answer_model:
             raise _error(
                 "a reference 'unit' belongs to no answer: leave answer_model empty",
-                file=file,
-                row=row,
-                column="answer_model",
-            )
+                file=file, row=row, column="answer_model")
         if answer_model and answer_model not in models_of.get(item_id, set()):
             raise _error(
                 f"no response of answer_model {answer_model!r} for item {item_id!r}",
-                file=file,
-                row=row,
-                column="text_source" if label == "excess" else "answer_model",
-            )
+                file=file, row=row, column="text_source" if label == "excess" else "answer_model")
         if source == REFERENCE_SOURCE:
             text = references[item_id]
         else:
@@ -163,10 +145,7 @@ def validate_spans(
                 raise _error(
                     f"no response (item {item_id!r}, answer_model {source!r}, "
                     f"sample {sample}) holds this span",
-                    file=file,
-                    row=row,
-                    column="text_source",
-                )
+                    file=file, row=row, column="text_source")
             text = texts[key]
         start = parse_int(record.get("start"), file=file, row=row, column="start")
         end = parse_int(record.get("end"), file=file, row=row, column="end")
@@ -184,28 +163,19 @@ def validate_spans(
             raise _error(
                 f"span [{start}, {end}) runs past the end of its text "
                 f"({source}, {len(text)} characters)",
-                file=file,
-                row=row,
-                column="end",
-            )
+                file=file, row=row, column="end")
         piece = text[start:end]
         given = record.get("text")
         if not is_missing(given, blank=True) and str(given) != piece:
             raise _error(
                 f"text {str(given)[:40]!r} differs from the characters "
                 f"[{start}, {end}) of the {source}: {piece[:40]!r}",
-                file=file,
-                row=row,
-                column="text",
-            )
+                file=file, row=row, column="text")
         _check_unique(
             seen,
             (item_id, label, answer_model, unit_id),
             what="(item_id, label, answer_model, unit_id)",
-            file=file,
-            row=row,
-            column="unit_id",
-        )
+            file=file, row=row, column="unit_id")
         out = {
             "item_id": item_id,
             "unit_id": unit_id,
@@ -221,7 +191,4 @@ def validate_spans(
         if "answer_sample" in extras:
             out["answer_sample"] = sample
         rows.append(out)
-    result = _build(rows, "spans", extras)
-    result["start"] = result["start"].astype(int)
-    result["end"] = result["end"].astype(int)
-    return result
+    return _build(rows, "spans", extras).astype({"start": int, "end": int})

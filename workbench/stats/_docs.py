@@ -1,21 +1,14 @@
-"""Docstring paragraphs several statistics share, written once.
+"""Docstring paragraphs several statistics share, written once (as scipy's ``doccer``).
 
-A docstring names a shared paragraph by a placeholder on a line of its own, ``{rng}``;
-:func:`shared_docs` puts the paragraph there when the module is imported, indented like
-the placeholder, so ``help()``, the rendered docs and the doctests see whole docstrings
-(scipy's ``doccer`` and matplotlib's docstring interpolation work the same way).
+A line ``{rng}`` in a docstring becomes :data:`PARAMETERS` ``["rng"]`` at import, indented
+like the placeholder, so ``help()`` and the doctests see the whole docstring.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import TypeVar
 
-F = TypeVar("F", bound=Callable)
-
-#: Parameter paragraphs, by placeholder name (numpydoc: name line, then the description
-#: indented by four spaces).
+#: Parameter paragraphs by placeholder name (numpydoc: name line, description indented).
 PARAMETERS = {
     "ci_level": "ci_level : float, default 0.95\n    Confidence level.",
     "rng": "rng : numpy.random.Generator or int, optional\n    Required when ``n_boot > 0``.",
@@ -23,12 +16,9 @@ PARAMETERS = {
 }
 
 
-def shared_docs(func: F | None = None, **more: str) -> F | Callable[[F], F]:
-    """Fill the ``{name}`` placeholders of a docstring from :data:`PARAMETERS` and ``more``.
-
-    Use it bare (``@shared_docs``) or with paragraphs of one module
-    (``@shared_docs(seed="Author, A. (2024). Title.")``). A placeholder can stand alone on
-    its line (the paragraph takes its indentation) or end a line (``.. [1] {seed}``).
+def shared_docs(func=None, **more: str):
+    """Fill a docstring's ``{name}`` placeholders (a line's last word) from
+    :data:`PARAMETERS` and ``more``: ``@shared_docs`` or ``@shared_docs(seed="A. (2024).")``.
 
     Examples
     --------
@@ -36,26 +26,15 @@ def shared_docs(func: F | None = None, **more: str) -> F | Callable[[F], F]:
     ... def f(rng=None):
     ...     '''Draw.
     ...
-    ...     Parameters
-    ...     ----------
     ...     {rng}
-    ...
-    ...     Notes
-    ...     -----
-    ...     {note}
+    ...     .. note:: {note}
     ...     '''
-    >>> print(f.__doc__)
+    >>> print(f.__doc__.rstrip())
     Draw.
     <BLANKLINE>
-        Parameters
-        ----------
         rng : numpy.random.Generator or int, optional
             Required when ``n_boot > 0``.
-    <BLANKLINE>
-        Notes
-        -----
-        Drawn once.
-    <BLANKLINE>
+        .. note:: Drawn once.
     """
     paragraphs = {**PARAMETERS, **more}
 
@@ -65,7 +44,7 @@ def shared_docs(func: F | None = None, **more: str) -> F | Callable[[F], F]:
             raise KeyError(f"no shared docstring paragraph {name!r}")
         return indent + before + paragraphs[name].replace("\n", "\n" + indent)
 
-    def decorate(f: F) -> F:
+    def decorate(f):
         f.__doc__ = re.sub(r"^([ \t]*)(.*?)\{(\w+)\}[ \t]*$", fill, f.__doc__ or "", flags=re.M)
         return f
 
