@@ -7,7 +7,6 @@ import pandas as pd
 
 from workbench.stats._bootstrap import boot_reps
 from workbench.stats._columns import tidy
-from workbench.stats._docs import shared_docs
 from workbench.stats._util import (
     Columns,
     as_list,
@@ -91,7 +90,6 @@ def kappa_from_labels(
     }
 
 
-@shared_docs
 def cohen_kappa(
     data: pd.DataFrame,
     *,
@@ -117,7 +115,8 @@ def cohen_kappa(
         uses category positions in this order, as scikit-learn does.
     by : str or list of str, optional
         One kappa per group.
-    {ci_level}
+    ci_level : float, default 0.95
+        Confidence level.
 
     Returns
     -------
@@ -190,7 +189,6 @@ def cohen_kappa(
     return tidy(pd.DataFrame(rows), keys=by_cols)
 
 
-@shared_docs
 def fleiss_kappa(
     data: pd.DataFrame,
     *,
@@ -219,8 +217,10 @@ def fleiss_kappa(
         One kappa per group.
     n_boot : int, default 0
         Bootstrap resamples of items for a percentile CI.
-    {rng}
-    {ci_level}
+    rng : numpy.random.Generator or int, optional
+        Required when ``n_boot > 0``.
+    ci_level : float, default 0.95
+        Confidence level.
 
     Returns
     -------

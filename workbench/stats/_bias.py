@@ -7,7 +7,6 @@ import pandas as pd
 
 from workbench.stats._columns import tidy
 from workbench.stats._comparison import paired_difference, wilcoxon
-from workbench.stats._docs import shared_docs
 from workbench.stats._position import UNPARSED
 from workbench.stats._util import (
     Columns,
@@ -23,7 +22,6 @@ from workbench.stats._util import (
 KINDS = ("auto", "score", "verdict")
 
 
-@shared_docs
 def perturbation_effect(
     data: pd.DataFrame,
     *,
@@ -57,7 +55,8 @@ def perturbation_effect(
         (pass ``kind="verdict"`` for verdicts coded 1/2).
     pair_on : str or list of str, optional
         Extra pairing columns (e.g. ``"trial"`` to pair verdicts trial by trial).
-    {ci_level}
+    ci_level : float, default 0.95
+        Confidence level.
 
     Returns
     -------
@@ -203,7 +202,6 @@ def _score_effect(x0: np.ndarray, x1: np.ndarray, ci_level: float) -> dict:
     }
 
 
-@shared_docs
 def length_bias(
     data: pd.DataFrame,
     *,
@@ -231,7 +229,8 @@ def length_bias(
         responses *to the same question*, not easy questions with hard ones.
     per : float, default 100
         Length units the raw slope refers to.
-    {ci_level}
+    ci_level : float, default 0.95
+        Confidence level.
 
     Returns
     -------

@@ -10,7 +10,6 @@ import pandas as pd
 
 from workbench.stats._bootstrap import boot_reps
 from workbench.stats._columns import tidy
-from workbench.stats._docs import shared_docs
 from workbench.stats._util import (
     Columns,
     as_list,
@@ -119,7 +118,6 @@ def _boot_rows(x, y, method, n_boot, gen) -> np.ndarray:
     return boot_reps(n, n_boot, gen, spearman)
 
 
-@shared_docs
 def correlate(
     data: pd.DataFrame,
     *,
@@ -155,8 +153,10 @@ def correlate(
         With ``n_boot > 0``, percentile bootstrap CIs: rows are resampled for
         ``pooled`` (within the group for ``per_group``), groups for
         ``per_group_mean``.
-    {rng}
-    {ci_level}
+    rng : numpy.random.Generator or int, optional
+        Required when ``n_boot > 0``.
+    ci_level : float, default 0.95
+        Confidence level.
 
     Returns
     -------

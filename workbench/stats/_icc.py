@@ -6,7 +6,6 @@ import numpy as np
 import pandas as pd
 
 from workbench.stats._columns import tidy
-from workbench.stats._docs import shared_docs
 from workbench.stats._util import (
     Columns,
     as_list,
@@ -18,7 +17,6 @@ from workbench.stats._util import (
 )
 
 
-@shared_docs
 def icc(
     data: pd.DataFrame,
     *,
@@ -42,7 +40,8 @@ def icc(
         Numeric rating column.
     by : str or list of str, optional
         One set of six rows per group.
-    {ci_level}
+    ci_level : float, default 0.95
+        Confidence level.
 
     Returns
     -------

@@ -8,7 +8,6 @@ import pandas as pd
 from workbench.stats._agreement import count_table
 from workbench.stats._bootstrap import boot_reps
 from workbench.stats._columns import tidy
-from workbench.stats._docs import shared_docs
 from workbench.stats._util import (
     Columns,
     as_list,
@@ -23,7 +22,6 @@ from workbench.stats._util import (
 VALUE_LEVELS = ("nominal", "ordinal", "interval", "ratio")
 
 
-@shared_docs
 def krippendorff_alpha(
     data: pd.DataFrame,
     *,
@@ -57,8 +55,10 @@ def krippendorff_alpha(
     n_boot : int, default 0
         Bootstrap resamples of items for a percentile CI (a cluster bootstrap over
         units, not Hayes & Krippendorff's 2007 algorithm).
-    {rng}
-    {ci_level}
+    rng : numpy.random.Generator or int, optional
+        Required when ``n_boot > 0``.
+    ci_level : float, default 0.95
+        Confidence level.
 
     Returns
     -------

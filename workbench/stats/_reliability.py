@@ -9,7 +9,6 @@ import pandas as pd
 
 from workbench.stats._bootstrap import boot_reps
 from workbench.stats._columns import tidy
-from workbench.stats._docs import shared_docs
 from workbench.stats._util import (
     Columns,
     as_list,
@@ -72,7 +71,6 @@ def _overlap(**named):
             seen[col] = arg
 
 
-@shared_docs(seed=_SEED000)
 def consistency_index(
     data: pd.DataFrame,
     *,
@@ -95,7 +93,8 @@ def consistency_index(
         Score column (NaN scores, e.g. unparsed replies, are left out and counted).
     unit : str or list of str
         Columns defining one unit, e.g. ``["item_id", "answer_model"]`` (a conversation).
-    {ddof}
+    ddof : int, default 1
+        Delta degrees of freedom of every standard deviation.
     within : str or list of str, optional
         The factors that vary inside a unit, e.g. ``"trial"`` or
         ``["trial", "judge_model"]``. When given, rows must be unique on
@@ -105,8 +104,10 @@ def consistency_index(
         One index per group (e.g. ``"protocol"``, ``["protocol", "temperature"]``).
     n_boot : int, default 0
         Bootstrap resamples of units for a percentile CI (0: no CI).
-    {rng}
-    {ci_level}
+    rng : numpy.random.Generator or int, optional
+        Required when ``n_boot > 0``.
+    ci_level : float, default 0.95
+        Confidence level.
 
     Returns
     -------
@@ -213,7 +214,6 @@ def consistency_index(
     return tidy(pd.DataFrame(rows), keys=by_cols)
 
 
-@shared_docs(seed=_SEED000)
 def variance_ratio(
     data: pd.DataFrame,
     *,
@@ -238,7 +238,8 @@ def variance_ratio(
         Score column (NaN scores are left out and counted).
     system : str or list of str
         Columns defining a system, e.g. ``"answer_model"``.
-    {ddof}
+    ddof : int, default 1
+        Delta degrees of freedom of every standard deviation.
     within : str or list of str, optional
         Factors that vary inside a system, e.g. ``["item_id", "trial"]`` or
         ``["item_id", "trial", "judge_model"]``; checked as in
@@ -254,8 +255,10 @@ def variance_ratio(
         all its rows, for every system). Required when ``n_boot > 0``.
     n_boot : int, default 0
         Bootstrap resamples for a percentile CI (0: no CI).
-    {rng}
-    {ci_level}
+    rng : numpy.random.Generator or int, optional
+        Required when ``n_boot > 0``.
+    ci_level : float, default 0.95
+        Confidence level.
 
     Returns
     -------
@@ -393,3 +396,6 @@ def _nansd(x, ddof):
     ss = np.nansum(centred**2, axis=-1)
     return np.where(k > ddof, np.sqrt(ss / np.maximum(k - ddof, 1)), np.nan)
 
+
+for _f in (consistency_index, variance_ratio):
+    _f.__doc__ = _f.__doc__.replace("{seed}", _SEED000)
