@@ -102,15 +102,8 @@ def run_all(
 
     try:
         params = nb.parse_parameters(files=file or (), yaml_strings=yaml or ())
-        table = nb.run_all(
-            only=only,
-            parameters=params,
-            output_dir=output_dir,
-            kernel=kernel,
-            progress=progress,
-            report=True,
-            shared_kernel=shared_kernel,
-        )
+        table = nb.run_all(only=only, parameters=params, output_dir=output_dir, kernel=kernel,
+                           progress=progress, report=True, shared_kernel=shared_kernel)
     except (ValueError, OSError) as exc:
         raise _fail(str(exc), 2) from None
     if table.empty:
