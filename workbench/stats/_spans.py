@@ -96,6 +96,24 @@ def _pair(gold: list, pred: list, pairing: str) -> list[tuple[int, int]]:
     return pairs
 
 
+def _pair_row(gold: tuple | None, pred: tuple | None) -> dict:
+    """A row of ``pairs``: a gold unit and the predicted unit paired with it, or one of them
+    alone (each ``(unit_id, character positions)`` or None)."""
+    gid, gpos = gold or (np.nan, frozenset())
+    pid, ppos = pred or (np.nan, frozenset())
+    ov = len(gpos & ppos)
+    return {
+        "gold_unit": gid,
+        "pred_unit": pid,
+        "gold_chars": len(gpos),
+        "pred_chars": len(ppos),
+        "overlap_chars": ov,
+        "recall": (ov / len(gpos) if pred else 0.0) if gold else np.nan,
+        "precision": (ov / len(ppos) if gold else 0.0) if pred else np.nan,
+        "pair_score": 2 * ov / (len(gpos) + len(ppos)) if gold and pred else 0.0,
+    }
+
+
 def span_match(
     pred: pd.DataFrame,
     gold: pd.DataFrame,
@@ -243,56 +261,13 @@ def span_match(
                     "precision": overlap / pchars if pl else np.nan,
                 }
             )
-            for i, (gid, gpos) in enumerate(gl):
+            for i, g_unit in enumerate(gl):
                 j = paired_g.get(i)
-                if j is None:
-                    pair_rows.append(
-                        {
-                            item: it,
-                            "class": c,
-                            "gold_unit": gid,
-                            "pred_unit": np.nan,
-                            "gold_chars": len(gpos),
-                            "pred_chars": 0,
-                            "overlap_chars": 0,
-                            "recall": 0.0,
-                            "precision": np.nan,
-                            "pair_score": 0.0,
-                        }
-                    )
-                    continue
-                pid, ppos = pl[j]
-                ov = len(gpos & ppos)
-                pair_rows.append(
-                    {
-                        item: it,
-                        "class": c,
-                        "gold_unit": gid,
-                        "pred_unit": pid,
-                        "gold_chars": len(gpos),
-                        "pred_chars": len(ppos),
-                        "overlap_chars": ov,
-                        "recall": ov / len(gpos),
-                        "precision": ov / len(ppos),
-                        "pair_score": 2 * ov / (len(gpos) + len(ppos)),
-                    }
-                )
-            for j, (pid, ppos) in enumerate(pl):
+                p_unit = pl[j] if j is not None else None
+                pair_rows.append({item: it, "class": c, **_pair_row(g_unit, p_unit)})
+            for j, p_unit in enumerate(pl):
                 if j not in paired_p:
-                    pair_rows.append(
-                        {
-                            item: it,
-                            "class": c,
-                            "gold_unit": np.nan,
-                            "pred_unit": pid,
-                            "gold_chars": 0,
-                            "pred_chars": len(ppos),
-                            "overlap_chars": 0,
-                            "recall": np.nan,
-                            "precision": 0.0,
-                            "pair_score": 0.0,
-                        }
-                    )
+                    pair_rows.append({item: it, "class": c, **_pair_row(None, p_unit)})
 
     item_cols = [
         item,
