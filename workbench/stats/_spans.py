@@ -269,30 +269,10 @@ def span_match(
                 if j not in paired_p:
                     pair_rows.append({item: it, "class": c, **_pair_row(None, p_unit)})
 
-    item_cols = [
-        item,
-        "class",
-        "n_gold_units",
-        "n_pred_units",
-        "n_pairs",
-        "gold_chars",
-        "pred_chars",
-        "overlap_chars",
-        "recall",
-        "precision",
-    ]
-    pair_cols = [
-        item,
-        "class",
-        "gold_unit",
-        "pred_unit",
-        "gold_chars",
-        "pred_chars",
-        "overlap_chars",
-        "recall",
-        "precision",
-        "pair_score",
-    ]
+    item_cols = [item, "class", "n_gold_units", "n_pred_units", "n_pairs", "gold_chars",
+                 "pred_chars", "overlap_chars", "recall", "precision"]
+    pair_cols = [item, "class", "gold_unit", "pred_unit", "gold_chars", "pred_chars",
+                 "overlap_chars", "recall", "precision", "pair_score"]
     per_item = pd.DataFrame(item_rows, columns=item_cols)
     per_pair = pd.DataFrame(pair_rows, columns=pair_cols)
 
