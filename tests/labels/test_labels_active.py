@@ -22,7 +22,6 @@ from workbench.labels import (
     score_labeller,
     simulate_labelling,
 )
-from workbench.labels.simulate import ppi_mean_intervals
 
 
 def _pool(n=200, seed=0):
@@ -60,30 +59,6 @@ def test_uniform_ppi_estimate_is_ppi_pythons():
     # pool's mean prediction, a sample in its setting, fixed here)
     low, high = ppi_mean_ci(np.array(labels), f[items], f, alpha=0.05, lam=1)
     assert (ours["wald_high"] - ours["wald_low"]) == pytest.approx(float(high[0] - low[0]), rel=0.25)
-
-
-@pytest.mark.parametrize("kind", ["scores", "preferences", "lam clipped"])
-def test_batched_reference_interval_is_ppi_pythons(kind):
-    """The simulation's reference row computes ppi_py.ppi_mean_ci for all studies at once
-    (ppi_mean_intervals); each study's interval is ppi-python's own, to 1e-12. The cases:
-    1-5 scores from a good judge, 0/0.5/1 preferences, and a judge whose predictions run
-    against the labels (PPI++'s lam clipped to 0, the classical interval)."""
-    rng = np.random.default_rng(7)
-    latent = _pool(150)
-    if kind == "preferences":
-        latent = (latent > 3).astype(float)
-    pred = sampled_judge(latent, rng)["prediction"].to_numpy()
-    if kind == "lam clipped":
-        pred = 6.0 - pred
-    draws = rng.integers(len(pred), size=(40, 30))
-    labels = annotate(latent[draws], ANNOTATORS, rng.integers(4, size=draws.shape), rng,
-                      scale=(0, 1) if kind == "preferences" else (1, 5))
-    low, high = ppi_mean_intervals(labels, pred[draws], pred, alpha=0.1)
-    for s in range(len(draws)):
-        ref_low, ref_high = ppi_mean_ci(labels[s], pred[draws[s]], pred, alpha=0.1)
-        assert low[s] == pytest.approx(float(ref_low[0]), abs=1e-12)
-        assert high[s] == pytest.approx(float(ref_high[0]), abs=1e-12)
-    assert (high > low).all()
 
 
 def test_weighted_draws_match_ppi_pythons_weighted_estimate():

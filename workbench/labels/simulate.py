@@ -41,10 +41,10 @@ import pandas as pd
 from scipy import stats as sps
 
 from workbench.labels.active import ActiveSampler
+from workbench.qualify import ppi_mean_intervals
 
-__all__ = ["ANNOTATORS", "Annotator", "annotate", "expected_label", "pairwise_judge",
-           "ppi_mean_intervals", "prefer", "preference_labeller", "sampled_judge",
-           "score_labeller", "simulate_labelling"]
+__all__ = ["ANNOTATORS", "Annotator", "annotate", "expected_label", "pairwise_judge", "prefer",
+           "preference_labeller", "sampled_judge", "score_labeller", "simulate_labelling"]
 
 
 @dataclass(frozen=True)
@@ -183,54 +183,6 @@ def sampled_judge(latent: np.ndarray, rng: np.random.Generator, *, bias: float =
                          "uncertainty": uncertainty, "hard": hard_items, "error_sd": s})
 
 
-def ppi_mean_intervals(y: np.ndarray, yhat: np.ndarray, yhat_unlabeled: np.ndarray, *,
-                       alpha: float) -> tuple[np.ndarray, np.ndarray]:
-    """PPI++ confidence intervals of a mean, one per row of ``y``: ``ppi_py.ppi_mean_ci(y[s],
-    yhat[s], yhat_unlabeled, alpha=alpha)`` (``lam`` tuned and clipped to [0, 1], no weights)
-    for every study ``s`` at once (tests/labels/test_labels_active.py holds the two equal).
-
-    With ``n`` labels, ``N`` unlabelled predictions, ``e = y - yhat``:
-    ``lam = cov(y, yhat) / ((1 + n / N) var(yhat, yhat_unlabeled))`` (``cov`` over the
-    ``n`` labelled items with divisor ``n``, ``var`` over all ``n + N`` predictions with
-    divisor ``n + N - 1``), the estimate ``mean(lam yhat_unlabeled) + mean(y - lam yhat)``,
-    its standard error ``sqrt(sd(lam yhat_unlabeled)^2 / N + sd(y - lam yhat)^2 / n)``
-    (divisors ``N``, ``n``) and the normal interval.
-
-    Parameters
-    ----------
-    y, yhat : array, shape (S, n)
-        Labels and the predictions of the labelled items, one study per row.
-    yhat_unlabeled : array, shape (N,)
-        The predictions of the pool.
-    alpha : float
-        1 - confidence level.
-
-    Returns
-    -------
-    (low, high) : arrays of shape (S,)
-
-    References
-    ----------
-    Angelopoulos, A. N., Duchi, J. C. & Zrnic, T. (2023). PPI++: efficient
-    prediction-powered inference. arXiv:2311.01453 (``ppi_py.ppi_mean_ci``, ppi-python 0.2).
-    """
-    y, f = np.asarray(y, dtype=float), np.asarray(yhat, dtype=float)
-    fu = np.asarray(yhat_unlabeled, dtype=float)
-    n, big_n = y.shape[1], fu.shape[0]
-    p1 = fu.mean() + (y - f).mean(axis=1, keepdims=True)       # the estimate with lam = 1
-    g, gh = y - p1, f - p1
-    cov = 2 * ((g - g.mean(axis=1, keepdims=True))
-               * (gh - gh.mean(axis=1, keepdims=True))).sum(axis=1) / n
-    var = np.concatenate([gh, fu[None, :] - p1], axis=1).var(axis=1, ddof=1)
-    lam = np.clip(cov / (2 * (1 + n / big_n) * var), 0.0, 1.0)[:, None]
-    imputed, rectifier = lam * fu[None, :], y - lam * f
-    estimate = imputed.mean(axis=1) + rectifier.mean(axis=1)
-    se = np.sqrt((imputed.std(axis=1) / np.sqrt(big_n)) ** 2
-                 + (rectifier.std(axis=1) / np.sqrt(n)) ** 2)
-    z = sps.norm.ppf(1 - alpha / 2)
-    return estimate - z * se, estimate + z * se
-
-
 def simulate_labelling(prediction: np.ndarray, uncertainty: np.ndarray, labeller,
                        target: float, *, budget: int = 100, n_studies: int = 500,
                        alpha: float = 0.05, floor: float = 0.2, burn_in: int = 20,
@@ -247,7 +199,7 @@ def simulate_labelling(prediction: np.ndarray, uncertainty: np.ndarray, labeller
     (Zrnic & Candès's rule, mixed with uniform), ``uniform`` uniformly; all use the same
     PPI++ estimate and confidence sequence. With
     ``reference``, the fixed-n PPI++ interval of ``ppi-python`` (``ppi_mean_ci``, for all
-    studies at once: :func:`ppi_mean_intervals`) on each uniform study's labels (the pool's
+    studies at once: :func:`workbench.qualify.ppi_mean_intervals`) on each uniform study's labels (the pool's
     predictions as the unlabelled set) is added as
     ``uniform ppi-python (fixed n)``. With ``oracle``, ``oracle rule``: sampling
     proportional to each item's true residual size ``sqrt(E[(Y - f - c)^2])`` (estimated
@@ -322,7 +274,7 @@ def simulate_labelling(prediction: np.ndarray, uncertainty: np.ndarray, labeller
             uniform_draws = (draws, labels)
     if reference:
         draws, labels = uniform_draws
-        lows, highs = ppi_mean_intervals(labels, pred[draws], pred, alpha=alpha)
+        lows, highs, _ = ppi_mean_intervals(labels, pred[draws], pred, alpha=alpha)
         hits = (lows <= target) & (target <= highs)
         widths["uniform ppi-python (fixed n)"] = highs - lows
         rows.append({"method": "uniform ppi-python (fixed n)", "n_studies": n_studies,
