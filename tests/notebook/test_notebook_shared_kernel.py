@@ -113,6 +113,13 @@ def test_shared_kernel_resets_everything_a_notebook_changed(tmp_path, monkeypatc
     assert pid == _stdout(runs / "a_changes.ipynb")[0]  # one kernel ...
     assert pid != _stdout(runs / "d_after.ipynb")[0]  # ... and a new one after c killed it
     assert (runs / "c_dies.ipynb").exists()  # written up to the cell that killed it
+    # every notebook's page (written while the next one ran) and an index linking them all
+    names = ("a_changes", "b_checks", "c_dies", "d_after")
+    for name in names:
+        assert (runs / f"{name}.html").stat().st_mtime >= (runs / f"{name}.ipynb").stat().st_mtime
+    index = (runs / "index.html").read_text(encoding="utf-8")
+    assert all(f"href='{name}.html'" in index for name in names)
+    assert "<span class='failed'>failed</span>" in index
     doc = nbformat.read(runs / "b_checks.ipynb", as_version=4)
     code = [c for c in doc.cells if c.cell_type == "code"]
     assert [c.execution_count for c in code] == list(range(1, len(code) + 1))

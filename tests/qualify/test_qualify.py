@@ -7,10 +7,11 @@ import numpy as np
 import pandas as pd
 import pytest
 import statsmodels.api as sm
-from ppi_py import ppi_mean_ci
+from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
 from scipy import stats as sps
 from statsmodels.stats.inter_rater import cohens_kappa
 from statsmodels.stats.multitest import multipletests
+from statsmodels.stats.weightstats import DescrStatsW
 
 from workbench import qualify as q
 
@@ -145,6 +146,41 @@ def test_ppi_mean_matches_the_formula_and_ppi_python():
     assert out.loc["classical", ["ci_low", "ci_high"]].to_numpy() == pytest.approx(
         [y.mean() - half, y.mean() + half])
     assert out.loc["ppi", "width"] < out.loc["classical", "width"]
+
+
+@pytest.mark.parametrize("case", ["scores", "win rate", "lam clipped", "lam fixed",
+                                  "own unlabelled sets"])
+def test_batched_intervals_are_ppi_pythons_and_statsmodels(case):
+    """ppi_mean_intervals gives, row by row, ppi_py.ppi_mean_ci's interval and
+    ppi_mean_pointestimate's estimate; classical_mean_intervals statsmodels'
+    DescrStatsW.zconfint_mean (each to 1e-12). Cases: 1-5 scores from a good judge, 0/1
+    labels, a judge running against the labels (PPI++'s lam clipped to 0), a fixed lam,
+    and an unlabelled set of its own per row (ppi_simulation's resamples)."""
+    rng = np.random.default_rng(11)
+    pool = np.clip(rng.normal(3.2, 0.9, 300), 1, 5)
+    judge = np.clip(pool + rng.normal(0.3, 0.4, 300), 1, 5)
+    if case == "win rate":
+        pool, judge = (pool > 3).astype(float), (judge > 3.2).astype(float)
+    if case == "lam clipped":
+        judge = 6.0 - judge
+    draws = rng.integers(300, size=(40, 25))
+    y = pool[draws] if case == "win rate" else np.round(pool[draws] + rng.normal(0, 0.4, draws.shape))
+    unl = rng.integers(300, size=(40, 275)) if case == "own unlabelled sets" else None
+    lam = 0.7 if case == "lam fixed" else None
+    low, high, est = q.ppi_mean_intervals(y, judge[draws], judge if unl is None else judge[unl],
+                                          alpha=0.1, lam=lam)
+    c_low, c_high, c_mean = q.classical_mean_intervals(y, alpha=0.1)
+    for s in range(len(draws)):
+        f_unl = judge if unl is None else judge[unl[s]]
+        ref_low, ref_high = ppi_mean_ci(y[s], judge[draws[s]], f_unl, alpha=0.1, lam=lam)
+        assert [low[s], high[s]] == pytest.approx([ref_low[0], ref_high[0]], abs=1e-12)
+        if lam is not None:
+            ref = ppi_mean_pointestimate(y[s], judge[draws[s]], f_unl, lam=lam)
+            assert est[s] == pytest.approx(float(np.ravel(ref)[0]), abs=1e-12)
+        ref_low, ref_high = DescrStatsW(y[s]).zconfint_mean(alpha=0.1)
+        assert [c_low[s], c_high[s], c_mean[s]] == pytest.approx([ref_low, ref_high, y[s].mean()],
+                                                                 abs=1e-12)
+    assert (high > low).all()
 
 
 @pytest.mark.parametrize("lam", [1.0, None])

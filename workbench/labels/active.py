@@ -87,7 +87,13 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
+from workbench.labels.store import COLUMNS
+
 __all__ = ["ActiveQueue", "ActiveSampler", "cs_halfwidth", "scaled_uncertainty"]
+
+# positions in a row of LabelStore.rows
+_LABEL_ID, _ITEM, _KIND, _VALUE, _PROB = (COLUMNS.index(c) for c in (
+    "label_id", "item_id", "kind", "value", "sampling_prob"))
 
 
 def cs_halfwidth(t: np.ndarray, variance: np.ndarray, *, alpha: float, rho2: float) -> np.ndarray:
@@ -487,16 +493,17 @@ class ActiveQueue:
         still begins with those labels, only the new ones are added (the same sums in the
         same order as a sampler built anew, and the same generator), else it is built anew.
         """
-        labels = self.store.labels(study=self.study)
-        labels = labels[(labels["kind"] == self.kind) & labels["sampling_prob"].notna()
-                        & labels["item_id"].isin(self.index)]
-        ids = labels["label_id"].tolist()
+        # the store's rows, not its frame: this runs before every draw
+        labels = [row for row in self.store.rows(study=self.study)
+                  if row[_KIND] == self.kind and row[_PROB] is not None
+                  and row[_ITEM] in self.index]
+        ids = [row[_LABEL_ID] for row in labels]
         sampler, seen = self._kept if self._kept is not None else (None, [])
         if sampler is None or ids[:len(seen)] != seen:
             sampler, seen = ActiveSampler(self.predictions, self.uncertainty, rng=self.rng,
                                           **self.options), []
-        for row in labels.iloc[len(seen):].itertuples():
-            sampler.update(self.index[row.item_id], row.sampling_prob, row.value)
+        for row in labels[len(seen):]:
+            sampler.update(self.index[row[_ITEM]], float(row[_PROB]), float(row[_VALUE]))
         self._kept = (sampler, ids)
         return sampler
 

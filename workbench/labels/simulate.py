@@ -38,10 +38,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from ppi_py import ppi_mean_ci
 from scipy import stats as sps
 
 from workbench.labels.active import ActiveSampler
+from workbench.qualify import ppi_mean_intervals
 
 __all__ = ["ANNOTATORS", "Annotator", "annotate", "expected_label", "pairwise_judge", "prefer",
            "preference_labeller", "sampled_judge", "score_labeller", "simulate_labelling"]
@@ -198,8 +198,9 @@ def simulate_labelling(prediction: np.ndarray, uncertainty: np.ndarray, labeller
     with the calibrated rule, ``active, q ∝ u`` (with ``direct``) by the uncertainty itself
     (Zrnic & Candès's rule, mixed with uniform), ``uniform`` uniformly; all use the same
     PPI++ estimate and confidence sequence. With
-    ``reference``, the fixed-n PPI++ interval of ``ppi-python`` (``ppi_mean_ci``) on each
-    uniform study's labels (the pool's predictions as the unlabelled set) is added as
+    ``reference``, the fixed-n PPI++ interval of ``ppi-python`` (``ppi_mean_ci``, for all
+    studies at once: :func:`workbench.qualify.ppi_mean_intervals`) on each uniform study's labels (the pool's
+    predictions as the unlabelled set) is added as
     ``uniform ppi-python (fixed n)``. With ``oracle``, ``oracle rule``: sampling
     proportional to each item's true residual size ``sqrt(E[(Y - f - c)^2])`` (estimated
     from 200 simulated labels per item; ``c`` the mean residual), mixed with uniform like
@@ -273,10 +274,7 @@ def simulate_labelling(prediction: np.ndarray, uncertainty: np.ndarray, labeller
             uniform_draws = (draws, labels)
     if reference:
         draws, labels = uniform_draws
-        lows, highs = np.zeros(n_studies), np.zeros(n_studies)
-        for s in range(n_studies):
-            low, high = ppi_mean_ci(labels[s], pred[draws[s]], pred, alpha=alpha)
-            lows[s], highs[s] = float(np.ravel(low)[0]), float(np.ravel(high)[0])
+        lows, highs, _ = ppi_mean_intervals(labels, pred[draws], pred, alpha=alpha)
         hits = (lows <= target) & (target <= highs)
         widths["uniform ppi-python (fixed n)"] = highs - lows
         rows.append({"method": "uniform ppi-python (fixed n)", "n_studies": n_studies,

@@ -34,6 +34,7 @@ import threading
 import uuid
 from collections.abc import Iterable
 from datetime import UTC, datetime
+from operator import itemgetter
 from pathlib import Path
 
 import pandas as pd
@@ -49,6 +50,8 @@ COLUMNS = ["label_id", "study", "item_id", "annotator", "kind", "value", "choice
 KINDS = ("score", "pairwise")
 _CHOICE_VALUE = {"A": 1.0, "B": 0.0, "tie": 0.5}
 _NAME_RE = re.compile(r"[^A-Za-z0-9_.-]+")
+#: The order of :meth:`LabelStore.rows`: ``given_at``, then ``label_id``.
+_ORDER = itemgetter(COLUMNS.index("given_at"), COLUMNS.index("label_id"))
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS labels (
@@ -195,9 +198,15 @@ class LabelStore:
             added += 1
         return added
 
-    def labels(self, *, study: str | None = None) -> pd.DataFrame:
-        """Every label in the folder (all writers' files), oldest first (by ``given_at``)."""
-        frames = []
+    def rows(self, *, study: str | None = None) -> list[tuple]:
+        """Every label in the folder (all writers' files) as tuples of :data:`COLUMNS`,
+        oldest first (by ``given_at``, then ``label_id``): :meth:`labels` without pandas,
+        for callers that read the store after every label (:class:`~workbench.labels.active.ActiveQueue`)."""
+        query = f"SELECT {', '.join(COLUMNS)} FROM labels"
+        args: tuple = ()
+        if study is not None:
+            query, args = query + " WHERE study = ?", (study,)
+        out: list[tuple] = []
         for path in sorted(self.folder.glob("*.sqlite")):
             conn = sqlite3.connect(path, timeout=30.0)
             try:
@@ -205,18 +214,21 @@ class LabelStore:
                 has = conn.execute("SELECT name FROM sqlite_master WHERE type='table' "
                                    "AND name='labels'").fetchone()
                 if has:
-                    frames.append(pd.read_sql_query(
-                        f"SELECT {', '.join(COLUMNS)} FROM labels ORDER BY row", conn))
+                    out.extend(conn.execute(query + " ORDER BY row", args).fetchall())
             finally:
                 conn.close()
-        out = (pd.concat(frames, ignore_index=True) if frames
+        out.sort(key=_ORDER)  # stable: one file's labels of one instant keep their order
+        return out
+
+    def labels(self, *, study: str | None = None) -> pd.DataFrame:
+        """Every label in the folder (all writers' files), oldest first (by ``given_at``)."""
+        rows = self.rows()
+        out = (pd.DataFrame(rows, columns=COLUMNS) if rows
                else pd.DataFrame({c: pd.Series(dtype=object) for c in COLUMNS}))
         if study is not None:
-            out = out[out["study"] == study]
-        out = out.sort_values(["given_at", "label_id"], kind="stable").reset_index(drop=True)
-        out["value"] = out["value"].astype(float)
-        out["seconds"] = out["seconds"].astype(float)
-        out["sampling_prob"] = out["sampling_prob"].astype(float)
+            out = out[out["study"] == study].reset_index(drop=True)
+        for name in ("value", "seconds", "sampling_prob"):
+            out[name] = out[name].astype(float)
         return out
 
     def close(self) -> None:

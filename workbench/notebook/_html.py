@@ -91,10 +91,11 @@ def _section(folder: Path, rec: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
-def write_page(folder: Path) -> Path:
-    """Write the notebook pages and ``index.html`` of a run folder; return the index."""
+def write_page(folder: Path, *, notebooks: bool = True) -> Path:
+    """Write the notebook pages (``notebooks``: those older than their notebook) and
+    ``index.html`` of a run folder; return the index."""
     folder = Path(folder)
-    for notebook in sorted(folder.glob("*.ipynb")):
+    for notebook in sorted(folder.glob("*.ipynb")) if notebooks else ():
         notebook_page(notebook)
     records = []
     for path in sorted(folder.glob(f"*{RECORD_SUFFIX}")):

@@ -44,6 +44,7 @@ import os
 import sys
 import time
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
@@ -51,7 +52,7 @@ from typing import Any
 import pandas as pd
 
 from workbench import config
-from workbench.notebook._html import write_page
+from workbench.notebook._html import notebook_page, write_page
 from workbench.notebook._params import (
     changed_parameters,
     check_parameters,
@@ -113,6 +114,7 @@ def run_notebook(
     progress: bool = False,
     directory: str | os.PathLike | None = None,
     shared: SharedKernel | None = None,
+    page: bool = True,
 ) -> Path:
     """Execute one notebook with Papermill and return the executed copy's path.
 
@@ -137,6 +139,9 @@ def run_notebook(
         Folder to resolve study names in (default: the project's ``notebooks/``).
     shared : SharedKernel, optional
         Run in this kernel (reset first) instead of a new one; ``run_all`` passes it.
+    page : bool
+        Write the folder's HTML pages (``index.html``, the notebook's page) when the run
+        ends; ``run_all`` passes ``False`` and writes them while the next notebook runs.
 
     Returns
     -------
@@ -186,11 +191,23 @@ def run_notebook(
             write_record(out_dir, source.stem, values={**defaults, **params}, changed=changed,
                          output_root=Path(root) if root else None, started=started,
                          status=status, error=error)
-            write_page(out_dir)
         except Exception as exc:  # a record or page is a convenience: never fail a run
             print(f"warning: the run record of {source.stem} was not written: {exc}",
                   file=sys.stderr)
+        if page:
+            _write_pages(out_dir, output)
     return output
+
+
+def _write_pages(out_dir: Path, notebook: Path | None) -> None:
+    """The executed ``notebook``'s HTML page (when it was written) and the folder's
+    ``index.html``; a failure is a warning, never a failed run."""
+    try:
+        if notebook is not None and notebook.is_file():
+            notebook_page(notebook)
+        write_page(out_dir, notebooks=False)
+    except Exception as exc:
+        print(f"warning: the HTML pages of {out_dir} were not written: {exc}", file=sys.stderr)
 
 
 def _kernel_settings() -> dict[str, Any]:
@@ -271,6 +288,10 @@ def run_all(
         start and the imports per notebook. ``False``: a new kernel per notebook.
         The first notebook's ``seconds`` include the kernel's start.
 
+    Each notebook's HTML page and the folder's ``index.html`` are written by a thread
+    while the next notebook runs (a notebook's ``seconds`` is its run alone); all are
+    written when ``run_all`` returns.
+
     Returns
     -------
     pandas.DataFrame
@@ -303,7 +324,10 @@ def run_all(
                disable=not (report and sys.stderr.isatty()), dynamic_ncols=True)
     width = max((len(p.stem) for p in notebooks), default=0)
     shared = SharedKernel(kernel, folder, _kernel_settings()) if shared_kernel else None
-    with bar, shared or nullcontext():
+    # the HTML pages of a finished notebook are written while the next one runs (in this
+    # process, which only waits on the kernel meanwhile), in the order the notebooks end
+    pages = ThreadPoolExecutor(max_workers=1, thread_name_prefix="workbench-pages")
+    with bar, shared or nullcontext(), pages:
         for i, path in enumerate(notebooks, 1):
             tag = f"[{i}/{len(notebooks)}] {path.stem:<{width}}"
             if report:
@@ -311,6 +335,7 @@ def run_all(
                 tqdm.write(f"{tag}  started", file=sys.stdout)
             row = _run_one(path, given[path], out_dir, kernel=kernel, progress=progress,
                            shared=shared)
+            pages.submit(_write_pages, out_dir, Path(row["output"]))
             rows.append(row)
             bar.update(1)
             if report:
@@ -330,7 +355,7 @@ def _run_one(path: Path, params: dict[str, Any], out_dir: Path, *, kernel: str,
     status, error, output = "ok", None, out_dir / path.name
     try:
         output = run_notebook(path, parameters=params, output_dir=out_dir, kernel=kernel,
-                              progress=progress, shared=shared)
+                              progress=progress, shared=shared, page=False)
     except Exception as exc:  # report and go on with the other notebooks
         status, error = "failed", describe_error(exc)
     seconds = round(time.perf_counter() - start, 1)

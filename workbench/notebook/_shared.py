@@ -143,6 +143,13 @@ def _engine() -> str:
     return ENGINE
 
 
+def _papermill() -> Any:
+    """The ``papermill`` module (imported on first use)."""
+    import papermill
+
+    return papermill
+
+
 class SharedKernel:
     """A kernel started on first use in ``cwd`` and kept for several notebooks.
 
@@ -183,6 +190,7 @@ class SharedKernel:
         self.km = km
         self.kc = km.client()
         self.kc.start_channels()
+        _papermill()  # its import (~2 s: jsonschema's format grammars) while the kernel boots
         run_sync(self.kc.wait_for_ready)(timeout=60)
         self.kc.allow_stdin = False
         self.starts += 1
@@ -191,10 +199,9 @@ class SharedKernel:
                 environ: Mapping[str, str | None], progress: bool) -> None:
         """Reset the kernel (start it, again if it died), then run ``source`` into
         ``output`` with Papermill; ``environ``: variables to set (None: remove) for it."""
-        import papermill
-
         if not self._alive():
             self._start()
+        papermill = _papermill()
         prelude = (f"exec(compile({_RESET!r}, '<workbench kernel reset>', 'exec'), "
                    f"{{'get_ipython': get_ipython, 'CHANGES': {dict(environ)!r}}})")
         papermill.execute_notebook(

@@ -4,7 +4,9 @@
 judge vs people                :func:`leave_one_out_agreement` (beside the human
                                ceiling), :func:`alt_test` (Calderon et al. 2025)
 few human labels               :func:`ppi_mean`, :func:`ppi_simulation`,
-                               :func:`labels_needed` (prediction-powered inference)
+                               :func:`labels_needed` (prediction-powered inference);
+                               :func:`ppi_mean_intervals`,
+                               :func:`classical_mean_intervals` (many samples at once)
 juries                         :func:`jury_scores`, :func:`jury_vs_best`
 bias-corrected ranking         :func:`bradley_terry`, :func:`length_controlled_win_rate`
 selective judging              :func:`calibrate_threshold`, :func:`selective_report`,
@@ -27,7 +29,13 @@ no LLM calls (study X3 makes them).
 from workbench.qualify._agreement import MEASURES, alt_test, leave_one_out_agreement
 from workbench.qualify._bradley_terry import bradley_terry, bt_design, length_controlled_win_rate
 from workbench.qualify._jury import AGGREGATES, jury_scores, jury_vs_best
-from workbench.qualify._ppi import labels_needed, ppi_mean, ppi_simulation
+from workbench.qualify._ppi import (
+    classical_mean_intervals,
+    labels_needed,
+    ppi_mean,
+    ppi_mean_intervals,
+    ppi_simulation,
+)
 from workbench.qualify._qualification import qualification_tables
 from workbench.qualify._selective import (
     calibrate_threshold,
@@ -52,6 +60,7 @@ __all__ = [
     "bradley_terry",
     "bt_design",
     "calibrate_threshold",
+    "classical_mean_intervals",
     "clopper_pearson_upper",
     "human_ceiling",
     "human_reference",
@@ -67,6 +76,7 @@ __all__ = [
     "pairwise_bradley_terry",
     "pairwise_leaderboard",
     "ppi_mean",
+    "ppi_mean_intervals",
     "ppi_simulation",
     "qualification_tables",
     "selective_report",
