@@ -1,9 +1,11 @@
-"""A store written by the code before the store became one module (issue 24) still replays,
-and requests keep the keys that code gave them.
+"""Stores written by older code still replay, and requests keep the keys that code gave
+them.
 
-``tests/fixtures/cache_v1`` was made by that code (``make.py`` there says how): the SQL
-dump of its ``cache.db``, the value file of a reply over 32 KB, each entry's request, key
-and replayed completion, and the keys of requests with every kind of key field.
+``tests/fixtures/cache_v1`` was made by the code before the store became one module,
+``cache_v2`` by the last code that kept replies in diskcache (``cache_v1/make.py`` says
+how): the SQL dump of its ``cache.db``, the value file of a reply over 32 KB, each
+entry's request, key and replayed completion, and the keys of requests with every kind of
+key field.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import shutil
 import sqlite3
 from pathlib import Path
 
+import diskcache
 import pytest
 
 from workbench.llm import (
@@ -28,38 +31,45 @@ from workbench.llm import (
     temporary_settings,
 )
 
-OLD = Path(__file__).resolve().parents[1] / "fixtures" / "cache_v1"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
-def _load(name: str) -> list[dict]:
-    return json.loads((OLD / name).read_text(encoding="utf-8"))
+@pytest.fixture(params=["cache_v1", "cache_v2"])
+def old(request) -> Path:
+    return FIXTURES / request.param
+
+
+def _load(old: Path, name: str) -> list[dict]:
+    return json.loads((old / name).read_text(encoding="utf-8"))
 
 
 @pytest.fixture
-def old_store(tmp_path) -> Path:
-    """The old store, rebuilt in a folder of its own."""
+def old_store(old, tmp_path) -> Path:
+    """The old store, rebuilt in a folder of its own, with the claim a killed run left."""
     folder = tmp_path / "old-cache"
     folder.mkdir()
     con = sqlite3.connect(folder / "cache.db")
-    con.executescript((OLD / "cache.sql").read_text(encoding="utf-8"))
+    con.executescript((old / "cache.sql").read_text(encoding="utf-8"))
     con.close()
-    for path in OLD.glob("*/*/*.val"):
-        target = folder / path.relative_to(OLD)
+    for path in old.glob("*/*/*.val"):
+        target = folder / path.relative_to(old)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(path, target)
+    with diskcache.Cache(str(folder), eviction_policy="none") as cache:
+        cache.add("claim/" + "c" * 64, "elsewhere:1", expire=3600)
     return folder
 
 
-def test_requests_keep_the_keys_the_old_code_gave_them():
-    specs = _load("keys.json")
+def test_requests_keep_the_keys_the_old_code_gave_them(old):
+    specs = _load(old, "keys.json")
     assert len(specs) >= 9
     for item in specs:
         assert cache_key(Request(**item["spec"])) == item["key"], item["spec"]
 
 
 @pytest.mark.parametrize("mode", ["readonly", "readwrite"])
-def test_every_entry_the_old_code_wrote_replays_as_it_did(old_store, mode):
-    expected = _load("expected.json")
+def test_every_entry_the_old_code_wrote_replays_as_it_did(old, old_store, mode):
+    expected = _load(old, "expected.json")
     requests = [Request.from_dict(item["request"]) for item in expected]
     assert [cache_key(r) for r in requests] == [item["key"] for item in expected]
     with temporary_settings(cache_dir=old_store, cache_mode=mode):
@@ -71,8 +81,8 @@ def test_every_entry_the_old_code_wrote_replays_as_it_did(old_store, mode):
     assert any("\ufffd" in i["completion"]["text"] for i in expected)  # the lone surrogate
 
 
-def test_maintenance_reads_the_old_store(old_store, tmp_path):
-    expected = _load("expected.json")
+def test_maintenance_reads_the_old_store(old, old_store, tmp_path):
+    expected = _load(old, "expected.json")
     report = check_cache(old_store)
     assert report["ok"] and report["entries"] == len(expected)
     assert (report["sealed"], report["unsealed"]) == (len(expected) - 1, 1)
