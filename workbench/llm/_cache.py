@@ -1,34 +1,39 @@
-"""The reply cache: where a reply is stored and how it is checked.
+"""The reply store: where a reply is stored and how it is checked.
 
-**Where.** One diskcache store per folder (``WORKBENCH_CACHE_DIR``, else
-``data/cache/llm``; :func:`configure` can set it in code), opened with
-``eviction_policy="none"`` (diskcache's default silently evicts past 1 GiB). Under the
-key :func:`~workbench.llm.cache_key` of a request (``_keys.py``), the value is one JSON
-object (an *entry*): ``key, model, backend, cost_usd, latency_s, usage, response``
-first (what a replay reads), then ``attempts, timestamp, workbench_version, schema``
-and ``request`` (its ``to_dict()``: no API key, header nor URL password). Errors are
-never stored.
+**Where.** One SQLite file per folder, ``replies.db`` in ``WORKBENCH_CACHE_DIR`` (else
+``data/cache/llm``; :func:`~workbench.llm.configure` can set it in code), in WAL mode,
+with one table of replies (:data:`SCHEMA`): a row per key :func:`~workbench.llm.cache_key`
+of a request (``_keys.py``), holding the *entry* (one JSON object: ``key, model, backend,
+cost_usd, latency_s, usage, response`` first, which is what a replay reads, then
+``attempts, timestamp, workbench_version, schema`` and ``request``, its ``to_dict()``
+without API key, header nor URL password), its *seal* and the time it was written.
+Errors are never stored. Beside it, ``claims`` says which process is sending which
+request, and ``tally`` counts the replies (kept by triggers, so that a damaged store
+still says how many it held).
 
-**How it is checked.** Each entry is written *sealed*: the sha256 of its JSON goes in
-diskcache's ``tag`` column and is compared on every replay; an older, unsealed entry
-has its stored request hashed back to its key instead. A value that is not text, fails
-its seal, or belongs to another key is a *corrupt entry*: a miss, counted and reported,
-never replayed. (A seal catches damage and edits, not a forger who recomputes it: the
-cache keeps no secret.)
+**How it is checked.** An entry is written with its seal, the sha256 of its JSON,
+compared on every replay; an entry without one (written before seals) has its stored
+request hashed back to its key instead. A value that is not text, fails its seal, or
+belongs to another key is a *corrupt entry*: a miss, counted and reported, never
+replayed. (A seal catches damage and edits, not a forger who recomputes it: the store
+keeps no secret.) Values are only ever read as JSON text: nothing is unpickled.
 
-**How it is read and written.** Writes, claims and deletes go through diskcache's public
-API with :class:`TextDisk` (its documented ``Disk`` extension point: text only, never
-unpickled, never a file outside the folder). Reads go through :class:`Reader`, a
-read-only SQLite connection to the same ``cache.db`` that selects ``_CHUNK`` keys per
-query (diskcache's ``get`` costs a query per key, which dominates a warm run: measured
-with ``workbench bench llm``, a replay through ``get`` runs at 0.46 of a bare ``get`` loop,
-through :class:`Reader` at 0.68), so the ``readonly`` mode, :func:`peek` and ``workbench
-cache stats/export/explain`` never write and a read-only folder still replays. A full
-disk or a damaged store stops a run with one :class:`~workbench.errors.CacheError` naming
-the folder; claims (``claim/<key>``) tell processes sharing a store who is sending a
-request; the writers' lock (:data:`LOCK_FILE`) keeps ``workbench cache repair`` away from
-a run that writes.
-Maintenance (stats, export, import, check, repair, explain) is in ``_maintenance.py``.
+**How it is read and written.** Each stored reply is its own transaction, committed
+before the call that finished it returns (``synchronous=NORMAL``: a killed process
+loses nothing committed; a power cut may lose the last ones, never the file). A replay
+reads a chunk of keys per query (:meth:`Store.rows`). :func:`open_reader` (the
+``readonly`` mode, :func:`peek`, ``workbench cache stats/export/explain/check``) opens the
+file read-only and never writes; a read-only folder still replays. A full disk or a
+damaged store stops a run with one :class:`~workbench.errors.CacheError` naming the
+folder. The writers' lock (:data:`LOCK_FILE`) keeps ``workbench cache repair`` away from
+a run that may write.
+
+**Older stores.** A folder written before this table (diskcache's ``cache.db``) is moved
+in when first opened for writing: its entries are read through diskcache's public API
+(:class:`TextDisk`: text only) and ``cache.db`` is kept as ``cache.db.migrated``. Opened
+read-only, it is read the same way into a temporary copy, and the folder is left as it is.
+
+Maintenance (stats, export, import, explain, clear, check, repair) is in ``_maintenance.py``.
 """
 
 from __future__ import annotations
@@ -45,8 +50,10 @@ import re
 import shutil
 import socket
 import sqlite3
+import tempfile
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from itertools import chain
@@ -54,7 +61,7 @@ from pathlib import Path
 from typing import Any
 
 import diskcache
-from diskcache.core import DBNAME, MODE_RAW, MODE_TEXT
+from diskcache.core import MODE_RAW, MODE_TEXT
 
 from workbench import config
 from workbench.errors import CacheError
@@ -64,10 +71,10 @@ from workbench.llm._types import Completion, Request, Usage, build_completion
 log = logging.getLogger("workbench.llm")
 
 ENTRY_SCHEMA = 1
+DB_FILE = "replies.db"
 LAST_MISS_FILE = "last_miss.json"
-#: Below this much free space on the cache's disk, a run that would write stops first.
+#: Below this much free space on the store's disk, a run that would write stops first.
 MIN_FREE_BYTES = 32 * 2**20
-CLAIM_PREFIX = "claim/"
 _HOST = socket.gethostname()
 
 
@@ -252,7 +259,7 @@ class CorruptEntry(ValueError):
 
 
 def seal(raw: str) -> str:
-    """The digest stored beside a value (diskcache's ``tag`` column) when it is written.
+    """The digest stored beside an entry (its ``seal`` column) when it is written.
 
     Examples
     --------
@@ -277,8 +284,7 @@ def check_entry(key: str, raw: Any, tag: Any, *, full: bool = False) -> None:
     and the reply fields of every entry.
     """
     if type(raw) is not str:
-        what = raw.why if isinstance(raw, Refused) else type(raw).__name__
-        raise CorruptEntry(f"not text but {what}")
+        raise CorruptEntry(f"not text but {type(raw).__name__}")
     fingerprint = hash(raw)
     if not full and _checked.get(key) == fingerprint:
         return
@@ -363,10 +369,37 @@ def replay_many(rows: Iterable[tuple[str, Any, Any]]
     return hits, corrupt
 
 
-# --- the store: diskcache, text only ----------------------------------------------------------
+# --- the table ---------------------------------------------------------------------------------
+
+#: The store's tables; ``PRAGMA user_version`` says they are set up (and an older store
+#: moved in): 1.
+SCHEMA = (
+    "CREATE TABLE tally (replies INTEGER NOT NULL)",  # first: its page is the schema's next
+    "INSERT INTO tally VALUES (0)",
+    "CREATE TABLE replies (key TEXT PRIMARY KEY, entry TEXT NOT NULL, seal TEXT, "
+    "created REAL NOT NULL)",
+    "CREATE TRIGGER tally_in AFTER INSERT ON replies "
+    "BEGIN UPDATE tally SET replies = replies + 1; END",
+    "CREATE TRIGGER tally_out AFTER DELETE ON replies "
+    "BEGIN UPDATE tally SET replies = replies - 1; END",
+    "CREATE TABLE claims (key TEXT PRIMARY KEY, owner TEXT NOT NULL, expires REAL NOT NULL)",
+)
+_WRITE = ("INSERT INTO replies VALUES (?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET "
+          "entry = excluded.entry, seal = excluded.seal, created = excluded.created")
+#: The chunk's keys as a table ``wanted(i, k)`` (``i``: the key's place in the chunk): each
+#: row names its key by place, so the caller's own string comes back, not a copy.
+_ROWS = ("WITH wanted(i, k) AS (VALUES {}) SELECT wanted.i, entry, seal "
+         "FROM wanted JOIN replies ON key = wanted.k")
+_CHUNK = 500
+
+
+@functools.lru_cache(maxsize=8)
+def _wanted(size: int) -> str:
+    return ",".join(f"({i},?)" for i in range(size))
+
 
 class _Missing:
-    """The type of :data:`MISS` (a named sentinel, like diskcache's ``ENOVAL``)."""
+    """The type of :data:`MISS`."""
 
     __slots__ = ()
 
@@ -374,76 +407,119 @@ class _Missing:
         return "MISS"
 
 
-#: "No stored value for this key" (a stored value is always a string).
+#: "No stored value for this key".
 MISS = _Missing()
 
 
-class Refused:
-    """A stored key or value the store will not decode: not text, or a file elsewhere."""
+class Store:
+    """The reply store of one folder: its ``replies.db``, through one SQLite connection per
+    thread (and process).
 
-    __slots__ = ("why",)
-
-    def __init__(self, why: str):
-        self.why = why
-
-    def __repr__(self) -> str:
-        return f"Refused({self.why!r})"
-
-
-_VALUE_FILE = re.compile(r"^[0-9a-f]{2}[/\\][0-9a-f]{2}[/\\][0-9a-f]{28}\.val$")
-
-
-class TextDisk(diskcache.Disk):
-    """diskcache's ``Disk`` for text only: it writes ``str`` and reads text, nothing else.
-
-    diskcache's own ``Disk`` unpickles rows in pickle mode and opens any path a row
-    names; this one returns :class:`Refused` instead, and removes only value files of
-    diskcache's layout (``ab/cd/<28 hex>.val`` inside the folder).
+    ``readonly`` stores open the file read-only (a missing file is an empty store, and
+    nothing is created); ``why`` says why a writable open fell back to one
+    (``read-only`` or ``full``). ``get``/``set``/``delete``/``in``/``len``/``iterkeys``
+    are the mapping of key to raw entry text; :func:`store` and :func:`replay` are the
+    checked doors.
     """
 
-    def get(self, key: Any, raw: bool) -> Any:
-        if not raw:
-            return Refused("a pickled key")
-        return bytes(key) if type(key) is sqlite3.Binary else key
+    def __init__(self, directory: str | os.PathLike, *, readonly: bool = False,
+                 why: str | None = None, db: Path | None = None, scratch: Any = None):
+        self.directory = str(directory)
+        self.readonly = readonly
+        self.why = why
+        self.db = db or Path(directory) / DB_FILE
+        self.scratch = scratch  # a temporary folder this store lives in (an old store read)
+        self.left_out: Counter[str] = Counter()  # rows of an old store not read (why -> n)
+        self.local = threading.local()
 
-    def store(self, value: Any, read: bool, key: Any = diskcache.UNKNOWN) -> tuple:
-        if type(value) is not str:
-            raise TypeError(f"the LLM cache stores text only, not {type(value).__name__}")
-        return super().store(value, read, key)
+    def execute(self, statement: str, args: Iterable[Any] = ()) -> sqlite3.Cursor:
+        """``statement`` on this thread's connection."""
+        local = self.local
+        if (getattr(local, "pid", None) != os.getpid() or getattr(local, "con", None) is None
+                or (local.memory and self.db.is_file())):
+            local.memory = self.readonly and not self.db.is_file()
+            if local.memory:  # nothing stored yet: empty tables in memory
+                local.con = sqlite3.connect(":memory:", isolation_level=None)
+                for statement_ in SCHEMA:
+                    local.con.execute(statement_)
+            elif self.readonly:
+                check_not_empty(self.db)
+                local.con = connect_ro(self.db)
+            else:
+                local.con = sqlite3.connect(self.db, timeout=60, isolation_level=None)
+                local.con.execute("PRAGMA synchronous = NORMAL")
+            local.pid = os.getpid()
+        return local.con.execute(statement, tuple(args))
 
-    def fetch(self, mode: int, filename: str | None, value: Any, read: bool) -> Any:
-        if mode == MODE_RAW:
-            return value if type(value) is str else Refused(f"a {type(value).__name__} value")
-        if mode != MODE_TEXT:
-            return Refused(f"diskcache mode {mode} (binary or pickle): never decoded")
-        if read or not isinstance(filename, str) or not _VALUE_FILE.match(filename):
-            return Refused(f"a value file outside the cache's layout: {filename!r}")
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One write transaction for the ``with`` block (other writers wait meanwhile)."""
+        self.execute("BEGIN IMMEDIATE")
         try:
-            return super().fetch(mode, filename, value, read)
-        except UnicodeDecodeError:
-            return Refused("a value file that is not UTF-8 text")
+            yield
+        except BaseException:
+            self.execute("ROLLBACK")
+            raise
+        self.execute("COMMIT")
 
-    def remove(self, file_path: str) -> None:
-        if isinstance(file_path, str) and _VALUE_FILE.match(file_path):
-            super().remove(file_path)
+    def rows(self, keys: list[str]) -> Iterator[list[tuple[str, Any, Any]]]:
+        """Per chunk of ``keys`` (distinct): ``(key, entry, seal)`` of those stored. A
+        damaged store raises :class:`~workbench.errors.CacheError`; any other failed read
+        is a miss."""
+        for start in range(0, len(keys), _CHUNK):
+            chunk = keys[start: start + _CHUNK]
+            try:
+                found = self.execute(_ROWS.format(_wanted(len(chunk))), chunk).fetchall()
+            except CacheError:
+                raise
+            except sqlite3.Error as exc:
+                if is_damage(exc):
+                    raise damaged(self.directory, exc) from None
+                log.debug("cache %s: read failed (%s): misses", self.directory, exc)
+                continue
+            yield [(chunk[i], entry, seal) for i, entry, seal in found]
 
+    def get(self, key: str, default: Any = None, *, tag: bool = False) -> Any:
+        """The raw entry text under ``key`` (``tag``: with its seal)."""
+        found = next(iter(self.rows([key])), [])
+        value, seal_ = (found[0][1], found[0][2]) if found else (default, None)
+        return (value, seal_) if tag else value
 
-#: diskcache's table, as an empty in-memory stand-in for a store not created yet.
-_SCHEMA = ("CREATE TABLE Cache (rowid INTEGER PRIMARY KEY, key BLOB, raw INTEGER, "
-           "store_time REAL, expire_time REAL, access_time REAL, access_count INTEGER "
-           "DEFAULT 0, tag BLOB, size INTEGER DEFAULT 0, mode INTEGER DEFAULT 0, "
-           "filename TEXT, value BLOB)")
-_LIVE = "raw = 1 AND (expire_time IS NULL OR expire_time > ?)"
-#: The chunk's keys as a table ``wanted(i, k)`` (``i``: the key's place in the chunk): each
-#: row names its key by place, so the caller's own string comes back, not a copy.
-_ROWS_SQL = ("WITH wanted(i, k) AS (VALUES {}) SELECT wanted.i, mode, filename, value, tag "
-             "FROM wanted JOIN Cache ON key = wanted.k WHERE " + _LIVE)
-_CHUNK = 500
+    def set(self, key: str, value: Any, *, tag: str | None = None) -> None:
+        """Store ``value`` under ``key`` as it is, with the seal ``tag`` (committed)."""
+        self.execute(_WRITE, (key, value, tag, time.time()))
 
+    def delete(self, key: str) -> bool:
+        return self.execute("DELETE FROM replies WHERE key = ?", (key,)).rowcount > 0
 
-@functools.lru_cache(maxsize=8)
-def _wanted(size: int) -> str:
-    return ",".join(f"({i},?)" for i in range(size))
+    def clear(self) -> None:
+        with self.transaction():
+            self.execute("DELETE FROM replies")
+            self.execute("DELETE FROM claims")
+
+    def __contains__(self, key: str) -> bool:
+        return bool(self.execute("SELECT 1 FROM replies WHERE key = ?", (key,)).fetchall())
+
+    def __len__(self) -> int:
+        return int(self.execute("SELECT count(*) FROM replies").fetchone()[0])
+
+    def iterkeys(self) -> Iterator[Any]:
+        for (key,) in self.execute("SELECT key FROM replies ORDER BY key").fetchall():
+            yield key
+
+    def volume(self) -> int:
+        """Bytes of the database file (its pages)."""
+        (pages,), = self.execute("PRAGMA page_count").fetchall()
+        (size,), = self.execute("PRAGMA page_size").fetchall()
+        return int(pages * size)
+
+    def close(self) -> None:
+        con = getattr(self.local, "con", None)
+        if con is not None:
+            con.close()
+            self.local.con = None
+        if self.scratch is not None:
+            self.scratch.cleanup()
 
 
 def connect_ro(db: Path) -> sqlite3.Connection:
@@ -454,14 +530,14 @@ def connect_ro(db: Path) -> sqlite3.Connection:
     read as it is, and a warning says when the WAL holds pages that are then not seen.
     """
     uri = db.resolve().as_uri()
-    con = sqlite3.connect(f"{uri}?mode=ro", uri=True)
+    con = sqlite3.connect(f"{uri}?mode=ro", uri=True, isolation_level=None)
     try:
         con.execute("SELECT count(*) FROM sqlite_master").fetchall()
     except sqlite3.OperationalError as exc:
         if cannot_write(exc) is None:
             raise
         con.close()
-        con = sqlite3.connect(f"{uri}?immutable=1", uri=True)
+        con = sqlite3.connect(f"{uri}?immutable=1", uri=True, isolation_level=None)
         wal = db.with_name(db.name + "-wal")
         if wal.is_file() and wal.stat().st_size:
             log.warning("%s: the folder is read-only and %s holds %d bytes not yet in %s; "
@@ -471,97 +547,7 @@ def connect_ro(db: Path) -> sqlite3.Connection:
     return con
 
 
-
-class Reader:
-    """A store read through a read-only SQLite connection: nothing is ever written, and a
-    missing folder is an empty store (not created).
-
-    ``rows`` is the bulk read behind every replay; ``get``, ``in``, ``iterkeys``, ``len``
-    and ``volume`` are diskcache's, for string keys. ``why`` says why a writable open
-    fell back to reading (``read-only`` or ``full``).
-    """
-
-    def __init__(self, directory: str | os.PathLike, *, why: str | None = None):
-        self.directory = str(directory)
-        self.why = why
-        self.db = Path(self.directory) / DBNAME
-        self.disk = TextDisk(self.directory)
-        self.local = threading.local()
-
-    def execute(self, statement: str, args: Iterable[Any] = ()) -> sqlite3.Cursor:
-        """``statement`` on this thread's read-only connection."""
-        local = self.local
-        if (getattr(local, "pid", None) != os.getpid() or getattr(local, "con", None) is None
-                or (local.memory and self.db.is_file())):
-            if self.db.is_file():
-                check_not_empty(self.directory)
-                local.con, local.memory = connect_ro(self.db), False
-            else:  # nothing stored yet: an empty table in memory
-                local.con, local.memory = sqlite3.connect(":memory:"), True
-                local.con.execute(_SCHEMA)
-            local.pid = os.getpid()
-        return local.con.execute(statement, tuple(args))
-
-    def rows(self, keys: list[str]) -> Iterator[list[tuple[str, Any, Any]]]:
-        """Per chunk of ``keys`` (distinct): ``(key, value, tag)`` of those stored, where a
-        value is text or :class:`Refused`. A damaged store raises
-        :class:`~workbench.errors.CacheError`; any other failed read is a miss."""
-        fetch = self.disk.fetch
-        for start in range(0, len(keys), _CHUNK):
-            chunk = keys[start: start + _CHUNK]
-            try:
-                found = self.execute(_ROWS_SQL.format(_wanted(len(chunk))),
-                                     (*chunk, time.time())).fetchall()
-            except CacheError:
-                raise
-            except sqlite3.Error as exc:
-                if is_damage(exc):
-                    raise damaged(self.directory, exc) from None
-                log.debug("cache %s: read failed (%s): misses", self.directory, exc)
-                continue
-            out = []
-            for i, mode, filename, value, tag in found:
-                if mode != MODE_RAW or type(value) is not str:  # a value file, or refused
-                    try:
-                        value = fetch(mode, filename, value, False)
-                    except OSError:  # the value file is gone: a miss
-                        continue
-                out.append((chunk[i], value, tag))
-            yield out
-
-    def get(self, key: str, default: Any = None, *, tag: bool = False) -> Any:
-        found = next(iter(self.rows([key])), [])
-        value, db_tag = (found[0][1], found[0][2]) if found else (default, None)
-        return (value, db_tag) if tag else value
-
-    def __contains__(self, key: str) -> bool:
-        return bool(self.execute(f"SELECT 1 FROM Cache WHERE key = ? AND {_LIVE}",
-                                 (key, time.time())).fetchall())
-
-    def iterkeys(self) -> Iterator[Any]:
-        for key, raw in self.execute("SELECT key, raw FROM Cache ORDER BY key, raw").fetchall():
-            yield self.disk.get(key, raw)
-
-    def __len__(self) -> int:
-        return int(self.execute("SELECT count(*) FROM Cache").fetchone()[0])
-
-    def volume(self) -> int:
-        (pages,), = self.execute("PRAGMA page_count").fetchall()
-        (size,), = self.execute("PRAGMA page_size").fetchall()
-        (files,), = self.execute("SELECT COALESCE(SUM(size), 0) FROM Cache").fetchall()
-        return int(pages * size + files)
-
-    def close(self) -> None:
-        con = getattr(self.local, "con", None)
-        if con is not None:
-            con.close()
-            self.local.con = None
-
-
-Store = diskcache.Cache | Reader
-
-
-# --- errors that name the folder ------------------------------------------------------------
+# --- errors that name the folder ---------------------------------------------------------------
 
 def _errname(exc: BaseException) -> str:
     return getattr(exc, "sqlite_errorname", "") or ""
@@ -582,6 +568,8 @@ def cannot_write(exc: BaseException) -> str | None:
             return "read-only"
         if name == "SQLITE_FULL" or "disk is full" in text:
             return "full"
+        if name == "SQLITE_CANTOPEN" or "unable to open" in text:
+            return "read-only"
     elif isinstance(exc, OSError):
         if exc.errno in (errno.ENOSPC, errno.EDQUOT):
             return "full"
@@ -624,14 +612,14 @@ def unwritable(folder: str | os.PathLike, why: str) -> CacheError:
         "readonly, or point WORKBENCH_CACHE_DIR at a writable folder", folder=str(folder))
 
 
-def check_not_empty(folder: str | os.PathLike) -> None:
-    """Raise if ``cache.db`` exists with 0 bytes: a truncated store, never silently empty.
+def check_not_empty(db: Path) -> None:
+    """Raise if the SQLite file ``db`` exists with 0 bytes: a truncated store, never
+    silently empty.
 
     SQLite creates the file empty and writes its header a moment later: a 0-byte file
     changed in the last few seconds (another process creating the store) is given
     that moment.
     """
-    db = Path(folder) / DBNAME
     deadline = time.monotonic() + 2.0
     while True:
         try:
@@ -646,28 +634,29 @@ def check_not_empty(folder: str | os.PathLike) -> None:
     raise CacheError(
         f"{db} is empty (0 bytes): every reply this store held is lost (a crash or an "
         "interrupted copy truncated it). Restore the folder from a backup, or run "
-        f"`workbench cache repair --dir {folder}` to move it aside and start a fresh "
-        "store", folder=str(folder))
+        f"`workbench cache repair --dir {db.parent}` to move it aside and start a fresh "
+        "store", folder=str(db.parent))
 
 
-# --- opening: the writable store and the reader ---------------------------------------------
+# --- opening ---------------------------------------------------------------------------------
 
-_handles: dict[tuple[str, int, bool], tuple[Any, tuple[int, int] | None]] = {}
+_handles: dict[tuple[str, int, bool], tuple[Store, Any]] = {}
 _handles_lock = threading.Lock()
 
 
-def _identity(folder: Path) -> tuple[int, int] | None:
-    """The folder's ``(device, inode)``: a store moved away and replaced (``workbench cache
-    repair`` in another process) is another folder under the same name."""
+def _identity(folder: Path) -> tuple[int, int, bool] | None:
+    """The folder's ``(device, inode)`` and whether it holds ``replies.db`` yet: a store
+    replaced (``workbench cache repair`` in another process) or moved in since is opened
+    again."""
     try:
         stat = folder.stat()
     except OSError:
         return None
-    return stat.st_dev, stat.st_ino
+    return stat.st_dev, stat.st_ino, (folder / DB_FILE).exists()
 
 
-def _handle(folder: Path, readonly: bool) -> Any:
-    """The open store of ``folder``, opened again when the folder was replaced since."""
+def _handle(folder: Path, readonly: bool) -> Store:
+    """The open store of ``folder``, opened again when the folder changed since."""
     key = (str(folder), os.getpid(), readonly)
     identity = _identity(folder)
     found = _handles.get(key)
@@ -675,25 +664,43 @@ def _handle(folder: Path, readonly: bool) -> Any:
         with _handles_lock:
             found = _handles.get(key)
             if found is not None and found[1] != identity:
-                _close(_handles.pop(key)[0])
+                _handles.pop(key)[0].close()
                 found = None
             if found is None:
-                store = Reader(folder) if readonly else _open_writable(folder)
+                store = _open_reader(folder) if readonly else _open_writable(folder)
                 found = _handles[key] = (store, _identity(folder))
     return found[0]
 
 
-def _close(store: Any) -> None:
-    try:
-        store.close()
-    except Exception:  # closing must never raise
-        pass
+def create(folder: Path) -> Store:
+    """The writable store of ``folder``, its tables set up (and an older store moved in)
+    by the first process that opens it."""
+    check_not_empty(folder / DB_FILE)
+    folder.mkdir(parents=True, exist_ok=True)
+    store = Store(folder)
+    store.execute("PRAGMA journal_mode = WAL")
+    moved = None
+    with store.transaction():  # another process opening it meanwhile waits, then sees it done
+        if store.execute("PRAGMA user_version").fetchone()[0] == 0:
+            for statement in SCHEMA:
+                store.execute(statement)
+            if (folder / LEGACY_DB).is_file():
+                moved = migrate(folder, store)
+            store.execute("PRAGMA user_version = 1")
+    if moved is not None:
+        for suffix in ("", "-wal", "-shm"):
+            old = folder / (LEGACY_DB + suffix)
+            if old.exists():
+                old.rename(old.with_name(old.name + ".migrated"))
+        log.warning("%s: moved %d entries of the older store (cache.db, kept as "
+                    "cache.db.migrated) into %s%s", folder, moved[0], DB_FILE,
+                    f"; left out: {dict(moved[1])}" if moved[1] else "")
+    return store
 
 
 def _open_writable(folder: Path) -> Store:
-    check_not_empty(folder)
     try:
-        return diskcache.Cache(str(folder), disk=TextDisk, eviction_policy="none")
+        return create(folder)
     except (sqlite3.Error, OSError) as exc:
         if is_damage(exc):
             raise damaged(folder, exc) from None
@@ -701,21 +708,49 @@ def _open_writable(folder: Path) -> Store:
         if why is None:
             raise
         log.debug("%s is %s: opened for reading only", folder, why)
-        return Reader(folder, why=why)
+        store = _open_reader(folder)
+        store.why = why
+        return store
+
+
+def _open_reader(folder: Path) -> Store:
+    if (folder / DB_FILE).exists() or not (folder / LEGACY_DB).is_file():
+        return Store(folder, readonly=True)
+    check_not_empty(folder / LEGACY_DB)  # an older store: read into a temporary copy
+    scratch = tempfile.TemporaryDirectory(prefix="workbench-cache-")
+    copy = Path(scratch.name)
+    try:
+        shutil.copytree(folder, copy / "old", ignore=shutil.ignore_patterns("*.lock", "*.json"))
+        store = Store(copy)
+        store.execute("BEGIN")
+        for statement in SCHEMA:
+            store.execute(statement)
+        moved, left_out = migrate(copy / "old", store)
+        store.execute("COMMIT")
+        store.close()
+    except BaseException:
+        scratch.cleanup()
+        raise
+    log.info("%s: an older store (cache.db) read into a temporary copy (%d entries%s); "
+             "open it for writing once to move it in", folder, moved,
+             f"; left out: {dict(left_out)}" if left_out else "")
+    store = Store(folder, readonly=True, db=copy / DB_FILE, scratch=scratch)
+    store.left_out = left_out
+    return store
 
 
 def open_cache(path: str | os.PathLike | None = None) -> Store:
     """The store at ``path`` (default: the configured folder) for reading and writing,
     opened once per folder and process (again when the folder was replaced).
 
-    A read-only folder or a full disk gives a :class:`Reader` (its ``why`` says which);
+    A read-only folder or a full disk gives a read-only store (its ``why`` says which);
     a damaged store raises :class:`~workbench.errors.CacheError` naming the folder and
     ``workbench cache repair``.
     """
     return _handle(Path(config.cache_dir() if path is None else path).expanduser(), False)
 
 
-def open_reader(path: str | os.PathLike | None = None) -> Reader:
+def open_reader(path: str | os.PathLike | None = None) -> Store:
     """The store at ``path`` (default: the configured folder) for reading only (never
     writes, never creates the folder)."""
     return _handle(Path(config.cache_dir() if path is None else path).expanduser(), True)
@@ -726,12 +761,75 @@ def close_caches(folder: str | os.PathLike | None = None) -> None:
     with _handles_lock:
         for key in list(_handles):
             if folder is None or key[0] == str(Path(folder).expanduser()):
-                _close(_handles.pop(key)[0])
+                try:
+                    _handles.pop(key)[0].close()
+                except Exception:  # closing must never raise
+                    pass
 
 
-# --- the writers' lock: no repair while a run may write -------------------------------------
+# --- older stores: diskcache's cache.db, read through its public API --------------------------
 
-#: A file in the cache folder that every run which may write holds a shared ``flock`` on,
+LEGACY_DB = "cache.db"
+_HEX64 = re.compile(r"^[0-9a-f]{64}$")
+
+
+_VALUE_FILE = re.compile(r"^[0-9a-f]{2}[/\\][0-9a-f]{2}[/\\][0-9a-f]{28}\.val$")
+
+
+class TextDisk(diskcache.Disk):
+    """diskcache's ``Disk`` for text only (its documented extension point): a pickled key
+    reads as ``"<pickled key>"``; a value that is not text, or a file outside diskcache's
+    layout in the folder, raises :class:`CorruptEntry`. Nothing is unpickled or deleted."""
+
+    def get(self, key: Any, raw: bool) -> Any:
+        return super().get(key, raw) if raw else "<pickled key>"
+
+    def fetch(self, mode: int, filename: str | None, value: Any, read: bool) -> Any:
+        if mode == MODE_RAW and type(value) is str:
+            return value
+        if mode != MODE_TEXT:
+            raise CorruptEntry(f"diskcache mode {mode} (binary or pickle): never decoded")
+        if read or not isinstance(filename, str) or not _VALUE_FILE.match(filename):
+            raise CorruptEntry(f"a value file outside the cache's layout: {filename!r}")
+        try:
+            return super().fetch(mode, filename, value, read)
+        except UnicodeDecodeError:
+            raise CorruptEntry("a value file that is not UTF-8 text") from None
+
+    def remove(self, file_path: str) -> None:
+        pass
+
+
+def migrate(folder: Path, into: Store) -> tuple[int, Counter]:
+    """Copy every entry of the diskcache store in ``folder`` into ``into`` (in its open
+    transaction), as stored (seal included): returns how many, and the rows left out
+    (why -> count). Claims are not copied."""
+    left_out: Counter[str] = Counter()
+    moved = 0
+    now = time.time()
+    with diskcache.Cache(str(folder), disk=TextDisk, eviction_policy="none") as old:
+        for key in old.iterkeys():
+            if not (isinstance(key, str) and _HEX64.match(key)):
+                if not (isinstance(key, str) and key.startswith("claim/")):
+                    left_out["its key is not a cache key"] += 1
+                continue
+            try:
+                value, tag = old.get(key, default=MISS, tag=True)
+            except CorruptEntry as exc:
+                left_out[str(exc)] += 1
+                continue
+            except (OSError, sqlite3.Error) as exc:
+                left_out[f"unreadable ({type(exc).__name__})"] += 1
+                continue
+            if value is not MISS:
+                into.execute(_WRITE, (key, value, tag, now))
+                moved += 1
+    return moved, left_out
+
+
+# --- the writers' lock: no repair while a run may write ---------------------------------------
+
+#: A file in the store's folder that every run which may write holds a shared ``flock`` on,
 #: and a repair an exclusive one (released by the system when a process dies).
 LOCK_FILE = "writers.lock"
 
@@ -803,13 +901,13 @@ def replacing(folder: str | os.PathLike) -> Iterator[None]:
 
 
 def writable(store: Store) -> bool:
-    return not isinstance(store, Reader)
+    return not store.readonly
 
 
 def require_writable(store: Store) -> None:
     """Raise :class:`~workbench.errors.CacheError` unless ``store`` can take new entries
     (not read-only, and at least :data:`MIN_FREE_BYTES` free on its disk)."""
-    if not writable(store):
+    if store.readonly:
         raise unwritable(store.directory, store.why or "read-only")
     free = free_bytes(store.directory)
     if free is not None and free < MIN_FREE_BYTES:
@@ -818,15 +916,11 @@ def require_writable(store: Store) -> None:
 
 # --- reading and writing ---------------------------------------------------------------------
 
-def _reader_of(store: Store) -> Reader:
-    return store if isinstance(store, Reader) else open_reader(store.directory)
-
-
 def read_values(store: Store, keys: list[str]) -> dict[str, tuple[Any, Any] | _Missing]:
-    """``(value, tag)`` stored under each of ``keys`` (distinct), :data:`MISS` where none.
+    """``(entry, seal)`` stored under each of ``keys`` (distinct), :data:`MISS` where none.
 
-    A value is text or :class:`Refused`. A damaged store raises
-    :class:`~workbench.errors.CacheError`; any other failed read is a miss.
+    A damaged store raises :class:`~workbench.errors.CacheError`; any other failed read
+    is a miss.
     """
     found: dict[str, tuple[Any, Any] | _Missing] = dict.fromkeys(keys, MISS)
     for key, value, tag in iter_stored(store, keys):
@@ -835,24 +929,24 @@ def read_values(store: Store, keys: list[str]) -> dict[str, tuple[Any, Any] | _M
 
 
 def iter_stored(store: Store, keys: list[str]) -> Iterator[tuple[str, Any, Any]]:
-    """``(key, value, tag)`` for each of ``keys`` (distinct) that has a stored value.
+    """``(key, entry, seal)`` for each of ``keys`` (distinct) that has a stored entry.
 
     The replay's read (:func:`read_values` without a slot per miss), lazily, a chunk of
-    keys per query (:meth:`Reader.rows`): a replay checks and decodes each chunk's
+    keys per query (:meth:`Store.rows`): a replay checks and decodes each chunk's
     values while they are fresh in the CPU's cache, and never holds all of them at once.
     """
-    return chain.from_iterable(_reader_of(store).rows(keys))
+    return chain.from_iterable(store.rows(keys))
 
 
 def write(store: Store, key: str, value: str, *, tag: str | None = None) -> bool:
-    """Store ``value`` under ``key``; True if written.
+    """Store ``value`` under ``key``, committed; True if written.
 
     A full disk, a read-only or a damaged store raises
     :class:`~workbench.errors.CacheError` (the run stops once, instead of warning per
     reply); any other failure (e.g. a store locked too long) is logged and the run
     goes on.
     """
-    if not writable(store):
+    if store.readonly:
         raise unwritable(store.directory, store.why or "read-only")
     try:
         store.set(key, value, tag=tag)
@@ -864,25 +958,29 @@ def write(store: Store, key: str, value: str, *, tag: str | None = None) -> bool
         if why is not None:
             raise unwritable(store.directory, why) from None
         log.warning("could not write cache entry %s: %s", key[:16], exc)
-    except Exception as exc:  # e.g. diskcache.Timeout: the cache can never break a run
-        log.warning("could not write cache entry %s: %s", key[:16], exc)
     return False
 
 
+def store(cache: Store, entry: Mapping[str, Any]) -> bool:
+    """Write ``entry`` under its key, sealed (see :func:`seal`); True if written.
+
+    A full disk, a read-only or damaged store raises
+    :class:`~workbench.errors.CacheError`; other failures are logged (:func:`write`).
+    """
+    raw = encode_entry(entry)
+    return write(cache, entry["key"], raw, tag=seal(raw))
+
+
 def checkpoint(store: Store, *, truncate: bool = False) -> None:
-    """Move the WAL's pages into ``cache.db`` (after a run that wrote, before an export).
+    """Move the WAL's pages into ``replies.db`` (after a run that wrote, before an export).
 
     ``PASSIVE`` never waits for other connections; ``truncate`` waits for them and
-    empties the WAL file, so that ``cache.db`` alone holds every entry.
+    empties the WAL file, so that ``replies.db`` alone holds every entry.
     """
-    if not writable(store):
+    if store.readonly:
         return
     try:
-        con = sqlite3.connect(Path(store.directory) / DBNAME, timeout=60)
-        try:
-            con.execute(f"PRAGMA wal_checkpoint({'TRUNCATE' if truncate else 'PASSIVE'})")
-        finally:
-            con.close()
+        store.execute(f"PRAGMA wal_checkpoint({'TRUNCATE' if truncate else 'PASSIVE'})")
     except sqlite3.Error as exc:  # a busy store: the next run checkpoints
         log.debug("WAL checkpoint of %s skipped: %s", store.directory, exc)
 
@@ -916,48 +1014,45 @@ def peek(request: Request) -> Completion | None:
         return None
 
 
-def store(cache: Store, entry: Mapping[str, Any]) -> bool:
-    """Write ``entry`` under its key, sealed (see :func:`seal`); True if written.
+# --- claims: one sender per request across processes -------------------------------------------
 
-    A full disk, a read-only or damaged store raises
-    :class:`~workbench.errors.CacheError`; other failures are logged (:func:`write`).
-    """
-    raw = encode_entry(entry)
-    return write(cache, entry["key"], raw, tag=seal(raw))
-
-
-# --- claims: one sender per request across processes ------------------------------------------
+def _owner() -> str:
+    return f"{_HOST}:{os.getpid()}"
 
 
 def claim(store: Store, key: str, ttl: float) -> bool:
-    """Try to become the sender of ``key`` for ``ttl`` seconds; False if another process is.
+    """Try to become the sender of ``key`` for ``ttl`` seconds; False if another sender is
+    (an expired claim is taken over).
 
     A store that cannot be written raises (as :func:`write`); any other failure
     answers True (the request is sent, as without claims).
     """
+    now = time.time()
     try:
-        return bool(store.add(CLAIM_PREFIX + key, f"{_HOST}:{os.getpid()}", expire=ttl))
+        return store.execute(
+            "INSERT INTO claims VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET owner = "
+            "excluded.owner, expires = excluded.expires WHERE claims.expires <= ?",
+            (key, _owner(), now + ttl, now)).rowcount == 1
     except (sqlite3.Error, OSError) as exc:
         why = cannot_write(exc)
         if why is not None:
             raise unwritable(store.directory, why) from None
-        return True
-    except Exception:  # e.g. diskcache.Timeout: send without a claim
         return True
 
 
 def extend(store: Store, key: str, ttl: float) -> None:
     """Keep this process's claim on ``key`` alive for another ``ttl`` seconds."""
     try:
-        store.touch(CLAIM_PREFIX + key, expire=ttl)
+        store.execute("UPDATE claims SET expires = ? WHERE key = ? AND owner = ?",
+                      (time.time() + ttl, key, _owner()))
     except Exception:  # the claim then expires: at worst the request is sent twice
         pass
 
 
 def release(store: Store, key: str) -> None:
-    """Give up the claim on ``key`` (after the reply is stored, or on failure)."""
+    """Give up this process's claim on ``key`` (after the reply is stored, or on failure)."""
     try:
-        store.delete(CLAIM_PREFIX + key)
+        store.execute("DELETE FROM claims WHERE key = ? AND owner = ?", (key, _owner()))
     except Exception:  # it expires anyway
         pass
 
@@ -973,27 +1068,27 @@ def _alive(pid: int) -> bool:
 
 
 def claimed_elsewhere(store: Store, key: str) -> bool:
-    """True while another live process holds the claim on ``key``.
+    """True while a live sender holds the claim on ``key``.
 
     A claim expires on its own; one left by a dead process of this machine (``kill
     -9``) is dropped at once.
     """
     try:
-        owner = store.get(CLAIM_PREFIX + key)
-        if not isinstance(owner, str):
+        found = store.execute("SELECT owner FROM claims WHERE key = ? AND expires > ?",
+                              (key, time.time())).fetchall()
+        if not found:
             return False
+        owner = found[0][0]
         host, _, pid = owner.rpartition(":")
         if host == _HOST and pid.isdigit() and not _alive(int(pid)):
-            with store.transact():
-                if store.get(CLAIM_PREFIX + key) == owner:
-                    store.delete(CLAIM_PREFIX + key)
+            store.execute("DELETE FROM claims WHERE key = ? AND owner = ?", (key, owner))
             return False
         return True
     except Exception:  # cannot tell: stop waiting
         return False
 
 
-# --- the last readonly miss, for `workbench cache explain --last` --------------------------
+# --- the last readonly miss, for `workbench cache explain --last` ----------------------------
 
 _last_miss: dict[str, Any] = {}
 
