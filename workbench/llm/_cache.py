@@ -1,37 +1,37 @@
 """The reply store: where a reply is stored and how it is checked.
 
 **Where.** One SQLite file per folder, ``replies.db`` in ``WORKBENCH_CACHE_DIR`` (else
-``data/cache/llm``; :func:`~workbench.llm.configure` can set it in code), in WAL mode,
-with one table of replies (:data:`SCHEMA`): a row per key :func:`~workbench.llm.cache_key`
-of a request (``_keys.py``), holding the *entry* (one JSON object: ``key, model, backend,
-cost_usd, latency_s, usage, response`` first, which is what a replay reads, then
-``attempts, timestamp, workbench_version, schema`` and ``request``, its ``to_dict()``
-without API key, header nor URL password), its *seal* and the time it was written.
-Errors are never stored. Beside it, ``claims`` says which process is sending which
-request, and ``tally`` counts the replies (kept by triggers, so that a damaged store
-still says how many it held).
+``data/cache/llm``; :func:`~workbench.llm.configure` sets it in code), in WAL mode. Its
+table ``replies`` (:data:`SCHEMA`) holds a row per key :func:`~workbench.llm.cache_key` of
+a request (``_keys.py``): the *entry*, its *seal* and when it was written. The entry is
+one JSON object: ``key, model, backend, cost_usd, latency_s, usage, response`` first
+(what a replay reads), then ``attempts, timestamp, workbench_version, schema`` and
+``request`` (its ``to_dict()``: no API key, header nor URL password). Errors are never
+stored. Beside it, ``claims`` says which process is sending which request, and
+``tally`` counts the replies (kept by triggers: a damaged store still says how many
+it held).
 
-**How it is checked.** An entry is written with its seal, the sha256 of its JSON,
-compared on every replay; an entry without one (written before seals) has its stored
-request hashed back to its key instead. A value that is not text, fails its seal, or
-belongs to another key is a *corrupt entry*: a miss, counted and reported, never
-replayed. (A seal catches damage and edits, not a forger who recomputes it: the store
-keeps no secret.) Values are only ever read as JSON text: nothing is unpickled.
+**How it is checked.** The seal is the sha256 of the entry's JSON, compared on every
+replay; an entry without one (written before seals) has its stored request hashed back
+to its key instead. A value that is not text, fails its seal or belongs to another key
+is a *corrupt entry*: a miss, counted and reported, never replayed. (A seal catches
+damage and edits, not a forger who recomputes it: the store keeps no secret.) Nothing
+is ever unpickled.
 
-**How it is read and written.** Each stored reply is its own transaction, committed
-before the call that finished it returns (``synchronous=NORMAL``: a killed process
-loses nothing committed; a power cut may lose the last ones, never the file). A replay
-reads a chunk of keys per query (:meth:`Store.rows`). :func:`open_reader` (the
-``readonly`` mode, :func:`peek`, ``workbench cache stats/export/explain/check``) opens the
-file read-only and never writes; a read-only folder still replays. A full disk or a
-damaged store stops a run with one :class:`~workbench.errors.CacheError` naming the
-folder. The writers' lock (:data:`LOCK_FILE`) keeps ``workbench cache repair`` away from
-a run that may write.
+**How it is read and written.** Each reply is its own transaction, committed as the
+call that brought it ends (``synchronous=NORMAL``: a killed process loses nothing
+committed; a power cut may lose the last ones, never the file). A replay reads a chunk
+of keys per query (:meth:`Store.rows`). :func:`open_reader` (the ``readonly`` mode,
+:func:`peek`, ``workbench cache stats/export/explain/check``) opens the file read-only
+and never writes; a read-only folder still replays. A full disk or a damaged store
+stops a run with one :class:`~workbench.errors.CacheError` naming the folder. The
+writers' lock (:data:`LOCK_FILE`) keeps ``workbench cache repair`` away from a run that
+may write.
 
 **Older stores.** A folder written before this table (diskcache's ``cache.db``) is moved
-in when first opened for writing: its entries are read through diskcache's public API
-(:class:`TextDisk`: text only) and ``cache.db`` is kept as ``cache.db.migrated``. Opened
-read-only, it is read the same way into a temporary copy, and the folder is left as it is.
+in when first opened for writing, through diskcache's public API and a text-only
+:class:`TextDisk`; ``cache.db`` is kept as ``cache.db.migrated``. Opened read-only, it
+is read the same way into a temporary copy, and the folder is left as it is.
 
 Maintenance (stats, export, import, explain, clear, check, repair) is in ``_maintenance.py``.
 """
@@ -72,25 +72,21 @@ log = logging.getLogger("workbench.llm")
 
 ENTRY_SCHEMA = 1
 DB_FILE = "replies.db"
+LEGACY_DB = "cache.db"
 LAST_MISS_FILE = "last_miss.json"
+#: A file every run that may write holds a shared ``flock`` on, a repair an exclusive one.
+LOCK_FILE = "writers.lock"
 #: Below this much free space on the store's disk, a run that would write stops first.
 MIN_FREE_BYTES = 32 * 2**20
 _HOST = socket.gethostname()
-
-
-def _version() -> str:
-    return config.__version__
+_HEX64 = re.compile(r"^[0-9a-f]{64}$")
 
 
 # --- the entry: what is stored ---------------------------------------------------------------
-#
-# A replay reads only the leading reply fields (with the stdlib decoder's own scanner), so
-# the warm path stays fast however long the prompt; anything else can ``json.loads`` a value.
 
 _REPLY_FIELDS = ("key", "model", "backend", "cost_usd", "latency_s", "usage", "response")
 _NEEDED = frozenset(_REPLY_FIELDS)
-_decoder = json.JSONDecoder()
-_scan = _decoder.scan_once
+_scan = json.JSONDecoder().scan_once
 _AFTER_REPLY = ',"attempts":'
 
 
@@ -100,31 +96,23 @@ def make_entry(key: str, request: Request, *, text: str, logprobs: list | None,
                attempts: int = 1, cost_known: bool = True) -> dict[str, Any]:
     """A cache entry: the reply and its bookkeeping, then the request without secrets.
 
-    A reply whose model has no price is flagged ``response.cost_known: false`` (the key
-    is absent otherwise, so entries of priced and simulated models are unchanged). The
-    reply text and logprob tokens are stored as :func:`unicode_text` makes them."""
-    text = unicode_text(text)
+    A reply whose model has no price is flagged ``response.cost_known: false`` (absent
+    otherwise). The reply text and logprob tokens are stored as :func:`unicode_text`
+    makes them."""
     if logprobs:
         logprobs = [{**item, "token": unicode_text(item["token"]),
                      "top_logprobs": [{**top, "token": unicode_text(top["token"])}
                                       for top in item["top_logprobs"]]} for item in logprobs]
     entry = {
-        "key": key,
-        "model": request.model,
-        "backend": backend,
-        "cost_usd": cost_usd,
+        "key": key, "model": request.model, "backend": backend, "cost_usd": cost_usd,
         "latency_s": latency_s,
         "usage": {"prompt_tokens": usage.prompt_tokens,
                   "completion_tokens": usage.completion_tokens},
-        "response": {
-            "text": text,
-            "logprobs": logprobs,
-            "finish_reason": finish_reason,
-            "model": provider_model,
-        },
+        "response": {"text": unicode_text(text), "logprobs": logprobs,
+                     "finish_reason": finish_reason, "model": provider_model},
         "attempts": attempts,
         "timestamp": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        "workbench_version": _version(),
+        "workbench_version": config.__version__,
         "schema": ENTRY_SCHEMA,
         "request": request.to_dict(),
     }
@@ -136,12 +124,11 @@ def make_entry(key: str, request: Request, *, text: str, logprobs: list | None,
 def unicode_text(text: str) -> str:
     """``text`` with each unpaired surrogate (``"\\ud83d"``) replaced by U+FFFD.
 
-    A server that cuts a reply inside a character made of a surrogate pair (an emoji cut
-    at a token boundary) sends half of the pair as a JSON escape; Python decodes it into
-    a string that cannot be written as UTF-8 (not to the cache, a results table or a
-    notebook). Each such half becomes U+FFFD, as a UTF-8 decoder makes of broken bytes;
-    a pair split over two code points is joined. Any other text is returned unchanged
-    (the same object).
+    A server that cuts a reply inside a surrogate pair (an emoji cut at a token
+    boundary) sends half of it as a JSON escape, which cannot be written as UTF-8 (to
+    the store, a results table or a notebook). Such halves become U+FFFD, as a UTF-8
+    decoder makes of broken bytes; a pair split over two code points is joined. Other
+    text is returned unchanged (the same object).
 
     Examples
     --------
@@ -156,11 +143,10 @@ def unicode_text(text: str) -> str:
 
 
 def encode_entry(entry: Mapping[str, Any]) -> str:
-    """The stored JSON of an entry, reply fields first (see :func:`read_reply`): always
-    text that UTF-8 can encode (what the seal hashes and SQLite stores)."""
+    """The stored JSON of an entry: the reply fields first, then ``"attempts"`` (so that
+    :func:`read_reply` decodes that prefix alone), always text UTF-8 can encode."""
     ordered = {name: entry[name] for name in _REPLY_FIELDS if name in entry}
-    if "model" not in ordered:
-        ordered["model"] = entry["request"]["model"]
+    ordered.setdefault("model", entry["request"]["model"])
     ordered.update((name, value) for name, value in entry.items() if name not in ordered)
     raw = json.dumps(ordered, ensure_ascii=False, separators=(",", ":"))
     try:
@@ -179,77 +165,44 @@ def decode_entry(raw: str) -> dict[str, Any]:
 
 
 def read_reply(raw: str) -> dict[str, Any]:
-    """The reply fields of a stored entry, without decoding the request behind them.
-
-    Values written by :func:`encode_entry` hold the reply fields first and then
-    ``"attempts"``: the prefix up to it is decoded alone. Otherwise the object's
-    members are walked with the stdlib decoder's scanner until every reply field is
-    read, and anything unexpected falls back to ``json.loads``.
+    """The reply fields of a stored entry, without decoding the request behind them: the
+    prefix :func:`encode_entry` writes before ``"attempts"`` is decoded alone, with the
+    stdlib decoder's scanner, so a replay costs the same however long the prompt. Any
+    other layout is decoded whole.
 
     Examples
     --------
     >>> read_reply('{"key":"k","model":"m","backend":"sim","cost_usd":0,"latency_s":1,'
-    ...            '"usage":{},"response":{"text":"7"},"request":{"messages":[]}}')["response"]
+    ...            '"usage":{},"response":{"text":"7"},"attempts":1,"request":{}}')["response"]
     {'text': '7'}
     """
-    # Our own writer puts "attempts" right after the reply fields: decode just that prefix.
     end = raw.find(_AFTER_REPLY)
     if end > 0:
         prefix = raw[:end] + "}"
-        try:  # the scanner alone: json.loads of the prefix, without its Python wrapper
+        try:
             out, stop = _scan(prefix, 0)
         except (ValueError, StopIteration):
             pass
         else:
             if stop == len(prefix) and type(out) is dict and _NEEDED <= out.keys():
                 return out
-    try:
-        out = {}
-        if raw[0] != "{":
-            raise ValueError
-        i = 1
-        while True:
-            if raw[i] != '"':
-                raise ValueError
-            name, i = _scan(raw, i)
-            if raw[i] != ":":
-                raise ValueError
-            value, i = _scan(raw, i + 1)
-            if name in _NEEDED:
-                out[name] = value
-                if len(out) == len(_NEEDED):
-                    return out
-            if raw[i] != ",":
-                raise ValueError
-            i += 1
-    except (ValueError, IndexError, StopIteration):
-        entry = json.loads(raw)
-        if "model" not in entry:
-            entry["model"] = entry["request"]["model"]
-        return entry
+    entry = json.loads(raw)
+    entry.setdefault("model", entry["request"]["model"])
+    return entry
 
 
 def completion_from_entry(entry: Mapping[str, Any], *, cached: bool = True) -> Completion:
     """The :class:`Completion` an entry replays (``KeyError``/``TypeError`` if malformed)."""
-    response = entry["response"]
-    text = response["text"]
-    if not isinstance(text, str):
+    response, usage = entry["response"], entry["usage"]
+    if not isinstance(response["text"], str):
         raise TypeError("entry text is not a string")
-    usage = entry["usage"]
-    model = entry.get("model") or entry["request"]["model"]
     return build_completion(
-        text=text,
-        model=model,
+        text=response["text"], model=entry.get("model") or entry["request"]["model"],
         prompt_tokens=int(usage["prompt_tokens"]),
         completion_tokens=int(usage["completion_tokens"]),
-        cost_usd=float(entry["cost_usd"]),
-        latency_s=float(entry["latency_s"]),
-        cached=cached,
-        key=entry["key"],
-        logprobs=response.get("logprobs"),
-        backend=entry["backend"],
-        cost_known=response.get("cost_known", True) is not False,
-    )
+        cost_usd=float(entry["cost_usd"]), latency_s=float(entry["latency_s"]), cached=cached,
+        key=entry["key"], logprobs=response.get("logprobs"), backend=entry["backend"],
+        cost_known=response.get("cost_known", True) is not False)
 
 
 # --- the seal: how an entry is checked -------------------------------------------------------
@@ -293,8 +246,7 @@ def check_entry(key: str, raw: Any, tag: Any, *, full: bool = False) -> None:
     if tag is None or full:
         try:
             entry = json.loads(raw)
-            stored_key = entry["key"]
-            request = Request.from_dict(entry["request"])
+            stored_key, request = entry["key"], Request.from_dict(entry["request"])
         except Exception as exc:
             raise CorruptEntry(f"not a readable entry ({type(exc).__name__}: "
                                f"{str(exc)[:80]})") from None
@@ -320,8 +272,8 @@ def entry_of(key: str, raw: Any, tag: Any, *, full: bool = False) -> dict[str, A
 
 
 def replay(key: str, stored: tuple[Any, Any] | Any) -> Completion | None:
-    """The completion stored under ``key`` (``(value, tag)`` from the store), or ``None``
-    when nothing is stored; :class:`CorruptEntry` when the entry fails its check."""
+    """The completion stored under ``key`` (``(entry, seal)`` from :func:`read_values`), or
+    ``None`` when nothing is stored; :class:`CorruptEntry` when the entry fails its check."""
     if stored is MISS:
         return None
     hits, corrupt = replay_many([(key, *stored)])
@@ -332,15 +284,13 @@ def replay(key: str, stored: tuple[Any, Any] | Any) -> Completion | None:
 
 def replay_many(rows: Iterable[tuple[str, Any, Any]]
                 ) -> tuple[dict[str, Completion], dict[str, str]]:
-    """:func:`replay` of many stored rows ``(key, value, tag)`` (as :func:`iter_stored`
+    """:func:`replay` of many stored rows ``(key, entry, seal)`` (as :func:`iter_stored`
     gives them): the completions by key, and the corrupt entries met (key -> why).
 
-    Python's cyclic garbage collector is switched off meanwhile (process-wide; back on
-    after, also on an error, unless it was off): the objects made here hold no
-    reference cycle, so it has nothing to collect, yet tens of thousands of new
-    completions set off its passes over older and older generations (an eighth of the
-    time of a 100,000-entry replay, measured; see :func:`gc.disable`). The new objects
-    are then looked at once, by the next young-generation pass.
+    Python's cyclic garbage collector is off meanwhile (process-wide; back on after,
+    also on an error, unless it was off): these objects hold no cycle, yet tens of
+    thousands of new completions set off its passes over older and older generations
+    (an eighth of the time of a 100,000-entry replay, measured; see :func:`gc.disable`).
     """
     hits: dict[str, Completion] = {}
     corrupt: dict[str, str] = {}
@@ -369,10 +319,9 @@ def replay_many(rows: Iterable[tuple[str, Any, Any]]
     return hits, corrupt
 
 
-# --- the table ---------------------------------------------------------------------------------
+# --- the table -------------------------------------------------------------------------------
 
-#: The store's tables; ``PRAGMA user_version`` says they are set up (and an older store
-#: moved in): 1.
+#: The tables, made in one transaction that then sets ``PRAGMA user_version = 1``.
 SCHEMA = (
     "CREATE TABLE tally (replies INTEGER NOT NULL)",  # first: its page is the schema's next
     "INSERT INTO tally VALUES (0)",
@@ -386,8 +335,8 @@ SCHEMA = (
 )
 _WRITE = ("INSERT INTO replies VALUES (?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET "
           "entry = excluded.entry, seal = excluded.seal, created = excluded.created")
-#: The chunk's keys as a table ``wanted(i, k)`` (``i``: the key's place in the chunk): each
-#: row names its key by place, so the caller's own string comes back, not a copy.
+#: A chunk's keys as a table ``wanted(i, k)``: each row names its key by its place ``i``,
+#: so the caller's own string comes back, not a copy.
 _ROWS = ("WITH wanted(i, k) AS (VALUES {}) SELECT wanted.i, entry, seal "
          "FROM wanted JOIN replies ON key = wanted.k")
 _CHUNK = 500
@@ -399,41 +348,39 @@ def _wanted(size: int) -> str:
 
 
 class _Missing:
-    """The type of :data:`MISS`."""
-
     __slots__ = ()
 
     def __repr__(self) -> str:
         return "MISS"
 
 
-#: "No stored value for this key".
+#: "No entry stored under this key".
 MISS = _Missing()
 
 
 class Store:
-    """The reply store of one folder: its ``replies.db``, through one SQLite connection per
-    thread (and process).
+    """The store of one folder: its ``replies.db`` through a connection per thread.
 
-    ``readonly`` stores open the file read-only (a missing file is an empty store, and
-    nothing is created); ``why`` says why a writable open fell back to one
-    (``read-only`` or ``full``). ``get``/``set``/``delete``/``in``/``len``/``iterkeys``
-    are the mapping of key to raw entry text; :func:`store` and :func:`replay` are the
+    ``readonly``: the file is opened read-only, and a missing one is an empty store
+    (nothing is created); ``why`` says why a writable open fell back to that
+    (``read-only`` or ``full``); ``left_out`` counts the rows of an older store that
+    could not be read (why -> rows). ``get``/``set``/``delete``/``in``/``len``/
+    ``iterkeys`` map keys to raw entry text; :func:`store` and :func:`replay` are the
     checked doors.
     """
 
     def __init__(self, directory: str | os.PathLike, *, readonly: bool = False,
-                 why: str | None = None, db: Path | None = None, scratch: Any = None):
+                 db: Path | None = None, scratch: Any = None):
         self.directory = str(directory)
         self.readonly = readonly
-        self.why = why
+        self.why: str | None = None
         self.db = db or Path(directory) / DB_FILE
-        self.scratch = scratch  # a temporary folder this store lives in (an old store read)
-        self.left_out: Counter[str] = Counter()  # rows of an old store not read (why -> n)
+        self.scratch = scratch  # the temporary folder of an older store's copy
+        self.left_out: Counter[str] = Counter()
         self.local = threading.local()
 
     def execute(self, statement: str, args: Iterable[Any] = ()) -> sqlite3.Cursor:
-        """``statement`` on this thread's connection."""
+        """``statement`` on this thread's connection (autocommit)."""
         local = self.local
         if (getattr(local, "pid", None) != os.getpid() or getattr(local, "con", None) is None
                 or (local.memory and self.db.is_file())):
@@ -463,30 +410,25 @@ class Store:
         self.execute("COMMIT")
 
     def rows(self, keys: list[str]) -> Iterator[list[tuple[str, Any, Any]]]:
-        """Per chunk of ``keys`` (distinct): ``(key, entry, seal)`` of those stored. A
-        damaged store raises :class:`~workbench.errors.CacheError`; any other failed read
-        is a miss."""
+        """Per chunk of ``keys`` (distinct), ``(key, entry, seal)`` of those stored. A
+        damaged store raises :class:`~workbench.errors.CacheError`; any other failed
+        read is a miss."""
         for start in range(0, len(keys), _CHUNK):
             chunk = keys[start: start + _CHUNK]
             try:
                 found = self.execute(_ROWS.format(_wanted(len(chunk))), chunk).fetchall()
-            except CacheError:
-                raise
             except sqlite3.Error as exc:
                 if is_damage(exc):
                     raise damaged(self.directory, exc) from None
                 log.debug("cache %s: read failed (%s): misses", self.directory, exc)
                 continue
-            yield [(chunk[i], entry, seal) for i, entry, seal in found]
+            yield [(chunk[i], entry, seal_) for i, entry, seal_ in found]
 
     def get(self, key: str, default: Any = None, *, tag: bool = False) -> Any:
-        """The raw entry text under ``key`` (``tag``: with its seal)."""
-        found = next(iter(self.rows([key])), [])
-        value, seal_ = (found[0][1], found[0][2]) if found else (default, None)
-        return (value, seal_) if tag else value
+        found = next(iter(self.rows([key])), None) or [(key, default, None)]
+        return found[0][1:] if tag else found[0][1]
 
     def set(self, key: str, value: Any, *, tag: str | None = None) -> None:
-        """Store ``value`` under ``key`` as it is, with the seal ``tag`` (committed)."""
         self.execute(_WRITE, (key, value, tag, time.time()))
 
     def delete(self, key: str) -> bool:
@@ -501,22 +443,19 @@ class Store:
         return bool(self.execute("SELECT 1 FROM replies WHERE key = ?", (key,)).fetchall())
 
     def __len__(self) -> int:
-        return int(self.execute("SELECT count(*) FROM replies").fetchone()[0])
+        return self.execute("SELECT count(*) FROM replies").fetchone()[0]
 
     def iterkeys(self) -> Iterator[Any]:
-        for (key,) in self.execute("SELECT key FROM replies ORDER BY key").fetchall():
-            yield key
+        return (key for (key,) in self.execute("SELECT key FROM replies ORDER BY key"))
 
     def volume(self) -> int:
-        """Bytes of the database file (its pages)."""
-        (pages,), = self.execute("PRAGMA page_count").fetchall()
-        (size,), = self.execute("PRAGMA page_size").fetchall()
-        return int(pages * size)
+        """Bytes of the database file."""
+        return (self.execute("PRAGMA page_count").fetchone()[0]
+                * self.execute("PRAGMA page_size").fetchone()[0])
 
     def close(self) -> None:
-        con = getattr(self.local, "con", None)
-        if con is not None:
-            con.close()
+        if getattr(self.local, "con", None) is not None:
+            self.local.con.close()
             self.local.con = None
         if self.scratch is not None:
             self.scratch.cleanup()
@@ -547,29 +486,204 @@ def connect_ro(db: Path) -> sqlite3.Connection:
     return con
 
 
+# --- opening -----------------------------------------------------------------------------------
+
+_handles: dict[tuple[str, int, bool], tuple[Store, Any]] = {}
+_handles_lock = threading.Lock()
+
+
+def _identity(folder: Path) -> tuple[int, int, bool] | None:
+    """The folder's ``(device, inode)`` and whether it holds ``replies.db``: a folder
+    replaced (``workbench cache repair`` in another process) or moved in since is
+    opened again."""
+    try:
+        stat = folder.stat()
+    except OSError:
+        return None
+    return stat.st_dev, stat.st_ino, (folder / DB_FILE).exists()
+
+
+def _handle(folder: Path, readonly: bool) -> Store:
+    key = (str(folder), os.getpid(), readonly)
+    identity = _identity(folder)
+    found = _handles.get(key)
+    if found is None or found[1] != identity:
+        with _handles_lock:
+            found = _handles.get(key)
+            if found is not None and found[1] != identity:
+                _handles.pop(key)[0].close()
+                found = None
+            if found is None:
+                store = _open_reader(folder) if readonly else _open_writable(folder)
+                found = _handles[key] = (store, _identity(folder))
+    return found[0]
+
+
+def open_cache(path: str | os.PathLike | None = None) -> Store:
+    """The store at ``path`` (default: the configured folder) for reading and writing,
+    opened once per folder and process (again when the folder was replaced).
+
+    A read-only folder or a full disk gives a read-only store (its ``why`` says which);
+    a damaged store raises :class:`~workbench.errors.CacheError` naming the folder and
+    ``workbench cache repair``.
+    """
+    return _handle(Path(config.cache_dir() if path is None else path).expanduser(), False)
+
+
+def open_reader(path: str | os.PathLike | None = None) -> Store:
+    """The store at ``path`` (default: the configured folder) for reading only (never
+    writes, never creates the folder)."""
+    return _handle(Path(config.cache_dir() if path is None else path).expanduser(), True)
+
+
+def close_caches(folder: str | os.PathLike | None = None) -> None:
+    """Close the open stores (of ``folder``, else all): tests, a forked child, a repair."""
+    with _handles_lock:
+        for key in list(_handles):
+            if folder is None or key[0] == str(Path(folder).expanduser()):
+                try:
+                    _handles.pop(key)[0].close()
+                except Exception:  # closing must never raise
+                    pass
+
+
+def create(folder: Path) -> Store:
+    """The writable store of ``folder``: the first process to open it makes the tables and
+    moves an older store in, in one transaction (another waits, then finds it done)."""
+    check_not_empty(folder / DB_FILE)
+    folder.mkdir(parents=True, exist_ok=True)
+    store = Store(folder)
+    store.execute("PRAGMA journal_mode = WAL")
+    moved = None
+    with store.transaction():
+        if store.execute("PRAGMA user_version").fetchone()[0] == 0:
+            for statement in SCHEMA:
+                store.execute(statement)
+            if (folder / LEGACY_DB).is_file():
+                moved = migrate(folder, store)
+            store.execute("PRAGMA user_version = 1")
+    if moved is not None:
+        for suffix in ("", "-wal", "-shm"):
+            old = folder / (LEGACY_DB + suffix)
+            if old.exists():
+                old.rename(old.with_name(old.name + ".migrated"))
+        log.warning("%s: %d entries of the older store moved into %s (cache.db kept as "
+                    "cache.db.migrated)%s", folder, moved[0], DB_FILE,
+                    f"; left out: {dict(moved[1])}" if moved[1] else "")
+    return store
+
+
+def _open_writable(folder: Path) -> Store:
+    try:
+        return create(folder)
+    except (sqlite3.Error, OSError) as exc:
+        if is_damage(exc):
+            raise damaged(folder, exc) from None
+        why = cannot_write(exc)
+        if why is None:
+            raise
+        log.debug("%s is %s: opened for reading only", folder, why)
+        store = _open_reader(folder)
+        store.why = why
+        return store
+
+
+def _open_reader(folder: Path) -> Store:
+    if (folder / DB_FILE).exists() or not (folder / LEGACY_DB).is_file():
+        return Store(folder, readonly=True)
+    check_not_empty(folder / LEGACY_DB)  # an older store: read into a temporary copy
+    scratch = tempfile.TemporaryDirectory(prefix="workbench-cache-")
+    copy = Path(scratch.name)
+    try:
+        shutil.copytree(folder, copy / "old", ignore=shutil.ignore_patterns("*.lock", "*.json"))
+        writer = Store(copy)
+        with writer.transaction():
+            for statement in SCHEMA:
+                writer.execute(statement)
+            moved, left_out = migrate(copy / "old", writer)
+        writer.close()
+    except BaseException:
+        scratch.cleanup()
+        raise
+    log.info("%s: an older store (cache.db), %d entries read into a temporary copy; open it "
+             "for writing once to move it in", folder, moved)
+    store = Store(folder, readonly=True, db=copy / DB_FILE, scratch=scratch)
+    store.left_out = left_out
+    return store
+
+
+# --- older stores: diskcache's cache.db, read through its public API -------------------------
+
+_VALUE_FILE = re.compile(r"^[0-9a-f]{2}[/\\][0-9a-f]{2}[/\\][0-9a-f]{28}\.val$")
+
+
+class TextDisk(diskcache.Disk):
+    """diskcache's ``Disk`` for text only (its documented extension point): a pickled key
+    reads as ``"<pickled key>"``; a value that is not text, or a file outside diskcache's
+    layout in the folder, raises :class:`CorruptEntry`. Nothing is unpickled or deleted."""
+
+    def get(self, key: Any, raw: bool) -> Any:
+        return super().get(key, raw) if raw else "<pickled key>"
+
+    def fetch(self, mode: int, filename: str | None, value: Any, read: bool) -> Any:
+        if mode == MODE_RAW and type(value) is str:
+            return value
+        if mode != MODE_TEXT:
+            raise CorruptEntry(f"diskcache mode {mode} (binary or pickle): never decoded")
+        if read or not isinstance(filename, str) or not _VALUE_FILE.match(filename):
+            raise CorruptEntry(f"a value file outside the cache's layout: {filename!r}")
+        try:
+            return super().fetch(mode, filename, value, read)
+        except UnicodeDecodeError:
+            raise CorruptEntry("a value file that is not UTF-8 text") from None
+
+    def remove(self, file_path: str) -> None:
+        pass
+
+
+def migrate(folder: Path, into: Store) -> tuple[int, Counter]:
+    """Copy each entry of the diskcache store in ``folder`` into ``into`` (in its open
+    transaction) as it was stored, seal included; claims are not copied. Returns how
+    many were copied, and the rows left out (why -> rows)."""
+    left_out: Counter[str] = Counter()
+    moved = 0
+    with diskcache.Cache(str(folder), disk=TextDisk, eviction_policy="none") as old:
+        for key in old.iterkeys():
+            if not (isinstance(key, str) and _HEX64.match(key)):
+                if not (isinstance(key, str) and key.startswith("claim/")):
+                    left_out["its key is not a cache key"] += 1
+                continue
+            try:
+                value, tag = old.get(key, default=MISS, tag=True)
+            except CorruptEntry as exc:
+                left_out[str(exc)] += 1
+                continue
+            except (OSError, sqlite3.Error) as exc:
+                left_out[f"unreadable ({type(exc).__name__})"] += 1
+                continue
+            if value is not MISS:
+                into.execute(_WRITE, (key, value, tag, time.time()))
+                moved += 1
+    return moved, left_out
+
+
 # --- errors that name the folder ---------------------------------------------------------------
-
-def _errname(exc: BaseException) -> str:
-    return getattr(exc, "sqlite_errorname", "") or ""
-
 
 def is_damage(exc: BaseException) -> bool:
     """True when ``exc`` says the SQLite file is corrupt or not a database."""
-    if _errname(exc) in ("SQLITE_CORRUPT", "SQLITE_NOTADB"):
+    if getattr(exc, "sqlite_errorname", "") in ("SQLITE_CORRUPT", "SQLITE_NOTADB"):
         return True
     return isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError)
 
 
 def cannot_write(exc: BaseException) -> str | None:
     """``"read-only"`` or ``"full"`` when ``exc`` says the store cannot be written, else None."""
-    name, text = _errname(exc), str(exc).lower()
+    name, text = getattr(exc, "sqlite_errorname", "") or "", str(exc).lower()
     if isinstance(exc, sqlite3.OperationalError):
-        if name.startswith("SQLITE_READONLY") or "readonly database" in text:
+        if name.startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN")) or "readonly database" in text:
             return "read-only"
         if name == "SQLITE_FULL" or "disk is full" in text:
             return "full"
-        if name == "SQLITE_CANTOPEN" or "unable to open" in text:
-            return "read-only"
     elif isinstance(exc, OSError):
         if exc.errno in (errno.ENOSPC, errno.EDQUOT):
             return "full"
@@ -613,13 +727,9 @@ def unwritable(folder: str | os.PathLike, why: str) -> CacheError:
 
 
 def check_not_empty(db: Path) -> None:
-    """Raise if the SQLite file ``db`` exists with 0 bytes: a truncated store, never
-    silently empty.
-
-    SQLite creates the file empty and writes its header a moment later: a 0-byte file
-    changed in the last few seconds (another process creating the store) is given
-    that moment.
-    """
+    """Raise if the SQLite file ``db`` has 0 bytes: a truncated store, never silently
+    empty (unless changed in the last seconds: SQLite writes a new file's header a
+    moment after creating it)."""
     deadline = time.monotonic() + 2.0
     while True:
         try:
@@ -638,205 +748,10 @@ def check_not_empty(db: Path) -> None:
         "store", folder=str(db.parent))
 
 
-# --- opening ---------------------------------------------------------------------------------
-
-_handles: dict[tuple[str, int, bool], tuple[Store, Any]] = {}
-_handles_lock = threading.Lock()
-
-
-def _identity(folder: Path) -> tuple[int, int, bool] | None:
-    """The folder's ``(device, inode)`` and whether it holds ``replies.db`` yet: a store
-    replaced (``workbench cache repair`` in another process) or moved in since is opened
-    again."""
-    try:
-        stat = folder.stat()
-    except OSError:
-        return None
-    return stat.st_dev, stat.st_ino, (folder / DB_FILE).exists()
-
-
-def _handle(folder: Path, readonly: bool) -> Store:
-    """The open store of ``folder``, opened again when the folder changed since."""
-    key = (str(folder), os.getpid(), readonly)
-    identity = _identity(folder)
-    found = _handles.get(key)
-    if found is None or found[1] != identity:
-        with _handles_lock:
-            found = _handles.get(key)
-            if found is not None and found[1] != identity:
-                _handles.pop(key)[0].close()
-                found = None
-            if found is None:
-                store = _open_reader(folder) if readonly else _open_writable(folder)
-                found = _handles[key] = (store, _identity(folder))
-    return found[0]
-
-
-def create(folder: Path) -> Store:
-    """The writable store of ``folder``, its tables set up (and an older store moved in)
-    by the first process that opens it."""
-    check_not_empty(folder / DB_FILE)
-    folder.mkdir(parents=True, exist_ok=True)
-    store = Store(folder)
-    store.execute("PRAGMA journal_mode = WAL")
-    moved = None
-    with store.transaction():  # another process opening it meanwhile waits, then sees it done
-        if store.execute("PRAGMA user_version").fetchone()[0] == 0:
-            for statement in SCHEMA:
-                store.execute(statement)
-            if (folder / LEGACY_DB).is_file():
-                moved = migrate(folder, store)
-            store.execute("PRAGMA user_version = 1")
-    if moved is not None:
-        for suffix in ("", "-wal", "-shm"):
-            old = folder / (LEGACY_DB + suffix)
-            if old.exists():
-                old.rename(old.with_name(old.name + ".migrated"))
-        log.warning("%s: moved %d entries of the older store (cache.db, kept as "
-                    "cache.db.migrated) into %s%s", folder, moved[0], DB_FILE,
-                    f"; left out: {dict(moved[1])}" if moved[1] else "")
-    return store
-
-
-def _open_writable(folder: Path) -> Store:
-    try:
-        return create(folder)
-    except (sqlite3.Error, OSError) as exc:
-        if is_damage(exc):
-            raise damaged(folder, exc) from None
-        why = cannot_write(exc)
-        if why is None:
-            raise
-        log.debug("%s is %s: opened for reading only", folder, why)
-        store = _open_reader(folder)
-        store.why = why
-        return store
-
-
-def _open_reader(folder: Path) -> Store:
-    if (folder / DB_FILE).exists() or not (folder / LEGACY_DB).is_file():
-        return Store(folder, readonly=True)
-    check_not_empty(folder / LEGACY_DB)  # an older store: read into a temporary copy
-    scratch = tempfile.TemporaryDirectory(prefix="workbench-cache-")
-    copy = Path(scratch.name)
-    try:
-        shutil.copytree(folder, copy / "old", ignore=shutil.ignore_patterns("*.lock", "*.json"))
-        store = Store(copy)
-        store.execute("BEGIN")
-        for statement in SCHEMA:
-            store.execute(statement)
-        moved, left_out = migrate(copy / "old", store)
-        store.execute("COMMIT")
-        store.close()
-    except BaseException:
-        scratch.cleanup()
-        raise
-    log.info("%s: an older store (cache.db) read into a temporary copy (%d entries%s); "
-             "open it for writing once to move it in", folder, moved,
-             f"; left out: {dict(left_out)}" if left_out else "")
-    store = Store(folder, readonly=True, db=copy / DB_FILE, scratch=scratch)
-    store.left_out = left_out
-    return store
-
-
-def open_cache(path: str | os.PathLike | None = None) -> Store:
-    """The store at ``path`` (default: the configured folder) for reading and writing,
-    opened once per folder and process (again when the folder was replaced).
-
-    A read-only folder or a full disk gives a read-only store (its ``why`` says which);
-    a damaged store raises :class:`~workbench.errors.CacheError` naming the folder and
-    ``workbench cache repair``.
-    """
-    return _handle(Path(config.cache_dir() if path is None else path).expanduser(), False)
-
-
-def open_reader(path: str | os.PathLike | None = None) -> Store:
-    """The store at ``path`` (default: the configured folder) for reading only (never
-    writes, never creates the folder)."""
-    return _handle(Path(config.cache_dir() if path is None else path).expanduser(), True)
-
-
-def close_caches(folder: str | os.PathLike | None = None) -> None:
-    """Close the open handles (of ``folder``, else all): tests, a forked child, a repair."""
-    with _handles_lock:
-        for key in list(_handles):
-            if folder is None or key[0] == str(Path(folder).expanduser()):
-                try:
-                    _handles.pop(key)[0].close()
-                except Exception:  # closing must never raise
-                    pass
-
-
-# --- older stores: diskcache's cache.db, read through its public API --------------------------
-
-LEGACY_DB = "cache.db"
-_HEX64 = re.compile(r"^[0-9a-f]{64}$")
-
-
-_VALUE_FILE = re.compile(r"^[0-9a-f]{2}[/\\][0-9a-f]{2}[/\\][0-9a-f]{28}\.val$")
-
-
-class TextDisk(diskcache.Disk):
-    """diskcache's ``Disk`` for text only (its documented extension point): a pickled key
-    reads as ``"<pickled key>"``; a value that is not text, or a file outside diskcache's
-    layout in the folder, raises :class:`CorruptEntry`. Nothing is unpickled or deleted."""
-
-    def get(self, key: Any, raw: bool) -> Any:
-        return super().get(key, raw) if raw else "<pickled key>"
-
-    def fetch(self, mode: int, filename: str | None, value: Any, read: bool) -> Any:
-        if mode == MODE_RAW and type(value) is str:
-            return value
-        if mode != MODE_TEXT:
-            raise CorruptEntry(f"diskcache mode {mode} (binary or pickle): never decoded")
-        if read or not isinstance(filename, str) or not _VALUE_FILE.match(filename):
-            raise CorruptEntry(f"a value file outside the cache's layout: {filename!r}")
-        try:
-            return super().fetch(mode, filename, value, read)
-        except UnicodeDecodeError:
-            raise CorruptEntry("a value file that is not UTF-8 text") from None
-
-    def remove(self, file_path: str) -> None:
-        pass
-
-
-def migrate(folder: Path, into: Store) -> tuple[int, Counter]:
-    """Copy every entry of the diskcache store in ``folder`` into ``into`` (in its open
-    transaction), as stored (seal included): returns how many, and the rows left out
-    (why -> count). Claims are not copied."""
-    left_out: Counter[str] = Counter()
-    moved = 0
-    now = time.time()
-    with diskcache.Cache(str(folder), disk=TextDisk, eviction_policy="none") as old:
-        for key in old.iterkeys():
-            if not (isinstance(key, str) and _HEX64.match(key)):
-                if not (isinstance(key, str) and key.startswith("claim/")):
-                    left_out["its key is not a cache key"] += 1
-                continue
-            try:
-                value, tag = old.get(key, default=MISS, tag=True)
-            except CorruptEntry as exc:
-                left_out[str(exc)] += 1
-                continue
-            except (OSError, sqlite3.Error) as exc:
-                left_out[f"unreadable ({type(exc).__name__})"] += 1
-                continue
-            if value is not MISS:
-                into.execute(_WRITE, (key, value, tag, now))
-                moved += 1
-    return moved, left_out
-
-
-# --- the writers' lock: no repair while a run may write ---------------------------------------
-
-#: A file in the store's folder that every run which may write holds a shared ``flock`` on,
-#: and a repair an exclusive one (released by the system when a process dies).
-LOCK_FILE = "writers.lock"
-
+# --- the writers' lock: no repair while a run may write --------------------------------------
 
 @contextmanager
 def _held(folder: Path, *, exclusive: bool) -> Iterator[None]:
-    """Hold ``folder``'s lock (:func:`_lock`) for the ``with`` block."""
     descriptor = _lock(folder, exclusive=exclusive)
     try:
         yield
@@ -847,7 +762,8 @@ def _held(folder: Path, *, exclusive: bool) -> Iterator[None]:
 
 def _lock(folder: Path, *, exclusive: bool) -> int | None:
     """A descriptor of ``folder``'s :data:`LOCK_FILE` holding its lock (``None``: no lock
-    can be taken there, e.g. a read-only folder, where nothing is written anyway)."""
+    can be taken there, e.g. a read-only folder, where nothing is written anyway). The
+    system releases it when a process dies."""
     try:
         import fcntl
     except ImportError:  # not POSIX: no lock
@@ -900,8 +816,21 @@ def replacing(folder: str | os.PathLike) -> Iterator[None]:
         yield
 
 
-def writable(store: Store) -> bool:
-    return not store.readonly
+# --- reading and writing ---------------------------------------------------------------------
+
+def read_values(store: Store, keys: list[str]) -> dict[str, tuple[Any, Any] | _Missing]:
+    """``(entry, seal)`` stored under each of ``keys`` (distinct), :data:`MISS` where none."""
+    found: dict[str, tuple[Any, Any] | _Missing] = dict.fromkeys(keys, MISS)
+    for key, value, tag in iter_stored(store, keys):
+        found[key] = (value, tag)
+    return found
+
+
+def iter_stored(store: Store, keys: list[str]) -> Iterator[tuple[str, Any, Any]]:
+    """``(key, entry, seal)`` for each of ``keys`` (distinct) that has an entry, lazily, a
+    chunk of keys per query (:meth:`Store.rows`): a replay checks and decodes each
+    chunk while it is fresh in the CPU's cache, and never holds all of them at once."""
+    return chain.from_iterable(store.rows(keys))
 
 
 def require_writable(store: Store) -> None:
@@ -914,69 +843,34 @@ def require_writable(store: Store) -> None:
         raise unwritable(store.directory, "full")
 
 
-# --- reading and writing ---------------------------------------------------------------------
-
-def read_values(store: Store, keys: list[str]) -> dict[str, tuple[Any, Any] | _Missing]:
-    """``(entry, seal)`` stored under each of ``keys`` (distinct), :data:`MISS` where none.
-
-    A damaged store raises :class:`~workbench.errors.CacheError`; any other failed read
-    is a miss.
-    """
-    found: dict[str, tuple[Any, Any] | _Missing] = dict.fromkeys(keys, MISS)
-    for key, value, tag in iter_stored(store, keys):
-        found[key] = (value, tag)
-    return found
-
-
-def iter_stored(store: Store, keys: list[str]) -> Iterator[tuple[str, Any, Any]]:
-    """``(key, entry, seal)`` for each of ``keys`` (distinct) that has a stored entry.
-
-    The replay's read (:func:`read_values` without a slot per miss), lazily, a chunk of
-    keys per query (:meth:`Store.rows`): a replay checks and decodes each chunk's
-    values while they are fresh in the CPU's cache, and never holds all of them at once.
-    """
-    return chain.from_iterable(store.rows(keys))
-
-
-def write(store: Store, key: str, value: str, *, tag: str | None = None) -> bool:
-    """Store ``value`` under ``key``, committed; True if written.
+def store(cache: Store, entry: Mapping[str, Any]) -> bool:
+    """Write ``entry`` under its key with its seal, committed; True if written.
 
     A full disk, a read-only or a damaged store raises
     :class:`~workbench.errors.CacheError` (the run stops once, instead of warning per
-    reply); any other failure (e.g. a store locked too long) is logged and the run
+    reply); any other failure (e.g. a store locked too long) is logged, and the run
     goes on.
     """
-    if store.readonly:
-        raise unwritable(store.directory, store.why or "read-only")
+    if cache.readonly:
+        raise unwritable(cache.directory, cache.why or "read-only")
+    raw = encode_entry(entry)
     try:
-        store.set(key, value, tag=tag)
+        cache.set(entry["key"], raw, tag=seal(raw))
         return True
     except (sqlite3.Error, OSError) as exc:
         if is_damage(exc):
-            raise damaged(store.directory, exc) from None
+            raise damaged(cache.directory, exc) from None
         why = cannot_write(exc)
         if why is not None:
-            raise unwritable(store.directory, why) from None
-        log.warning("could not write cache entry %s: %s", key[:16], exc)
+            raise unwritable(cache.directory, why) from None
+        log.warning("could not write cache entry %s: %s", entry["key"][:16], exc)
     return False
 
 
-def store(cache: Store, entry: Mapping[str, Any]) -> bool:
-    """Write ``entry`` under its key, sealed (see :func:`seal`); True if written.
-
-    A full disk, a read-only or damaged store raises
-    :class:`~workbench.errors.CacheError`; other failures are logged (:func:`write`).
-    """
-    raw = encode_entry(entry)
-    return write(cache, entry["key"], raw, tag=seal(raw))
-
-
 def checkpoint(store: Store, *, truncate: bool = False) -> None:
-    """Move the WAL's pages into ``replies.db`` (after a run that wrote, before an export).
-
+    """Move the WAL's pages into ``replies.db`` (after a run that wrote, before an export):
     ``PASSIVE`` never waits for other connections; ``truncate`` waits for them and
-    empties the WAL file, so that ``replies.db`` alone holds every entry.
-    """
+    empties the WAL file, so that ``replies.db`` alone holds every entry."""
     if store.readonly:
         return
     try:
@@ -1021,10 +915,10 @@ def _owner() -> str:
 
 
 def claim(store: Store, key: str, ttl: float) -> bool:
-    """Try to become the sender of ``key`` for ``ttl`` seconds; False if another sender is
-    (an expired claim is taken over).
+    """Try to become the sender of ``key`` for ``ttl`` seconds (an expired claim is taken
+    over); False if another sender holds it.
 
-    A store that cannot be written raises (as :func:`write`); any other failure
+    A store that cannot be written raises (as :func:`store`); any other failure
     answers True (the request is sent, as without claims).
     """
     now = time.time()
@@ -1057,16 +951,6 @@ def release(store: Store, key: str) -> None:
         pass
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # exists, owned by someone else
-        return True
-    return True
-
-
 def claimed_elsewhere(store: Store, key: str) -> bool:
     """True while a live sender holds the claim on ``key``.
 
@@ -1078,14 +962,23 @@ def claimed_elsewhere(store: Store, key: str) -> bool:
                               (key, time.time())).fetchall()
         if not found:
             return False
-        owner = found[0][0]
-        host, _, pid = owner.rpartition(":")
+        host, _, pid = found[0][0].rpartition(":")
         if host == _HOST and pid.isdigit() and not _alive(int(pid)):
-            store.execute("DELETE FROM claims WHERE key = ? AND owner = ?", (key, owner))
+            store.execute("DELETE FROM claims WHERE key = ? AND owner = ?", (key, found[0][0]))
             return False
         return True
     except Exception:  # cannot tell: stop waiting
         return False
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, owned by someone else
+        return True
+    return True
 
 
 # --- the last readonly miss, for `workbench cache explain --last` ----------------------------
@@ -1115,10 +1008,7 @@ def last_miss() -> dict[str, Any] | None:
     """The last recorded readonly miss (this process, else the cache folder's file)."""
     if _last_miss:
         return dict(_last_miss)
-    path = config.cache_dir() / LAST_MISS_FILE
-    if path.exists():
-        try:
-            return json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-    return None
+    try:
+        return json.loads((config.cache_dir() / LAST_MISS_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
