@@ -531,11 +531,14 @@ def test_a_run_started_during_a_repair_waits_for_it(_llm_cache):
     assert done and done[0].ok and peek(Request(SIM, msgs("during"))) is not None
 
 
-def test_a_zero_byte_store_is_reported_never_silently_empty(_llm_cache, app, monkeypatch):
+@pytest.mark.parametrize("db", ["replies.db", "cache.db"])  # this store, an older one
+def test_a_zero_byte_store_is_reported_never_silently_empty(db, _llm_cache, app, monkeypatch):
     requests = fill(4, "zero")
     _cache.close_caches()
-    (_llm_cache / "replies.db").write_bytes(b"")
-    os.utime(_llm_cache / "replies.db", (time.time() - 60, time.time() - 60))  # truncated earlier
+    for path in _llm_cache.glob("replies.db*"):
+        path.unlink()
+    (_llm_cache / db).write_bytes(b"")
+    os.utime(_llm_cache / db, (time.time() - 60, time.time() - 60))  # truncated earlier
     for mode in ("readwrite", "readonly"):
         monkeypatch.setenv("WORKBENCH_CACHE_MODE", mode)
         with pytest.raises(CacheError, match=r"0 bytes.*workbench cache repair"):

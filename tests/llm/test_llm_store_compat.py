@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import shutil
 import sqlite3
 from pathlib import Path
@@ -67,18 +68,35 @@ def test_requests_keep_the_keys_the_old_code_gave_them(old):
         assert cache_key(Request(**item["spec"])) == item["key"], item["spec"]
 
 
+def _files(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
 @pytest.mark.parametrize("mode", ["readonly", "readwrite"])
-def test_every_entry_the_old_code_wrote_replays_as_it_did(old, old_store, mode):
+def test_every_entry_the_old_code_wrote_replays_as_it_did(old, old_store, mode, caplog):
     expected = _load(old, "expected.json")
     requests = [Request.from_dict(item["request"]) for item in expected]
     assert [cache_key(r) for r in requests] == [item["key"] for item in expected]
-    with temporary_settings(cache_dir=old_store, cache_mode=mode):
+    before = _files(old_store)
+    with caplog.at_level(logging.INFO, logger="workbench.llm"), \
+            temporary_settings(cache_dir=old_store, cache_mode=mode):
         replayed = complete_many(requests, progress=False)
         assert [dataclasses.asdict(r) for r in replayed] == [i["completion"] for i in expected]
         assert [dataclasses.asdict(peek(r)) for r in requests] == [
             i["completion"] for i in expected]
     assert any(len(i["completion"]["text"]) > 32_768 for i in expected)  # the value file
     assert any("\ufffd" in i["completion"]["text"] for i in expected)  # the lone surrogate
+    said = [r.getMessage() for r in caplog.records if "older store" in r.getMessage()]
+    if mode == "readonly":  # read into a temporary copy: the folder as it was
+        assert _files(old_store) == before and len(said) == 1
+    else:  # moved in once, the old file kept aside, the dead run's claim not copied
+        assert len(said) == 1 and f"{len(expected)} entries" in said[0]
+        assert (old_store / "cache.db.migrated").is_file()
+        assert not (old_store / "cache.db").exists()
+        con = sqlite3.connect(old_store / "replies.db")
+        assert con.execute("SELECT count(*) FROM replies").fetchone()[0] == len(expected)
+        assert con.execute("SELECT count(*) FROM claims").fetchone()[0] == 0
+        con.close()
 
 
 def test_maintenance_reads_the_old_store(old, old_store, tmp_path):
@@ -95,3 +113,26 @@ def test_maintenance_reads_the_old_store(old, old_store, tmp_path):
         replayed = complete_many([Request.from_dict(i["request"]) for i in expected],
                                  progress=False)
     assert [dataclasses.asdict(r) for r in replayed] == [i["completion"] for i in expected]
+
+
+def test_a_move_that_fails_half_way_leaves_the_old_store_as_it_was(old, old_store,
+                                                                   monkeypatch):
+    from workbench.llm import _cache
+
+    requests = [Request.from_dict(i["request"]) for i in _load(old, "expected.json")]
+    real = _cache.migrate
+
+    def failing(folder, into):
+        real(folder, into)
+        raise OSError(5, "Input/output error")  # after every row went in, before the commit
+
+    monkeypatch.setattr(_cache, "migrate", failing)
+    with temporary_settings(cache_dir=old_store), pytest.raises(OSError, match="Input/output"):
+        complete_many(requests, progress=False)
+    assert sorted(p.name for p in old_store.iterdir() if p.is_file()) == ["cache.db"]
+    monkeypatch.setattr(_cache, "migrate", real)
+    with temporary_settings(cache_dir=old_store, cache_mode="readonly"):
+        assert all(r.cached for r in complete_many(requests, progress=False))
+    with temporary_settings(cache_dir=old_store):
+        assert all(r.cached for r in complete_many(requests, progress=False))
+    assert (old_store / "replies.db").is_file() and (old_store / "cache.db.migrated").is_file()

@@ -65,7 +65,7 @@ def cache_export(file: Annotated[Path, typer.Argument(help="Output .jsonl file."
                  directory: Annotated[Path | None, _DIR] = None) -> None:
     """Write every sound entry as one JSON line (with its key), sorted by key.
 
-    The WAL is checkpointed first (cache.db alone then holds every entry); corrupt
+    The WAL is checkpointed first (replies.db alone then holds every entry); corrupt
     entries are left out and secret fields stripped, with a warning counting both.
     """
     from workbench.llm import export_cache
@@ -188,7 +188,7 @@ def cache_repair(directory: Annotated[Path | None, _DIR] = None) -> None:
         typer.echo(f"  {count:>8}  {why}")
     typer.echo(f"unreadable  {report['unreadable']} row(s) on damaged pages")
     if not report["db_bytes"]:
-        typer.echo("lost        everything the old replies.db held (it was empty or missing)")
+        typer.echo("lost        everything the old store held (it was empty, missing or unreadable)")
     elif report["lost"] is None:
         typer.echo("lost        unknown (the old store's own count is unreadable)")
     else:

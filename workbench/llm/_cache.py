@@ -29,9 +29,11 @@ writers' lock (:data:`LOCK_FILE`) keeps ``workbench cache repair`` away from a r
 may write.
 
 **Older stores.** A folder written before this table (diskcache's ``cache.db``) is moved
-in when first opened for writing, through diskcache's public API and a text-only
-:class:`TextDisk`; ``cache.db`` is kept as ``cache.db.migrated``. Opened read-only, it
-is read the same way into a temporary copy, and the folder is left as it is.
+in when first opened for writing: read through diskcache's public API and a text-only
+:class:`TextDisk` into a new file, which then takes the name ``replies.db`` at once (a
+move that fails half way leaves the folder as it was); ``cache.db`` is kept as
+``cache.db.migrated``. Opened read-only, it is read the same way into a temporary copy,
+and the folder is left as it is.
 
 Maintenance (stats, export, import, explain, clear, check, repair) is in ``_maintenance.py``.
 """
@@ -378,6 +380,7 @@ class Store:
         self.scratch = scratch  # the temporary folder of an older store's copy
         self.left_out: Counter[str] = Counter()
         self.local = threading.local()
+        self.connections: list[tuple[int, sqlite3.Connection]] = []  # (pid, connection)
 
     def execute(self, statement: str, args: Iterable[Any] = ()) -> sqlite3.Cursor:
         """``statement`` on this thread's connection (autocommit)."""
@@ -386,16 +389,19 @@ class Store:
                 or (local.memory and self.db.is_file())):
             local.memory = self.readonly and not self.db.is_file()
             if local.memory:  # nothing stored yet: empty tables in memory
-                local.con = sqlite3.connect(":memory:", isolation_level=None)
+                local.con = sqlite3.connect(":memory:", isolation_level=None,
+                                            check_same_thread=False)
                 for statement_ in SCHEMA:
                     local.con.execute(statement_)
             elif self.readonly:
                 check_not_empty(self.db)
                 local.con = connect_ro(self.db)
             else:
-                local.con = sqlite3.connect(self.db, timeout=60, isolation_level=None)
+                local.con = sqlite3.connect(self.db, timeout=60, isolation_level=None,
+                                            check_same_thread=False)  # closed by close()
                 local.con.execute("PRAGMA synchronous = NORMAL")
             local.pid = os.getpid()
+            self.connections.append((local.pid, local.con))
         return local.con.execute(statement, tuple(args))
 
     @contextmanager
@@ -445,6 +451,9 @@ class Store:
     def __len__(self) -> int:
         return self.execute("SELECT count(*) FROM replies").fetchone()[0]
 
+    def __bool__(self) -> bool:  # an empty store is still a store
+        return True
+
     def iterkeys(self) -> Iterator[Any]:
         return (key for (key,) in self.execute("SELECT key FROM replies ORDER BY key"))
 
@@ -454,9 +463,12 @@ class Store:
                 * self.execute("PRAGMA page_size").fetchone()[0])
 
     def close(self) -> None:
-        if getattr(self.local, "con", None) is not None:
-            self.local.con.close()
-            self.local.con = None
+        """Close the connections of every thread of this process."""
+        for pid, con in self.connections:
+            if pid == os.getpid():
+                con.close()
+        self.connections.clear()
+        self.local = threading.local()
         if self.scratch is not None:
             self.scratch.cleanup()
 
@@ -469,14 +481,16 @@ def connect_ro(db: Path) -> sqlite3.Connection:
     read as it is, and a warning says when the WAL holds pages that are then not seen.
     """
     uri = db.resolve().as_uri()
-    con = sqlite3.connect(f"{uri}?mode=ro", uri=True, isolation_level=None)
+    con = sqlite3.connect(f"{uri}?mode=ro", uri=True, isolation_level=None,
+                          check_same_thread=False)
     try:
         con.execute("SELECT count(*) FROM sqlite_master").fetchall()
     except sqlite3.OperationalError as exc:
         if cannot_write(exc) is None:
             raise
         con.close()
-        con = sqlite3.connect(f"{uri}?immutable=1", uri=True, isolation_level=None)
+        con = sqlite3.connect(f"{uri}?immutable=1", uri=True, isolation_level=None,
+                              check_same_thread=False)
         wal = db.with_name(db.name + "-wal")
         if wal.is_file() and wal.stat().st_size:
             log.warning("%s: the folder is read-only and %s holds %d bytes not yet in %s; "
@@ -548,29 +562,28 @@ def close_caches(folder: str | os.PathLike | None = None) -> None:
 
 
 def create(folder: Path) -> Store:
-    """The writable store of ``folder``: the first process to open it makes the tables and
-    moves an older store in, in one transaction (another waits, then finds it done)."""
+    """The writable store of ``folder``, an older store moved in first (:func:`_move_in`);
+    the first process to open it makes the tables (another waits, then finds them)."""
     check_not_empty(folder / DB_FILE)
     folder.mkdir(parents=True, exist_ok=True)
+    if not (folder / DB_FILE).exists() and (folder / LEGACY_DB).exists():
+        _move_in(folder)
     store = Store(folder)
-    store.execute("PRAGMA journal_mode = WAL")
-    moved = None
-    with store.transaction():
-        if store.execute("PRAGMA user_version").fetchone()[0] == 0:
-            for statement in SCHEMA:
-                store.execute(statement)
-            if (folder / LEGACY_DB).is_file():
-                moved = migrate(folder, store)
-            store.execute("PRAGMA user_version = 1")
-    if moved is not None:
-        for suffix in ("", "-wal", "-shm"):
-            old = folder / (LEGACY_DB + suffix)
-            if old.exists():
-                old.rename(old.with_name(old.name + ".migrated"))
-        log.warning("%s: %d entries of the older store moved into %s (cache.db kept as "
-                    "cache.db.migrated)%s", folder, moved[0], DB_FILE,
-                    f"; left out: {dict(moved[1])}" if moved[1] else "")
+    try:
+        store.execute("PRAGMA journal_mode = WAL")
+        with store.transaction():
+            if store.execute("PRAGMA user_version").fetchone()[0] == 0:
+                _make_tables(store)
+    except BaseException:
+        store.close()
+        raise
     return store
+
+
+def _make_tables(store: Store) -> None:
+    for statement in SCHEMA:
+        store.execute(statement)
+    store.execute("PRAGMA user_version = 1")
 
 
 def _open_writable(folder: Path) -> Store:
@@ -589,21 +602,18 @@ def _open_writable(folder: Path) -> Store:
 
 
 def _open_reader(folder: Path) -> Store:
-    if (folder / DB_FILE).exists() or not (folder / LEGACY_DB).is_file():
+    if (folder / DB_FILE).exists() or not (folder / LEGACY_DB).exists():
         return Store(folder, readonly=True)
-    check_not_empty(folder / LEGACY_DB)  # an older store: read into a temporary copy
-    scratch = tempfile.TemporaryDirectory(prefix="workbench-cache-")
-    copy = Path(scratch.name)
+    scratch = tempfile.TemporaryDirectory(prefix="workbench-cache-")  # an older store:
+    copy = Path(scratch.name)                                          # read into a copy
     try:
+        check_not_empty(folder / LEGACY_DB)
         shutil.copytree(folder, copy / "old", ignore=shutil.ignore_patterns("*.lock", "*.json"))
-        writer = Store(copy)
-        with writer.transaction():
-            for statement in SCHEMA:
-                writer.execute(statement)
-            moved, left_out = migrate(copy / "old", writer)
-        writer.close()
-    except BaseException:
+        moved, left_out = _moved(copy / "old", copy / DB_FILE)
+    except BaseException as exc:
         scratch.cleanup()
+        if isinstance(exc, sqlite3.Error) and is_damage(exc):
+            raise damaged(folder, exc) from None
         raise
     log.info("%s: an older store (cache.db), %d entries read into a temporary copy; open it "
              "for writing once to move it in", folder, moved)
@@ -641,6 +651,13 @@ class TextDisk(diskcache.Disk):
         pass
 
 
+def _readable(keys: Iterator[Any], left_out: Counter) -> Iterator[Any]:
+    try:
+        yield from keys
+    except sqlite3.DatabaseError:  # a damaged page of its keys: those after it are lost
+        left_out["unreadable: the store's list of keys is damaged"] += 1
+
+
 def migrate(folder: Path, into: Store) -> tuple[int, Counter]:
     """Copy each entry of the diskcache store in ``folder`` into ``into`` (in its open
     transaction) as it was stored, seal included; claims are not copied. Returns how
@@ -648,7 +665,7 @@ def migrate(folder: Path, into: Store) -> tuple[int, Counter]:
     left_out: Counter[str] = Counter()
     moved = 0
     with diskcache.Cache(str(folder), disk=TextDisk, eviction_policy="none") as old:
-        for key in old.iterkeys():
+        for key in _readable(old.iterkeys(), left_out):
             if not (isinstance(key, str) and _HEX64.match(key)):
                 if not (isinstance(key, str) and key.startswith("claim/")):
                     left_out["its key is not a cache key"] += 1
@@ -665,6 +682,47 @@ def migrate(folder: Path, into: Store) -> tuple[int, Counter]:
                 into.execute(_WRITE, (key, value, tag, time.time()))
                 moved += 1
     return moved, left_out
+
+
+def _moved(folder: Path, db: Path) -> tuple[int, Counter]:
+    """Make the new SQLite file ``db`` holding the older store of ``folder`` (see
+    :func:`migrate`)."""
+    store = Store(db.parent, db=db)
+    try:
+        with store.transaction():
+            _make_tables(store)
+            return migrate(folder, store)
+    finally:
+        store.close()
+
+
+def _move_in(folder: Path) -> None:
+    """Move the older store of ``folder`` into its ``replies.db``: built aside, then linked
+    into place (by whichever process finishes first); ``cache.db`` is then renamed
+    ``cache.db.migrated``."""
+    check_not_empty(folder / LEGACY_DB)
+    aside, target = folder / f"{DB_FILE}.moving-{os.getpid()}", folder / DB_FILE
+    for leftover in (aside, aside.with_name(aside.name + "-journal")):  # of a crash
+        leftover.unlink(missing_ok=True)
+    try:
+        moved, left_out = _moved(folder, aside)
+        try:
+            os.link(aside, target)
+        except FileExistsError:  # moved in by another process meanwhile
+            return
+        except OSError:  # a file system without hard links
+            if target.exists():
+                return
+            os.replace(aside, target)
+    finally:
+        aside.unlink(missing_ok=True)
+    for suffix in ("", "-wal", "-shm"):
+        old = folder / (LEGACY_DB + suffix)
+        if old.exists():
+            old.rename(old.with_name(old.name + ".migrated"))
+    log.warning("%s: %d entries of the older store moved into %s (cache.db kept as "
+                "cache.db.migrated)%s", folder, moved, DB_FILE,
+                f"; left out: {dict(left_out)}" if left_out else "")
 
 
 # --- errors that name the folder ---------------------------------------------------------------

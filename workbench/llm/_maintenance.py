@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench import config
+from workbench.errors import CacheError
 from workbench.llm import _cache
 from workbench.llm._batch import LEDGER_FILE
 from workbench.llm._keys import cache_key, hash_fields, key_fields
@@ -508,14 +509,18 @@ def check_cache(path: str | os.PathLike | None = None) -> dict[str, Any]:
         (``expected`` minus what was found: rows a damaged tree hides) and ``ok``.
     """
     folder = _folder(path)
-    reader = _cache.open_reader(folder)
-    db = reader.db
     report: dict[str, Any] = {
-        "folder": str(folder), "db_bytes": _size(db),
-        "wal_bytes": _size(db.with_name(db.name + "-wal")), "integrity": [], "entries": 0,
-        "sealed": 0, "unsealed": 0, "corrupt": 0, "problems": {}, "unreadable": 0,
-        "expected": None, "missing": None, "ok": True,
+        "folder": str(folder), "db_bytes": None, "wal_bytes": None, "integrity": [],
+        "entries": 0, "sealed": 0, "unsealed": 0, "corrupt": 0, "problems": {},
+        "unreadable": 0, "expected": None, "missing": None, "ok": False,
     }
+    try:
+        reader = _cache.open_reader(folder)  # an older store: the copy it is read into
+    except CacheError as exc:  # an older store that cannot be read at all
+        report["integrity"] = [str(exc)]
+        return report
+    db = reader.db
+    report.update(db_bytes=_size(db), wal_bytes=_size(db.with_name(db.name + "-wal")), ok=True)
     if report["db_bytes"] is None:
         report["integrity"] = [f"no {db.name}: an empty store"]
         return report
@@ -587,15 +592,19 @@ def _repair(folder: Path) -> dict[str, Any]:
     fresh = folder.with_name(f"{folder.name}.repairing-{stamp}")
     backup = folder.with_name(f"{folder.name}.before-repair-{stamp}")
     counts: Counter[str] = Counter()
-    source = _cache.open_reader(folder)  # an older store: the copy it is read into
-    problems: Counter[str] = Counter(source.left_out)
-    db_bytes = _size(source.db)
+    try:
+        source = _cache.open_reader(folder)  # an older store: the copy it is read into
+    except CacheError as exc:  # an older store that cannot be read at all
+        log.warning("%s", exc)
+        source = None
+    problems: Counter[str] = Counter(source.left_out if source is not None else ())
+    db_bytes = _size(source.db) if source is not None else 0
     expected = _expected(source.db) if db_bytes else None
     salvaged = 0
     store = _cache.create(fresh)
     try:
         if db_bytes:
-            entries = _salvage(source.db, counts, problems)
+            entries = _salvage(source.db, counts, problems)  # type: ignore[union-attr]
             while True:
                 with store.transaction():  # one transaction per range: fast, and atomic
                     batch = 0
