@@ -15,6 +15,8 @@ import json
 import logging
 import shutil
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import diskcache
@@ -129,10 +131,35 @@ def test_a_move_that_fails_half_way_leaves_the_old_store_as_it_was(old, old_stor
     monkeypatch.setattr(_cache, "migrate", failing)
     with temporary_settings(cache_dir=old_store), pytest.raises(OSError, match="Input/output"):
         complete_many(requests, progress=False)
-    assert sorted(p.name for p in old_store.iterdir() if p.is_file()) == ["cache.db"]
+    files = {p.name for p in old_store.iterdir() if p.is_file()}
+    assert "cache.db" in files and not {"replies.db", "replies.db.moving"} & files
     monkeypatch.setattr(_cache, "migrate", real)
     with temporary_settings(cache_dir=old_store, cache_mode="readonly"):
         assert all(r.cached for r in complete_many(requests, progress=False))
     with temporary_settings(cache_dir=old_store):
         assert all(r.cached for r in complete_many(requests, progress=False))
     assert (old_store / "replies.db").is_file() and (old_store / "cache.db.migrated").is_file()
+
+
+_OPEN = """
+import json, sys
+from workbench.llm import Request, complete_many, temporary_settings
+expected = json.load(open(sys.argv[2], encoding="utf-8"))
+with temporary_settings(cache_dir=sys.argv[1]):
+    out = complete_many([Request.from_dict(i["request"]) for i in expected], progress=False)
+print(sum(r.cached for r in out))
+"""
+
+
+@pytest.mark.slow
+def test_processes_opening_an_old_store_at_once_move_it_in_once(old, old_store):
+    expected = old / "expected.json"
+    processes = [subprocess.Popen([sys.executable, "-c", _OPEN, str(old_store), str(expected)],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                 for _ in range(3)]
+    outputs = [process.communicate(timeout=120) for process in processes]
+    n = len(_load(old, "expected.json"))
+    assert [out.strip() for out, _ in outputs] == [str(n)] * 3, outputs
+    assert sum("moved into replies.db" in err for _, err in outputs) == 1
+    assert sorted(p.name for p in old_store.iterdir() if p.is_file()) == [
+        "cache.db.migrated", "replies.db"]

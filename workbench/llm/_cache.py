@@ -65,6 +65,11 @@ from typing import Any
 import diskcache
 from diskcache.core import MODE_RAW, MODE_TEXT
 
+try:
+    import fcntl
+except ImportError:  # not POSIX: no locks
+    fcntl = None
+
 from workbench import config
 from workbench.errors import CacheError
 from workbench.llm._keys import cache_key
@@ -697,29 +702,29 @@ def _moved(folder: Path, db: Path) -> tuple[int, Counter]:
 
 
 def _move_in(folder: Path) -> None:
-    """Move the older store of ``folder`` into its ``replies.db``: built aside, then linked
-    into place (by whichever process finishes first); ``cache.db`` is then renamed
-    ``cache.db.migrated``."""
+    """Move the older store of ``folder`` into its ``replies.db``, built aside and then
+    renamed into place, by one process at a time (the others wait, then find it done);
+    ``cache.db`` is then renamed ``cache.db.migrated``."""
     check_not_empty(folder / LEGACY_DB)
-    aside, target = folder / f"{DB_FILE}.moving-{os.getpid()}", folder / DB_FILE
-    for leftover in (aside, aside.with_name(aside.name + "-journal")):  # of a crash
-        leftover.unlink(missing_ok=True)
-    try:
-        moved, left_out = _moved(folder, aside)
-        try:
-            os.link(aside, target)
-        except FileExistsError:  # moved in by another process meanwhile
+    aside, target = folder / f"{DB_FILE}.moving", folder / DB_FILE
+    with open(folder / f"{LEGACY_DB}.moving.lock", "a") as lock:
+        if fcntl is not None:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        if target.exists() or not (folder / LEGACY_DB).exists():  # done meanwhile
+            Path(lock.name).unlink(missing_ok=True)
             return
-        except OSError:  # a file system without hard links
-            if target.exists():
-                return
+        for leftover in (aside, aside.with_name(aside.name + "-journal")):  # of a crash
+            leftover.unlink(missing_ok=True)
+        try:
+            moved, left_out = _moved(folder, aside)
             os.replace(aside, target)
-    finally:
-        aside.unlink(missing_ok=True)
-    for suffix in ("", "-wal", "-shm"):
-        old = folder / (LEGACY_DB + suffix)
-        if old.exists():
-            old.rename(old.with_name(old.name + ".migrated"))
+        finally:
+            aside.unlink(missing_ok=True)
+        for suffix in ("", "-wal", "-shm"):
+            old = folder / (LEGACY_DB + suffix)
+            if old.exists():
+                old.rename(old.with_name(old.name + ".migrated"))
+        Path(lock.name).unlink()
     log.warning("%s: %d entries of the older store moved into %s (cache.db kept as "
                 "cache.db.migrated)%s", folder, moved, DB_FILE,
                 f"; left out: {dict(left_out)}" if left_out else "")
@@ -822,9 +827,7 @@ def _lock(folder: Path, *, exclusive: bool) -> int | None:
     """A descriptor of ``folder``'s :data:`LOCK_FILE` holding its lock (``None``: no lock
     can be taken there, e.g. a read-only folder, where nothing is written anyway). The
     system releases it when a process dies."""
-    try:
-        import fcntl
-    except ImportError:  # not POSIX: no lock
+    if fcntl is None:  # not POSIX: no lock
         return None
     path = folder / LOCK_FILE
     while True:
