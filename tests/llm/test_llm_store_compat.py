@@ -124,9 +124,9 @@ def test_a_move_that_fails_half_way_leaves_the_old_store_as_it_was(old, old_stor
     requests = [Request.from_dict(i["request"]) for i in _load(old, "expected.json")]
     real = _cache.migrate
 
-    def failing(folder, into):
-        real(folder, into)
-        raise OSError(5, "Input/output error")  # after every row went in, before the commit
+    def failing(folder, db):
+        real(folder, db)
+        raise OSError(5, "Input/output error")  # once the rows are in, before the rename
 
     monkeypatch.setattr(_cache, "migrate", failing)
     with temporary_settings(cache_dir=old_store), pytest.raises(OSError, match="Input/output"):

@@ -385,7 +385,6 @@ class Store:
         self.scratch = scratch  # the temporary folder of an older store's copy
         self.left_out: Counter[str] = Counter()
         self.local = threading.local()
-        self.connections: list[tuple[int, sqlite3.Connection]] = []  # (pid, connection)
 
     def execute(self, statement: str, args: Iterable[Any] = ()) -> sqlite3.Cursor:
         """``statement`` on this thread's connection (autocommit)."""
@@ -394,19 +393,16 @@ class Store:
                 or (local.memory and self.db.is_file())):
             local.memory = self.readonly and not self.db.is_file()
             if local.memory:  # nothing stored yet: empty tables in memory
-                local.con = sqlite3.connect(":memory:", isolation_level=None,
-                                            check_same_thread=False)
+                local.con = sqlite3.connect(":memory:", isolation_level=None)
                 for statement_ in SCHEMA:
                     local.con.execute(statement_)
             elif self.readonly:
                 check_not_empty(self.db)
                 local.con = connect_ro(self.db)
             else:
-                local.con = sqlite3.connect(self.db, timeout=60, isolation_level=None,
-                                            check_same_thread=False)  # closed by close()
+                local.con = sqlite3.connect(self.db, timeout=60, isolation_level=None)
                 local.con.execute("PRAGMA synchronous = NORMAL")
             local.pid = os.getpid()
-            self.connections.append((local.pid, local.con))
         return local.con.execute(statement, tuple(args))
 
     @contextmanager
@@ -468,12 +464,11 @@ class Store:
                 * self.execute("PRAGMA page_size").fetchone()[0])
 
     def close(self) -> None:
-        """Close the connections of every thread of this process."""
-        for pid, con in self.connections:
-            if pid == os.getpid():
-                con.close()
-        self.connections.clear()
-        self.local = threading.local()
+        """Close this thread's connection (another thread's closes with the thread, or
+        with the store once nothing holds it: never under a query)."""
+        if getattr(self.local, "con", None) is not None:
+            self.local.con.close()
+            self.local.con = None
         if self.scratch is not None:
             self.scratch.cleanup()
 
@@ -486,16 +481,14 @@ def connect_ro(db: Path) -> sqlite3.Connection:
     read as it is, and a warning says when the WAL holds pages that are then not seen.
     """
     uri = db.resolve().as_uri()
-    con = sqlite3.connect(f"{uri}?mode=ro", uri=True, isolation_level=None,
-                          check_same_thread=False)
+    con = sqlite3.connect(f"{uri}?mode=ro", uri=True, isolation_level=None)
     try:
         con.execute("SELECT count(*) FROM sqlite_master").fetchall()
     except sqlite3.OperationalError as exc:
         if cannot_write(exc) is None:
             raise
         con.close()
-        con = sqlite3.connect(f"{uri}?immutable=1", uri=True, isolation_level=None,
-                              check_same_thread=False)
+        con = sqlite3.connect(f"{uri}?immutable=1", uri=True, isolation_level=None)
         wal = db.with_name(db.name + "-wal")
         if wal.is_file() and wal.stat().st_size:
             log.warning("%s: the folder is read-only and %s holds %d bytes not yet in %s; "
@@ -524,11 +517,10 @@ def _identity(folder: Path) -> tuple[int, int, bool] | None:
 
 def _handle(folder: Path, readonly: bool) -> Store:
     key = (str(folder), os.getpid(), readonly)
-    identity = _identity(folder)
     found = _handles.get(key)
-    if found is None or found[1] != identity:
-        with _handles_lock:
-            found = _handles.get(key)
+    if found is None or found[1] != _identity(folder):
+        with _handles_lock:  # another thread may have opened it meanwhile
+            found, identity = _handles.get(key), _identity(folder)
             if found is not None and found[1] != identity:
                 _handles.pop(key)[0].close()
                 found = None
@@ -614,7 +606,7 @@ def _open_reader(folder: Path) -> Store:
     try:
         check_not_empty(folder / LEGACY_DB)
         shutil.copytree(folder, copy / "old", ignore=shutil.ignore_patterns("*.lock", "*.json"))
-        moved, left_out = _moved(copy / "old", copy / DB_FILE)
+        moved, left_out = migrate(copy / "old", copy / DB_FILE)
     except BaseException as exc:
         scratch.cleanup()
         if isinstance(exc, sqlite3.Error) and is_damage(exc):
@@ -663,42 +655,36 @@ def _readable(keys: Iterator[Any], left_out: Counter) -> Iterator[Any]:
         left_out["unreadable: the store's list of keys is damaged"] += 1
 
 
-def migrate(folder: Path, into: Store) -> tuple[int, Counter]:
-    """Copy each entry of the diskcache store in ``folder`` into ``into`` (in its open
-    transaction) as it was stored, seal included; claims are not copied. Returns how
-    many were copied, and the rows left out (why -> rows)."""
+def migrate(folder: Path, db: Path) -> tuple[int, Counter]:
+    """Make the new SQLite file ``db`` hold each entry of the diskcache store in ``folder``
+    as it was stored, seal included (claims are not copied), in one transaction. Returns
+    how many were copied, and the rows left out (why -> rows)."""
     left_out: Counter[str] = Counter()
     moved = 0
-    with diskcache.Cache(str(folder), disk=TextDisk, eviction_policy="none") as old:
-        for key in _readable(old.iterkeys(), left_out):
-            if not (isinstance(key, str) and _HEX64.match(key)):
-                if not (isinstance(key, str) and key.startswith("claim/")):
-                    left_out["its key is not a cache key"] += 1
-                continue
-            try:
-                value, tag = old.get(key, default=MISS, tag=True)
-            except CorruptEntry as exc:
-                left_out[str(exc)] += 1
-                continue
-            except (OSError, sqlite3.Error) as exc:
-                left_out[f"unreadable ({type(exc).__name__})"] += 1
-                continue
-            if value is not MISS:
-                into.execute(_WRITE, (key, value, tag, time.time()))
-                moved += 1
-    return moved, left_out
-
-
-def _moved(folder: Path, db: Path) -> tuple[int, Counter]:
-    """Make the new SQLite file ``db`` holding the older store of ``folder`` (see
-    :func:`migrate`)."""
-    store = Store(db.parent, db=db)
+    into = Store(db.parent, db=db)
     try:
-        with store.transaction():
-            _make_tables(store)
-            return migrate(folder, store)
+        with into.transaction(), \
+                diskcache.Cache(str(folder), disk=TextDisk, eviction_policy="none") as old:
+            _make_tables(into)
+            for key in _readable(old.iterkeys(), left_out):
+                if not (isinstance(key, str) and _HEX64.match(key)):
+                    if not (isinstance(key, str) and key.startswith("claim/")):
+                        left_out["its key is not a cache key"] += 1
+                    continue
+                try:
+                    value, tag = old.get(key, default=MISS, tag=True)
+                except CorruptEntry as exc:
+                    left_out[str(exc)] += 1
+                    continue
+                except (OSError, sqlite3.Error) as exc:
+                    left_out[f"unreadable ({type(exc).__name__})"] += 1
+                    continue
+                if value is not MISS:
+                    into.set(key, value, tag=tag)
+                    moved += 1
     finally:
-        store.close()
+        into.close()
+    return moved, left_out
 
 
 def _move_in(folder: Path) -> None:
@@ -716,7 +702,7 @@ def _move_in(folder: Path) -> None:
         for leftover in (aside, aside.with_name(aside.name + "-journal")):  # of a crash
             leftover.unlink(missing_ok=True)
         try:
-            moved, left_out = _moved(folder, aside)
+            moved, left_out = migrate(folder, aside)
             os.replace(aside, target)
         finally:
             aside.unlink(missing_ok=True)
