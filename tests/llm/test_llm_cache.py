@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import json
 
-import diskcache
 import pytest
 from typer.testing import CliRunner
 
 from workbench.errors import CacheMiss
 from workbench.llm import (
     Request,
+    _cache,
     cache_key,
     cache_stats,
     clear_cache,
@@ -50,7 +50,7 @@ def filled(_llm_cache):
 
 
 def _raw_entries(folder) -> dict[str, dict]:
-    cache = diskcache.Cache(str(folder))
+    cache = _cache.open_reader(folder)
     return {k: json.loads(cache.get(k)) for k in cache.iterkeys()}
 
 
@@ -170,9 +170,7 @@ def test_cli_sim_server_rejects_bad_rates(app):
 
 
 def test_bulk_read_agrees_with_cache_get(filled, _llm_cache):
-    from workbench.llm import _cache
-
-    big = Request(SIM, msgs("x" * 40_000))  # > 32 KB: diskcache keeps the value in a file
+    big = Request(SIM, msgs("x" * 40_000))  # > 32 KB: on SQLite's overflow pages
     complete(SIM, big.messages)
     for cache in (_cache.open_cache(), _cache.open_reader()):
         _cache.open_cache().set("0" * 64, "corrupt value")
@@ -194,8 +192,6 @@ def test_bulk_read_agrees_with_cache_get(filled, _llm_cache):
 
 
 def test_read_reply_handles_foreign_key_order():
-    from workbench.llm import _cache
-
     request = Request(SIM, msgs("order"))
     entry = _cache.make_entry(cache_key(request), request, text="5", logprobs=None,
                               usage=_cache.Usage(1, 1), cost_usd=0.5, latency_s=0.25,
@@ -237,7 +233,7 @@ def test_peek_honours_the_cache_mode(filled, monkeypatch):
 
 
 def test_peek_treats_a_corrupt_or_foreign_entry_as_a_miss(filled, _llm_cache):
-    cache = diskcache.Cache(str(_llm_cache))
+    cache = _cache.open_cache(_llm_cache)
     cache.set(cache_key(filled[0]), "{not json")
     cache.set(cache_key(filled[1]), cache.get(cache_key(filled[2])))  # another key's entry
     assert peek(filled[0]) is None and peek(filled[1]) is None

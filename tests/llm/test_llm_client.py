@@ -11,13 +11,13 @@ import asyncio
 import math
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
 import time
 from pathlib import Path
 
-import diskcache
 import pytest
 
 from workbench.errors import BudgetExceeded, CacheMiss, ProviderError
@@ -25,6 +25,7 @@ from workbench.llm import (
     CallFailure,
     Completion,
     Request,
+    _cache,
     cache_key,
     complete,
     complete_many,
@@ -49,8 +50,11 @@ def server_requests(url: str, n: int, *, prefix: str = "q", **kwargs) -> list[Re
 
 
 def entries_in(folder) -> int:
-    """Cache entries in ``folder`` (not the claims of runs in flight)."""
-    return sum(not key.startswith("claim/") for key in diskcache.Cache(str(folder)).iterkeys())
+    """Cache entries in ``folder`` (0 while another process sets its store up)."""
+    try:
+        return len(_cache.open_reader(folder))
+    except sqlite3.OperationalError:
+        return 0
 
 
 @pytest.fixture
@@ -67,14 +71,14 @@ def test_miss_then_hit_returns_the_same_reply(_llm_cache):
     assert (again.text, again.key, again.usage, again.backend) == \
            (first.text, first.key, first.usage, "sim")
     assert again.latency_s == first.latency_s  # the original call's, stable on replay
-    assert len(diskcache.Cache(str(_llm_cache))) == 1
+    assert entries_in(_llm_cache) == 1
 
 
 def test_sample_and_temperature_make_separate_entries(_llm_cache):
     for sample in range(3):
         complete(SIM, msgs("Rate this."), temperature=1, sample=sample)
     complete(SIM, msgs("Rate this."), temperature=0.5, sample=0)
-    assert len(diskcache.Cache(str(_llm_cache))) == 4
+    assert entries_in(_llm_cache) == 4
     assert complete(SIM, msgs("Rate this."), temperature=1, sample=2).cached
 
 
@@ -188,7 +192,7 @@ def test_temporary_settings_restores_what_was_set_in_code():
 
 def test_corrupt_entry_is_a_miss_and_is_rewritten(_llm_cache):
     first = complete(SIM, msgs("z"))
-    diskcache.Cache(str(_llm_cache)).set(first.key, "{not json")
+    _cache.open_cache(_llm_cache).set(first.key, "{not json")
     again = complete(SIM, msgs("z"))
     assert not again.cached and again.text == first.text
     assert complete(SIM, msgs("z")).cached
@@ -312,7 +316,7 @@ def test_errors_are_recorded_not_cached_and_sent_again(sim_server_factory, sim_s
     (out,) = complete_many([request], max_retries=2, progress=False)
     assert isinstance(out, CallFailure) and out.error_type == "server_error"
     assert out.attempts == 3 and sim_stats(url)["requests"] - before == 3
-    assert len(diskcache.Cache(str(_llm_cache))) == 0
+    assert entries_in(_llm_cache) == 0
     with pytest.raises(ProviderError, match="server_error") as info:
         complete(request.model, request.messages, api_base=url, num_retries=0)
     assert info.value.failure.attempts == 1
@@ -424,7 +428,7 @@ def test_killed_run_resumes_without_repeating_finished_calls(sim_server_factory,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
-        if _llm_cache.joinpath("cache.db").exists() and entries_in(_llm_cache) >= 8:
+        if _llm_cache.joinpath("replies.db").exists() and entries_in(_llm_cache) >= 8:
             break
         time.sleep(0.05)
     process.send_signal(signal.SIGKILL)
@@ -456,7 +460,7 @@ def test_no_secret_lands_in_the_cache(sim_server, monkeypatch, _llm_cache):
     for path in files:
         data = path.read_bytes()
         assert env_key.encode() not in data and param_key.encode() not in data, path
-    assert len(diskcache.Cache(str(_llm_cache))) == 2
+    assert entries_in(_llm_cache) == 2
 
 
 @pytest.mark.slow
@@ -490,7 +494,7 @@ def test_price_from_the_local_cost_map():
 
 def test_cache_entry_holds_request_reply_and_bookkeeping(_llm_cache):
     reply = complete(SIM, msgs("entry"), temperature=0.7, sample=4, max_tokens=64)
-    entry = decode_entry(diskcache.Cache(str(_llm_cache)).get(reply.key))
+    entry = decode_entry(_cache.open_reader(_llm_cache).get(reply.key))
     assert entry["key"] == reply.key
     assert entry["request"]["sample"] == 4 and entry["request"]["temperature"] == 0.7
     assert entry["response"]["text"] == reply.text

@@ -9,6 +9,7 @@ reached: each failure the issue lists is a test here.
 from __future__ import annotations
 
 import errno
+import functools
 import json
 import logging
 import os
@@ -76,9 +77,9 @@ def fill(n: int, prefix: str = "q") -> list[Request]:
     return requests
 
 
-def sql(folder: Path, statement: str, *args) -> list:
+def sql(folder: Path, statement: str, *args, db: str = "replies.db") -> list:
     """Run one statement on the store's SQLite file from outside (as an attacker would)."""
-    con = sqlite3.connect(Path(folder) / "cache.db", isolation_level=None)
+    con = sqlite3.connect(Path(folder) / db, isolation_level=None)
     try:
         return con.execute(statement, args).fetchall()
     finally:
@@ -86,13 +87,25 @@ def sql(folder: Path, statement: str, *args) -> list:
 
 
 def stored(folder: Path, key: str) -> tuple[str, str | None]:
-    ((value, tag),) = sql(folder, "SELECT value, tag FROM Cache WHERE key = ?", key)
+    ((value, tag),) = sql(folder, "SELECT entry, seal FROM replies WHERE key = ?", key)
     return value, tag
 
 
-def put(folder: Path, key: str, value, *, tag=None, mode: int = 1, filename=None) -> None:
-    sql(folder, "UPDATE Cache SET value = ?, tag = ?, mode = ?, filename = ? WHERE key = ?",
-        value, tag, mode, filename, key)
+def put(folder: Path, key: str, value, *, tag=None) -> None:
+    sql(folder, "UPDATE replies SET entry = ?, seal = ? WHERE key = ?", value, tag, key)
+
+
+def older_store(folder: Path, n: int, prefix: str) -> list[Request]:
+    """``n`` requests whose replies ``folder`` holds as an older workbench kept them: in
+    diskcache's ``cache.db``, sealed in its ``tag`` column."""
+    with temporary_settings(cache_dir=folder.with_name(folder.name + "-new")):
+        requests = fill(n, prefix)
+        new = _cache.open_reader()
+        rows = [(cache_key(r), *new.get(cache_key(r), tag=True)) for r in requests]
+    with diskcache.Cache(str(folder), eviction_policy="none") as old:
+        for key, raw, tag in rows:
+            old.set(key, raw, tag=tag)
+    return requests
 
 
 def files_under(*roots: Path) -> list[Path]:
@@ -118,57 +131,67 @@ class _Payload:
         return open, (self.marker, "w")
 
 
-def test_pickled_rows_never_run_from_any_door(_llm_cache, tmp_path, app, monkeypatch):
+def test_pickled_rows_of_an_older_store_never_run(tmp_path, app):
+    """An older store (diskcache's ``cache.db``) is read through a text-only ``Disk``:
+    its pickled rows are left out, read-only (into a copy) and when moved in."""
     import pickle
 
     marker = tmp_path / "payload-ran"
-    requests = fill(3, "pickle")
+    folder = tmp_path / "old"
+    requests = older_store(folder, 3, "pickle")
     keys = [cache_key(r) for r in requests]
     payload = pickle.dumps(_Payload(marker))
-    put(_llm_cache, keys[0], payload, mode=4)  # diskcache's pickle mode, inline
+    old = functools.partial(sql, folder, db="cache.db")
+    old("UPDATE Cache SET value = ?, mode = 4 WHERE key = ?", payload, keys[0])  # pickle mode
     name = "ab/cd/" + "e" * 28 + ".val"  # pickle mode, in a value file of diskcache's layout
-    (_llm_cache / "ab" / "cd").mkdir(parents=True)
-    (_llm_cache / name).write_bytes(payload)
-    put(_llm_cache, keys[1], None, mode=4, filename=name)
-    sql(_llm_cache, "INSERT INTO Cache (key, raw, store_time, access_time, mode, value) "
+    (folder / "ab" / "cd").mkdir(parents=True)
+    (folder / name).write_bytes(payload)
+    old("UPDATE Cache SET value = NULL, mode = 4, filename = ? WHERE key = ?", name, keys[1])
+    old("INSERT INTO Cache (key, raw, store_time, access_time, mode, value) "
         "VALUES (?, 0, 0, 0, 1, 'x')", payload)  # a pickled key
     runner = CliRunner()
-
-    assert peek(requests[0]) is None and peek(requests[1]) is None
-    stats = cache_stats()
-    assert stats["corrupt"] == 3 and stats["entries"] == 4
-    assert export_cache(tmp_path / "out.jsonl") == 1
-    assert not explain(requests[0])["cached"]
-    report = check_cache()
-    assert report["corrupt"] == 3 and not report["ok"]
-    assert any("pickle" in why for why in report["problems"])
-    for command in (["stats"], ["export", str(tmp_path / "o.jsonl")], ["check"],
-                    ["explain", "--request", str(tmp_path / "req.json")]):
+    with temporary_settings(cache_dir=folder, cache_mode="readonly"):
+        assert peek(requests[0]) is None and peek(requests[1]) is None
+        stats = cache_stats()
+        assert stats["corrupt"] == 3 and stats["entries"] == 4
+        assert export_cache(tmp_path / "out.jsonl") == 1
+        assert not explain(requests[0])["cached"]
+        report = check_cache()
+        assert report["corrupt"] == 3 and not report["ok"]
+        assert any("pickle" in why for why in report["problems"])
         (tmp_path / "req.json").write_text(json.dumps(requests[0].to_dict()))
-        result = runner.invoke(app, ["cache", *command])
-        assert result.exception is None or isinstance(result.exception, SystemExit), command
-    monkeypatch.setenv("WORKBENCH_CACHE_MODE", "readonly")
-    out = complete_many(requests, progress=False)
-    assert [r.ok for r in out] == [False, False, True]
-    assert "corrupt entry" in out[0].message and "pickle" in out[0].message
-    monkeypatch.setenv("WORKBENCH_CACHE_MODE", "readwrite")
-    again = complete_many(requests, progress=False)
-    assert [r.cached for r in again] == [False, False, True]  # sent again, rewritten
-    assert all(peek(r) is not None for r in requests)
+        for command in (["stats"], ["export", str(tmp_path / "o.jsonl")], ["check"],
+                        ["explain", "--request", str(tmp_path / "req.json")]):
+            result = runner.invoke(app, ["cache", *command])
+            assert result.exception is None or isinstance(result.exception, SystemExit), command
+        out = complete_many(requests, progress=False)
+        assert [r.ok for r in out] == [False, False, True]
+        assert not (folder / "replies.db").exists()  # read-only: the folder as it was
+    with temporary_settings(cache_dir=folder, cache_mode="readwrite"):
+        again = complete_many(requests, progress=False)
+        assert [r.cached for r in again] == [False, False, True]  # sent again
+        assert all(peek(r) is not None for r in requests)
+    assert (folder / "cache.db.migrated").exists() and not (folder / "cache.db").exists()
     assert not marker.exists()
 
 
-def test_a_row_pointing_outside_the_cache_is_never_read_nor_deleted(_llm_cache, tmp_path):
-    requests = fill(2, "outside")
+def test_an_older_row_pointing_outside_its_folder_is_never_read_nor_deleted(tmp_path):
+    folder = tmp_path / "old"
+    requests = older_store(folder, 2, "outside")
     keys = [cache_key(r) for r in requests]
+    old = functools.partial(sql, folder, db="cache.db")
+    ((raw,),) = old("SELECT value FROM Cache WHERE key = ?", keys[0])
     readable = tmp_path / "looks-like-an-entry.json"
-    readable.write_text(json.dumps({**json.loads(stored(_llm_cache, keys[0])[0]),
+    readable.write_text(json.dumps({**json.loads(raw),
                                     "response": {"text": "forged", "logprobs": None}}))
     victim = tmp_path / "victim.txt"
     victim.write_text("a file the cache must not touch")
-    put(_llm_cache, keys[0], None, mode=3, filename=str(readable))
-    put(_llm_cache, keys[1], None, mode=3, filename="../" * 12 + str(victim).lstrip("/"))
-    out = complete_many(requests, progress=False)  # both corrupt: sent again, rows replaced
+    old("UPDATE Cache SET value = NULL, mode = 3, filename = ? WHERE key = ?", str(readable),
+        keys[0])
+    old("UPDATE Cache SET value = NULL, mode = 3, filename = ? WHERE key = ?",
+        "../" * 12 + str(victim).lstrip("/"), keys[1])
+    with temporary_settings(cache_dir=folder):
+        out = complete_many(requests, progress=False)  # both left out: sent again
     assert [r.cached for r in out] == [False, False] and out[0].text != "forged"
     assert readable.exists() and victim.read_text() == "a file the cache must not touch"
 
@@ -322,19 +345,19 @@ def test_readonly_mode_replays_a_read_only_folder(tmp_path):
 def test_readonly_mode_opens_the_store_read_only(_llm_cache, monkeypatch):
     requests = fill(3, "ro-open")
     _cache.close_caches()
-    data = (_llm_cache / "cache.db").read_bytes()
+    data = (_llm_cache / "replies.db").read_bytes()
     monkeypatch.setenv("WORKBENCH_CACHE_MODE", "readonly")
     assert all(r.cached for r in complete_many(requests, progress=False))
     with pytest.raises(sqlite3.OperationalError, match="readonly"):  # even as root
-        _cache.open_reader().execute("DELETE FROM Cache")
-    assert (_llm_cache / "cache.db").read_bytes() == data
+        _cache.open_reader().execute("DELETE FROM replies")
+    assert (_llm_cache / "replies.db").read_bytes() == data
 
 
 def _fail_open(monkeypatch, message: str) -> None:
-    def refuse(self, *args, **kwargs):
+    def refuse(folder):
         raise sqlite3.OperationalError(message)
 
-    monkeypatch.setattr(diskcache.Cache, "__init__", refuse)
+    monkeypatch.setattr(_cache, "create", refuse)
 
 
 @pytest.mark.parametrize(("problem", "said"), [
@@ -368,7 +391,7 @@ def test_a_nearly_full_disk_stops_the_run_before_any_call(_llm_cache, monkeypatc
 
 @pytest.mark.filterwarnings("ignore:coroutine .* was never awaited:RuntimeWarning")
 def test_a_disk_filling_up_mid_run_stops_it_with_one_error(_llm_cache, monkeypatch, caplog):
-    real_set = diskcache.Cache.set
+    real_set = _cache.Store.set
     writes = []
 
     def set_until_full(self, key, value, *args, **kwargs):
@@ -377,14 +400,14 @@ def test_a_disk_filling_up_mid_run_stops_it_with_one_error(_llm_cache, monkeypat
         writes.append(key)
         return real_set(self, key, value, *args, **kwargs)
 
-    monkeypatch.setattr(diskcache.Cache, "set", set_until_full)
+    monkeypatch.setattr(_cache.Store, "set", set_until_full)
     requests = [Request(SIM, msgs(f"filling {i}")) for i in range(40)]
     with caplog.at_level(logging.WARNING, logger="workbench.llm"), \
             pytest.raises(CacheError, match="is full") as info:
         complete_many(requests, concurrency=2, progress=False)
     assert str(_llm_cache) in str(info.value)
     assert "could not write" not in caplog.text  # not one warning per reply
-    monkeypatch.setattr(diskcache.Cache, "set", real_set)
+    monkeypatch.setattr(_cache.Store, "set", real_set)
     assert sum(r is not None for r in map(peek, requests)) == 3  # finished replies are kept
 
 
@@ -392,7 +415,7 @@ def test_a_disk_filling_up_mid_run_stops_it_with_one_error(_llm_cache, monkeypat
 
 def _damage(folder: Path, pages: range) -> None:
     _cache.close_caches()
-    db = folder / "cache.db"
+    db = folder / "replies.db"
     size = sql(folder, "PRAGMA page_size")[0][0]
     with open(db, "r+b") as handle:
         for page in pages:
@@ -414,7 +437,7 @@ def test_a_damaged_store_names_its_folder_and_repair_salvages_the_rest(_llm_cach
     report = repair_cache()
     assert report["expected"] == 300 and 0 < report["salvaged"] < 300
     assert report["lost"] == 300 - report["salvaged"]
-    assert Path(report["backup"]).joinpath("cache.db").exists()
+    assert Path(report["backup"]).joinpath("replies.db").exists()
     assert check_cache()["ok"]
     again = complete_many(requests, progress=False)
     assert all(r.ok for r in again) and sum(r.cached for r in again) == report["salvaged"]
@@ -508,11 +531,14 @@ def test_a_run_started_during_a_repair_waits_for_it(_llm_cache):
     assert done and done[0].ok and peek(Request(SIM, msgs("during"))) is not None
 
 
-def test_a_zero_byte_store_is_reported_never_silently_empty(_llm_cache, app, monkeypatch):
+@pytest.mark.parametrize("db", ["replies.db", "cache.db"])  # this store, an older one
+def test_a_zero_byte_store_is_reported_never_silently_empty(db, _llm_cache, app, monkeypatch):
     requests = fill(4, "zero")
     _cache.close_caches()
-    (_llm_cache / "cache.db").write_bytes(b"")
-    os.utime(_llm_cache / "cache.db", (time.time() - 60, time.time() - 60))  # truncated earlier
+    for path in _llm_cache.glob("replies.db*"):
+        path.unlink()
+    (_llm_cache / db).write_bytes(b"")
+    os.utime(_llm_cache / db, (time.time() - 60, time.time() - 60))  # truncated earlier
     for mode in ("readwrite", "readonly"):
         monkeypatch.setenv("WORKBENCH_CACHE_MODE", mode)
         with pytest.raises(CacheError, match=r"0 bytes.*workbench cache repair"):
@@ -525,15 +551,15 @@ def test_a_zero_byte_store_is_reported_never_silently_empty(_llm_cache, app, mon
     assert all(not r.cached for r in complete_many(requests, progress=False))
 
 
-def test_cache_db_alone_holds_every_entry_after_a_run_and_an_export(_llm_cache, tmp_path):
+def test_the_db_alone_holds_every_entry_after_a_run_and_an_export(_llm_cache, tmp_path):
     requests = [Request(SIM, msgs(f"wal {i}")) for i in range(50)]
     complete_many(requests, progress=False)  # the store stays open in this process
     copy = tmp_path / "copy"
     copy.mkdir()
-    shutil.copy(_llm_cache / "cache.db", copy / "cache.db")  # without its WAL
-    assert sql(copy, "SELECT count(*) FROM Cache")[0][0] == 50
+    shutil.copy(_llm_cache / "replies.db", copy / "replies.db")  # without its WAL
+    assert sql(copy, "SELECT count(*) FROM replies")[0][0] == 50
     export_cache(tmp_path / "all.jsonl")
-    assert (_llm_cache / "cache.db-wal").stat().st_size == 0
+    assert (_llm_cache / "replies.db-wal").stat().st_size == 0
 
 
 # --- empty replies --------------------------------------------------------------------------

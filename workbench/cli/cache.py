@@ -65,7 +65,7 @@ def cache_export(file: Annotated[Path, typer.Argument(help="Output .jsonl file."
                  directory: Annotated[Path | None, _DIR] = None) -> None:
     """Write every sound entry as one JSON line (with its key), sorted by key.
 
-    The WAL is checkpointed first (cache.db alone then holds every entry); corrupt
+    The WAL is checkpointed first (replies.db alone then holds every entry); corrupt
     entries are left out and secret fields stripped, with a warning counting both.
     """
     from workbench.llm import export_cache
@@ -147,7 +147,7 @@ def cache_check(directory: Annotated[Path | None, _DIR] = None,
         typer.echo(json.dumps(report, indent=1, ensure_ascii=False))
     else:
         typer.echo(f"folder      {report['folder']}")
-        sizes = f"cache.db {report['db_bytes']} bytes, WAL {report['wal_bytes'] or 0} bytes"
+        sizes = f"replies.db {report['db_bytes']} bytes, WAL {report['wal_bytes'] or 0} bytes"
         typer.echo(f"files       {sizes}" if report["db_bytes"] is not None else "files       none")
         typer.echo(f"integrity   {report['integrity'][0] if report['integrity'] else '?'}")
         for line in report["integrity"][1:5]:
@@ -161,7 +161,7 @@ def cache_check(directory: Annotated[Path | None, _DIR] = None,
                    + (f", {report['missing']} more the store counts but cannot find"
                       if report["missing"] else ""))
         if report["wal_bytes"]:
-            typer.echo("note        pages in the WAL may not be in cache.db yet: copy the "
+            typer.echo("note        pages in the WAL may not be in replies.db yet: copy the "
                        "folder whole (or run `workbench cache export`, which checkpoints)")
         if not report["ok"]:
             typer.echo(f"run `workbench cache repair --dir {report['folder']}` to salvage "
@@ -188,7 +188,7 @@ def cache_repair(directory: Annotated[Path | None, _DIR] = None) -> None:
         typer.echo(f"  {count:>8}  {why}")
     typer.echo(f"unreadable  {report['unreadable']} row(s) on damaged pages")
     if not report["db_bytes"]:
-        typer.echo("lost        everything the old cache.db held (it was empty or missing)")
+        typer.echo("lost        everything the old store held (it was empty, missing or unreadable)")
     elif report["lost"] is None:
         typer.echo("lost        unknown (the old store's own count is unreadable)")
     else:
@@ -342,7 +342,7 @@ def register(app: typer.Typer) -> None:
     """Add ``cache``, ``sim-server`` and ``bench`` (``llm``, ``run-all``, ``labels``) to the ``workbench``
     command."""
     cache = typer.Typer(no_args_is_help=True, help=(
-        "The LLM reply cache: JSON entries in a diskcache store, never unpickled, each "
+        "The LLM reply cache: JSON entries in one SQLite table (replies.db), each "
         "checked against its key on replay. `check` and `repair` diagnose and salvage a "
         "damaged store."))
     for name, command in (("stats", cache_stats), ("export", cache_export),

@@ -2,8 +2,8 @@
 
 ``complete`` / ``complete_many`` send chat requests to any litellm model string --
 ``sim/<profile>`` for the offline simulated judges, ``gpt-4o``, ``anthropic/...``,
-``openai/<name>`` with ``api_base`` for local servers -- through a diskcache store
-keyed by :func:`cache_key`.
+``openai/<name>`` with ``api_base`` for local servers -- through the reply store
+(``_cache.py``: one SQLite table, ``replies.db``) keyed by :func:`cache_key`.
 
 Settings (cache folder and mode, concurrency, timeout, retries, backoff) come from
 :func:`configure` in code, else the ``WORKBENCH_*`` environment variables read at each

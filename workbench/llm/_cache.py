@@ -1,34 +1,41 @@
-"""The reply cache: where a reply is stored and how it is checked.
+"""The reply store: where a reply is stored and how it is checked.
 
-**Where.** One diskcache store per folder (``WORKBENCH_CACHE_DIR``, else
-``data/cache/llm``; :func:`configure` can set it in code), opened with
-``eviction_policy="none"`` (diskcache's default silently evicts past 1 GiB). Under the
-key :func:`~workbench.llm.cache_key` of a request (``_keys.py``), the value is one JSON
-object (an *entry*): ``key, model, backend, cost_usd, latency_s, usage, response``
-first (what a replay reads), then ``attempts, timestamp, workbench_version, schema``
-and ``request`` (its ``to_dict()``: no API key, header nor URL password). Errors are
-never stored.
+**Where.** One SQLite file per folder, ``replies.db`` in ``WORKBENCH_CACHE_DIR`` (else
+``data/cache/llm``; :func:`~workbench.llm.configure` sets it in code), in WAL mode. Its
+table ``replies`` (:data:`SCHEMA`) holds a row per key :func:`~workbench.llm.cache_key` of
+a request (``_keys.py``): the *entry*, its *seal* and when it was written. The entry is
+one JSON object: ``key, model, backend, cost_usd, latency_s, usage, response`` first
+(what a replay reads), then ``attempts, timestamp, workbench_version, schema`` and
+``request`` (its ``to_dict()``: no API key, header nor URL password). Errors are never
+stored. Beside it, ``claims`` says which process is sending which request, and
+``tally`` counts the replies (kept by triggers: a damaged store still says how many
+it held).
 
-**How it is checked.** Each entry is written *sealed*: the sha256 of its JSON goes in
-diskcache's ``tag`` column and is compared on every replay; an older, unsealed entry
-has its stored request hashed back to its key instead. A value that is not text, fails
-its seal, or belongs to another key is a *corrupt entry*: a miss, counted and reported,
-never replayed. (A seal catches damage and edits, not a forger who recomputes it: the
-cache keeps no secret.)
+**How it is checked.** The seal is the sha256 of the entry's JSON, compared on every
+replay; an entry without one (written before seals) has its stored request hashed back
+to its key instead. A value that is not text, fails its seal or belongs to another key
+is a *corrupt entry*: a miss, counted and reported, never replayed. (A seal catches
+damage and edits, not a forger who recomputes it: the store keeps no secret.) Nothing
+is ever unpickled.
 
-**How it is read and written.** Writes, claims and deletes go through diskcache's public
-API with :class:`TextDisk` (its documented ``Disk`` extension point: text only, never
-unpickled, never a file outside the folder). Reads go through :class:`Reader`, a
-read-only SQLite connection to the same ``cache.db`` that selects ``_CHUNK`` keys per
-query (diskcache's ``get`` costs a query per key, which dominates a warm run: measured
-with ``workbench bench llm``, a replay through ``get`` runs at 0.46 of a bare ``get`` loop,
-through :class:`Reader` at 0.68), so the ``readonly`` mode, :func:`peek` and ``workbench
-cache stats/export/explain`` never write and a read-only folder still replays. A full
-disk or a damaged store stops a run with one :class:`~workbench.errors.CacheError` naming
-the folder; claims (``claim/<key>``) tell processes sharing a store who is sending a
-request; the writers' lock (:data:`LOCK_FILE`) keeps ``workbench cache repair`` away from
-a run that writes.
-Maintenance (stats, export, import, check, repair, explain) is in ``_maintenance.py``.
+**How it is read and written.** Each reply is its own transaction, committed as the
+call that brought it ends (``synchronous=NORMAL``: a killed process loses nothing
+committed; a power cut may lose the last ones, never the file). A replay reads a chunk
+of keys per query (:meth:`Store.rows`). :func:`open_reader` (the ``readonly`` mode,
+:func:`peek`, ``workbench cache stats/export/explain/check``) opens the file read-only
+and never writes; a read-only folder still replays. A full disk or a damaged store
+stops a run with one :class:`~workbench.errors.CacheError` naming the folder. The
+writers' lock (:data:`LOCK_FILE`) keeps ``workbench cache repair`` away from a run that
+may write.
+
+**Older stores.** A folder written before this table (diskcache's ``cache.db``) is moved
+in when first opened for writing: read through diskcache's public API and a text-only
+:class:`TextDisk` into a new file, which then takes the name ``replies.db`` at once (a
+move that fails half way leaves the folder as it was); ``cache.db`` is kept as
+``cache.db.migrated``. Opened read-only, it is read the same way into a temporary copy,
+and the folder is left as it is.
+
+Maintenance (stats, export, import, explain, clear, check, repair) is in ``_maintenance.py``.
 """
 
 from __future__ import annotations
@@ -45,8 +52,10 @@ import re
 import shutil
 import socket
 import sqlite3
+import tempfile
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from itertools import chain
@@ -54,7 +63,12 @@ from pathlib import Path
 from typing import Any
 
 import diskcache
-from diskcache.core import DBNAME, MODE_RAW, MODE_TEXT
+from diskcache.core import MODE_RAW, MODE_TEXT
+
+try:
+    import fcntl
+except ImportError:  # not POSIX: no locks
+    fcntl = None
 
 from workbench import config
 from workbench.errors import CacheError
@@ -64,26 +78,22 @@ from workbench.llm._types import Completion, Request, Usage, build_completion
 log = logging.getLogger("workbench.llm")
 
 ENTRY_SCHEMA = 1
+DB_FILE = "replies.db"
+LEGACY_DB = "cache.db"
 LAST_MISS_FILE = "last_miss.json"
-#: Below this much free space on the cache's disk, a run that would write stops first.
+#: A file every run that may write holds a shared ``flock`` on, a repair an exclusive one.
+LOCK_FILE = "writers.lock"
+#: Below this much free space on the store's disk, a run that would write stops first.
 MIN_FREE_BYTES = 32 * 2**20
-CLAIM_PREFIX = "claim/"
 _HOST = socket.gethostname()
-
-
-def _version() -> str:
-    return config.__version__
+_HEX64 = re.compile(r"^[0-9a-f]{64}$")
 
 
 # --- the entry: what is stored ---------------------------------------------------------------
-#
-# A replay reads only the leading reply fields (with the stdlib decoder's own scanner), so
-# the warm path stays fast however long the prompt; anything else can ``json.loads`` a value.
 
 _REPLY_FIELDS = ("key", "model", "backend", "cost_usd", "latency_s", "usage", "response")
 _NEEDED = frozenset(_REPLY_FIELDS)
-_decoder = json.JSONDecoder()
-_scan = _decoder.scan_once
+_scan = json.JSONDecoder().scan_once
 _AFTER_REPLY = ',"attempts":'
 
 
@@ -93,31 +103,23 @@ def make_entry(key: str, request: Request, *, text: str, logprobs: list | None,
                attempts: int = 1, cost_known: bool = True) -> dict[str, Any]:
     """A cache entry: the reply and its bookkeeping, then the request without secrets.
 
-    A reply whose model has no price is flagged ``response.cost_known: false`` (the key
-    is absent otherwise, so entries of priced and simulated models are unchanged). The
-    reply text and logprob tokens are stored as :func:`unicode_text` makes them."""
-    text = unicode_text(text)
+    A reply whose model has no price is flagged ``response.cost_known: false`` (absent
+    otherwise). The reply text and logprob tokens are stored as :func:`unicode_text`
+    makes them."""
     if logprobs:
         logprobs = [{**item, "token": unicode_text(item["token"]),
                      "top_logprobs": [{**top, "token": unicode_text(top["token"])}
                                       for top in item["top_logprobs"]]} for item in logprobs]
     entry = {
-        "key": key,
-        "model": request.model,
-        "backend": backend,
-        "cost_usd": cost_usd,
+        "key": key, "model": request.model, "backend": backend, "cost_usd": cost_usd,
         "latency_s": latency_s,
         "usage": {"prompt_tokens": usage.prompt_tokens,
                   "completion_tokens": usage.completion_tokens},
-        "response": {
-            "text": text,
-            "logprobs": logprobs,
-            "finish_reason": finish_reason,
-            "model": provider_model,
-        },
+        "response": {"text": unicode_text(text), "logprobs": logprobs,
+                     "finish_reason": finish_reason, "model": provider_model},
         "attempts": attempts,
         "timestamp": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        "workbench_version": _version(),
+        "workbench_version": config.__version__,
         "schema": ENTRY_SCHEMA,
         "request": request.to_dict(),
     }
@@ -129,12 +131,11 @@ def make_entry(key: str, request: Request, *, text: str, logprobs: list | None,
 def unicode_text(text: str) -> str:
     """``text`` with each unpaired surrogate (``"\\ud83d"``) replaced by U+FFFD.
 
-    A server that cuts a reply inside a character made of a surrogate pair (an emoji cut
-    at a token boundary) sends half of the pair as a JSON escape; Python decodes it into
-    a string that cannot be written as UTF-8 (not to the cache, a results table or a
-    notebook). Each such half becomes U+FFFD, as a UTF-8 decoder makes of broken bytes;
-    a pair split over two code points is joined. Any other text is returned unchanged
-    (the same object).
+    A server that cuts a reply inside a surrogate pair (an emoji cut at a token
+    boundary) sends half of it as a JSON escape, which cannot be written as UTF-8 (to
+    the store, a results table or a notebook). Such halves become U+FFFD, as a UTF-8
+    decoder makes of broken bytes; a pair split over two code points is joined. Other
+    text is returned unchanged (the same object).
 
     Examples
     --------
@@ -149,11 +150,10 @@ def unicode_text(text: str) -> str:
 
 
 def encode_entry(entry: Mapping[str, Any]) -> str:
-    """The stored JSON of an entry, reply fields first (see :func:`read_reply`): always
-    text that UTF-8 can encode (what the seal hashes and SQLite stores)."""
+    """The stored JSON of an entry: the reply fields first, then ``"attempts"`` (so that
+    :func:`read_reply` decodes that prefix alone), always text UTF-8 can encode."""
     ordered = {name: entry[name] for name in _REPLY_FIELDS if name in entry}
-    if "model" not in ordered:
-        ordered["model"] = entry["request"]["model"]
+    ordered.setdefault("model", entry["request"]["model"])
     ordered.update((name, value) for name, value in entry.items() if name not in ordered)
     raw = json.dumps(ordered, ensure_ascii=False, separators=(",", ":"))
     try:
@@ -172,77 +172,44 @@ def decode_entry(raw: str) -> dict[str, Any]:
 
 
 def read_reply(raw: str) -> dict[str, Any]:
-    """The reply fields of a stored entry, without decoding the request behind them.
-
-    Values written by :func:`encode_entry` hold the reply fields first and then
-    ``"attempts"``: the prefix up to it is decoded alone. Otherwise the object's
-    members are walked with the stdlib decoder's scanner until every reply field is
-    read, and anything unexpected falls back to ``json.loads``.
+    """The reply fields of a stored entry, without decoding the request behind them: the
+    prefix :func:`encode_entry` writes before ``"attempts"`` is decoded alone, with the
+    stdlib decoder's scanner, so a replay costs the same however long the prompt. Any
+    other layout is decoded whole.
 
     Examples
     --------
     >>> read_reply('{"key":"k","model":"m","backend":"sim","cost_usd":0,"latency_s":1,'
-    ...            '"usage":{},"response":{"text":"7"},"request":{"messages":[]}}')["response"]
+    ...            '"usage":{},"response":{"text":"7"},"attempts":1,"request":{}}')["response"]
     {'text': '7'}
     """
-    # Our own writer puts "attempts" right after the reply fields: decode just that prefix.
     end = raw.find(_AFTER_REPLY)
     if end > 0:
         prefix = raw[:end] + "}"
-        try:  # the scanner alone: json.loads of the prefix, without its Python wrapper
+        try:
             out, stop = _scan(prefix, 0)
         except (ValueError, StopIteration):
             pass
         else:
             if stop == len(prefix) and type(out) is dict and _NEEDED <= out.keys():
                 return out
-    try:
-        out = {}
-        if raw[0] != "{":
-            raise ValueError
-        i = 1
-        while True:
-            if raw[i] != '"':
-                raise ValueError
-            name, i = _scan(raw, i)
-            if raw[i] != ":":
-                raise ValueError
-            value, i = _scan(raw, i + 1)
-            if name in _NEEDED:
-                out[name] = value
-                if len(out) == len(_NEEDED):
-                    return out
-            if raw[i] != ",":
-                raise ValueError
-            i += 1
-    except (ValueError, IndexError, StopIteration):
-        entry = json.loads(raw)
-        if "model" not in entry:
-            entry["model"] = entry["request"]["model"]
-        return entry
+    entry = json.loads(raw)
+    entry.setdefault("model", entry["request"]["model"])
+    return entry
 
 
 def completion_from_entry(entry: Mapping[str, Any], *, cached: bool = True) -> Completion:
     """The :class:`Completion` an entry replays (``KeyError``/``TypeError`` if malformed)."""
-    response = entry["response"]
-    text = response["text"]
-    if not isinstance(text, str):
+    response, usage = entry["response"], entry["usage"]
+    if not isinstance(response["text"], str):
         raise TypeError("entry text is not a string")
-    usage = entry["usage"]
-    model = entry.get("model") or entry["request"]["model"]
     return build_completion(
-        text=text,
-        model=model,
+        text=response["text"], model=entry.get("model") or entry["request"]["model"],
         prompt_tokens=int(usage["prompt_tokens"]),
         completion_tokens=int(usage["completion_tokens"]),
-        cost_usd=float(entry["cost_usd"]),
-        latency_s=float(entry["latency_s"]),
-        cached=cached,
-        key=entry["key"],
-        logprobs=response.get("logprobs"),
-        backend=entry["backend"],
-        cost_known=response.get("cost_known", True) is not False,
-    )
+        cost_usd=float(entry["cost_usd"]), latency_s=float(entry["latency_s"]), cached=cached,
+        key=entry["key"], logprobs=response.get("logprobs"), backend=entry["backend"],
+        cost_known=response.get("cost_known", True) is not False)
 
 
 # --- the seal: how an entry is checked -------------------------------------------------------
@@ -252,7 +219,7 @@ class CorruptEntry(ValueError):
 
 
 def seal(raw: str) -> str:
-    """The digest stored beside a value (diskcache's ``tag`` column) when it is written.
+    """The digest stored beside an entry (its ``seal`` column) when it is written.
 
     Examples
     --------
@@ -277,8 +244,7 @@ def check_entry(key: str, raw: Any, tag: Any, *, full: bool = False) -> None:
     and the reply fields of every entry.
     """
     if type(raw) is not str:
-        what = raw.why if isinstance(raw, Refused) else type(raw).__name__
-        raise CorruptEntry(f"not text but {what}")
+        raise CorruptEntry(f"not text but {type(raw).__name__}")
     fingerprint = hash(raw)
     if not full and _checked.get(key) == fingerprint:
         return
@@ -287,8 +253,7 @@ def check_entry(key: str, raw: Any, tag: Any, *, full: bool = False) -> None:
     if tag is None or full:
         try:
             entry = json.loads(raw)
-            stored_key = entry["key"]
-            request = Request.from_dict(entry["request"])
+            stored_key, request = entry["key"], Request.from_dict(entry["request"])
         except Exception as exc:
             raise CorruptEntry(f"not a readable entry ({type(exc).__name__}: "
                                f"{str(exc)[:80]})") from None
@@ -314,8 +279,8 @@ def entry_of(key: str, raw: Any, tag: Any, *, full: bool = False) -> dict[str, A
 
 
 def replay(key: str, stored: tuple[Any, Any] | Any) -> Completion | None:
-    """The completion stored under ``key`` (``(value, tag)`` from the store), or ``None``
-    when nothing is stored; :class:`CorruptEntry` when the entry fails its check."""
+    """The completion stored under ``key`` (``(entry, seal)`` from :func:`read_values`), or
+    ``None`` when nothing is stored; :class:`CorruptEntry` when the entry fails its check."""
     if stored is MISS:
         return None
     hits, corrupt = replay_many([(key, *stored)])
@@ -326,15 +291,13 @@ def replay(key: str, stored: tuple[Any, Any] | Any) -> Completion | None:
 
 def replay_many(rows: Iterable[tuple[str, Any, Any]]
                 ) -> tuple[dict[str, Completion], dict[str, str]]:
-    """:func:`replay` of many stored rows ``(key, value, tag)`` (as :func:`iter_stored`
+    """:func:`replay` of many stored rows ``(key, entry, seal)`` (as :func:`iter_stored`
     gives them): the completions by key, and the corrupt entries met (key -> why).
 
-    Python's cyclic garbage collector is switched off meanwhile (process-wide; back on
-    after, also on an error, unless it was off): the objects made here hold no
-    reference cycle, so it has nothing to collect, yet tens of thousands of new
-    completions set off its passes over older and older generations (an eighth of the
-    time of a 100,000-entry replay, measured; see :func:`gc.disable`). The new objects
-    are then looked at once, by the next young-generation pass.
+    Python's cyclic garbage collector is off meanwhile (process-wide; back on after,
+    also on an error, unless it was off): these objects hold no cycle, yet tens of
+    thousands of new completions set off its passes over older and older generations
+    (an eighth of the time of a 100,000-entry replay, measured; see :func:`gc.disable`).
     """
     hits: dict[str, Completion] = {}
     corrupt: dict[str, str] = {}
@@ -363,87 +326,151 @@ def replay_many(rows: Iterable[tuple[str, Any, Any]]
     return hits, corrupt
 
 
-# --- the store: diskcache, text only ----------------------------------------------------------
+# --- the table -------------------------------------------------------------------------------
 
-class _Missing:
-    """The type of :data:`MISS` (a named sentinel, like diskcache's ``ENOVAL``)."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "MISS"
-
-
-#: "No stored value for this key" (a stored value is always a string).
-MISS = _Missing()
-
-
-class Refused:
-    """A stored key or value the store will not decode: not text, or a file elsewhere."""
-
-    __slots__ = ("why",)
-
-    def __init__(self, why: str):
-        self.why = why
-
-    def __repr__(self) -> str:
-        return f"Refused({self.why!r})"
-
-
-_VALUE_FILE = re.compile(r"^[0-9a-f]{2}[/\\][0-9a-f]{2}[/\\][0-9a-f]{28}\.val$")
-
-
-class TextDisk(diskcache.Disk):
-    """diskcache's ``Disk`` for text only: it writes ``str`` and reads text, nothing else.
-
-    diskcache's own ``Disk`` unpickles rows in pickle mode and opens any path a row
-    names; this one returns :class:`Refused` instead, and removes only value files of
-    diskcache's layout (``ab/cd/<28 hex>.val`` inside the folder).
-    """
-
-    def get(self, key: Any, raw: bool) -> Any:
-        if not raw:
-            return Refused("a pickled key")
-        return bytes(key) if type(key) is sqlite3.Binary else key
-
-    def store(self, value: Any, read: bool, key: Any = diskcache.UNKNOWN) -> tuple:
-        if type(value) is not str:
-            raise TypeError(f"the LLM cache stores text only, not {type(value).__name__}")
-        return super().store(value, read, key)
-
-    def fetch(self, mode: int, filename: str | None, value: Any, read: bool) -> Any:
-        if mode == MODE_RAW:
-            return value if type(value) is str else Refused(f"a {type(value).__name__} value")
-        if mode != MODE_TEXT:
-            return Refused(f"diskcache mode {mode} (binary or pickle): never decoded")
-        if read or not isinstance(filename, str) or not _VALUE_FILE.match(filename):
-            return Refused(f"a value file outside the cache's layout: {filename!r}")
-        try:
-            return super().fetch(mode, filename, value, read)
-        except UnicodeDecodeError:
-            return Refused("a value file that is not UTF-8 text")
-
-    def remove(self, file_path: str) -> None:
-        if isinstance(file_path, str) and _VALUE_FILE.match(file_path):
-            super().remove(file_path)
-
-
-#: diskcache's table, as an empty in-memory stand-in for a store not created yet.
-_SCHEMA = ("CREATE TABLE Cache (rowid INTEGER PRIMARY KEY, key BLOB, raw INTEGER, "
-           "store_time REAL, expire_time REAL, access_time REAL, access_count INTEGER "
-           "DEFAULT 0, tag BLOB, size INTEGER DEFAULT 0, mode INTEGER DEFAULT 0, "
-           "filename TEXT, value BLOB)")
-_LIVE = "raw = 1 AND (expire_time IS NULL OR expire_time > ?)"
-#: The chunk's keys as a table ``wanted(i, k)`` (``i``: the key's place in the chunk): each
-#: row names its key by place, so the caller's own string comes back, not a copy.
-_ROWS_SQL = ("WITH wanted(i, k) AS (VALUES {}) SELECT wanted.i, mode, filename, value, tag "
-             "FROM wanted JOIN Cache ON key = wanted.k WHERE " + _LIVE)
+#: The tables, made in one transaction that then sets ``PRAGMA user_version = 1``.
+SCHEMA = (
+    "CREATE TABLE tally (replies INTEGER NOT NULL)",  # first: its page is the schema's next
+    "INSERT INTO tally VALUES (0)",
+    "CREATE TABLE replies (key TEXT PRIMARY KEY, entry TEXT NOT NULL, seal TEXT, "
+    "created REAL NOT NULL)",
+    "CREATE TRIGGER tally_in AFTER INSERT ON replies "
+    "BEGIN UPDATE tally SET replies = replies + 1; END",
+    "CREATE TRIGGER tally_out AFTER DELETE ON replies "
+    "BEGIN UPDATE tally SET replies = replies - 1; END",
+    "CREATE TABLE claims (key TEXT PRIMARY KEY, owner TEXT NOT NULL, expires REAL NOT NULL)",
+)
+_WRITE = ("INSERT INTO replies VALUES (?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET "
+          "entry = excluded.entry, seal = excluded.seal, created = excluded.created")
+#: A chunk's keys as a table ``wanted(i, k)``: each row names its key by its place ``i``,
+#: so the caller's own string comes back, not a copy.
+_ROWS = ("WITH wanted(i, k) AS (VALUES {}) SELECT wanted.i, entry, seal "
+         "FROM wanted JOIN replies ON key = wanted.k")
 _CHUNK = 500
 
 
 @functools.lru_cache(maxsize=8)
 def _wanted(size: int) -> str:
     return ",".join(f"({i},?)" for i in range(size))
+
+
+class _Missing:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "MISS"
+
+
+#: "No entry stored under this key".
+MISS = _Missing()
+
+
+class Store:
+    """The store of one folder: its ``replies.db`` through a connection per thread.
+
+    ``readonly``: the file is opened read-only, and a missing one is an empty store
+    (nothing is created); ``why`` says why a writable open fell back to that
+    (``read-only`` or ``full``); ``left_out`` counts the rows of an older store that
+    could not be read (why -> rows). ``get``/``set``/``delete``/``in``/``len``/
+    ``iterkeys`` map keys to raw entry text; :func:`store` and :func:`replay` are the
+    checked doors.
+    """
+
+    def __init__(self, directory: str | os.PathLike, *, readonly: bool = False,
+                 db: Path | None = None, scratch: Any = None):
+        self.directory = str(directory)
+        self.readonly = readonly
+        self.why: str | None = None
+        self.db = db or Path(directory) / DB_FILE
+        self.scratch = scratch  # the temporary folder of an older store's copy
+        self.left_out: Counter[str] = Counter()
+        self.local = threading.local()
+
+    def execute(self, statement: str, args: Iterable[Any] = ()) -> sqlite3.Cursor:
+        """``statement`` on this thread's connection (autocommit)."""
+        local = self.local
+        if (getattr(local, "pid", None) != os.getpid() or getattr(local, "con", None) is None
+                or (local.memory and self.db.is_file())):
+            local.memory = self.readonly and not self.db.is_file()
+            if local.memory:  # nothing stored yet: empty tables in memory
+                local.con = sqlite3.connect(":memory:", isolation_level=None)
+                for statement_ in SCHEMA:
+                    local.con.execute(statement_)
+            elif self.readonly:
+                check_not_empty(self.db)
+                local.con = connect_ro(self.db)
+            else:
+                local.con = sqlite3.connect(self.db, timeout=60, isolation_level=None)
+                local.con.execute("PRAGMA synchronous = NORMAL")
+            local.pid = os.getpid()
+        return local.con.execute(statement, tuple(args))
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One write transaction for the ``with`` block (other writers wait meanwhile)."""
+        self.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.execute("ROLLBACK")
+            raise
+        self.execute("COMMIT")
+
+    def rows(self, keys: list[str]) -> Iterator[list[tuple[str, Any, Any]]]:
+        """Per chunk of ``keys`` (distinct), ``(key, entry, seal)`` of those stored. A
+        damaged store raises :class:`~workbench.errors.CacheError`; any other failed
+        read is a miss."""
+        for start in range(0, len(keys), _CHUNK):
+            chunk = keys[start: start + _CHUNK]
+            try:
+                found = self.execute(_ROWS.format(_wanted(len(chunk))), chunk).fetchall()
+            except sqlite3.Error as exc:
+                if is_damage(exc):
+                    raise damaged(self.directory, exc) from None
+                log.debug("cache %s: read failed (%s): misses", self.directory, exc)
+                continue
+            yield [(chunk[i], entry, seal_) for i, entry, seal_ in found]
+
+    def get(self, key: str, default: Any = None, *, tag: bool = False) -> Any:
+        found = next(iter(self.rows([key])), None) or [(key, default, None)]
+        return found[0][1:] if tag else found[0][1]
+
+    def set(self, key: str, value: Any, *, tag: str | None = None) -> None:
+        self.execute(_WRITE, (key, value, tag, time.time()))
+
+    def delete(self, key: str) -> bool:
+        return self.execute("DELETE FROM replies WHERE key = ?", (key,)).rowcount > 0
+
+    def clear(self) -> None:
+        with self.transaction():
+            self.execute("DELETE FROM replies")
+            self.execute("DELETE FROM claims")
+
+    def __contains__(self, key: str) -> bool:
+        return bool(self.execute("SELECT 1 FROM replies WHERE key = ?", (key,)).fetchall())
+
+    def __len__(self) -> int:
+        return self.execute("SELECT count(*) FROM replies").fetchone()[0]
+
+    def __bool__(self) -> bool:  # an empty store is still a store
+        return True
+
+    def iterkeys(self) -> Iterator[Any]:
+        return (key for (key,) in self.execute("SELECT key FROM replies ORDER BY key"))
+
+    def volume(self) -> int:
+        """Bytes of the database file."""
+        return (self.execute("PRAGMA page_count").fetchone()[0]
+                * self.execute("PRAGMA page_size").fetchone()[0])
+
+    def close(self) -> None:
+        """Close this thread's connection (another thread's closes with the thread, or
+        with the store once nothing holds it: never under a query)."""
+        if getattr(self.local, "con", None) is not None:
+            self.local.con.close()
+            self.local.con = None
+        if self.scratch is not None:
+            self.scratch.cleanup()
 
 
 def connect_ro(db: Path) -> sqlite3.Connection:
@@ -454,14 +481,14 @@ def connect_ro(db: Path) -> sqlite3.Connection:
     read as it is, and a warning says when the WAL holds pages that are then not seen.
     """
     uri = db.resolve().as_uri()
-    con = sqlite3.connect(f"{uri}?mode=ro", uri=True)
+    con = sqlite3.connect(f"{uri}?mode=ro", uri=True, isolation_level=None)
     try:
         con.execute("SELECT count(*) FROM sqlite_master").fetchall()
     except sqlite3.OperationalError as exc:
         if cannot_write(exc) is None:
             raise
         con.close()
-        con = sqlite3.connect(f"{uri}?immutable=1", uri=True)
+        con = sqlite3.connect(f"{uri}?immutable=1", uri=True, isolation_level=None)
         wal = db.with_name(db.name + "-wal")
         if wal.is_file() and wal.stat().st_size:
             log.warning("%s: the folder is read-only and %s holds %d bytes not yet in %s; "
@@ -471,114 +498,238 @@ def connect_ro(db: Path) -> sqlite3.Connection:
     return con
 
 
+# --- opening -----------------------------------------------------------------------------------
 
-class Reader:
-    """A store read through a read-only SQLite connection: nothing is ever written, and a
-    missing folder is an empty store (not created).
+_handles: dict[tuple[str, int, bool], tuple[Store, Any]] = {}
+_handles_lock = threading.Lock()
 
-    ``rows`` is the bulk read behind every replay; ``get``, ``in``, ``iterkeys``, ``len``
-    and ``volume`` are diskcache's, for string keys. ``why`` says why a writable open
-    fell back to reading (``read-only`` or ``full``).
+
+def _identity(folder: Path) -> tuple[int, int, bool] | None:
+    """The folder's ``(device, inode)`` and whether it holds ``replies.db``: a folder
+    replaced (``workbench cache repair`` in another process) or moved in since is
+    opened again."""
+    try:
+        stat = folder.stat()
+    except OSError:
+        return None
+    return stat.st_dev, stat.st_ino, (folder / DB_FILE).exists()
+
+
+def _handle(folder: Path, readonly: bool) -> Store:
+    key = (str(folder), os.getpid(), readonly)
+    found = _handles.get(key)
+    if found is None or found[1] != _identity(folder):
+        with _handles_lock:  # another thread may have opened it meanwhile
+            found, identity = _handles.get(key), _identity(folder)
+            if found is not None and found[1] != identity:
+                _handles.pop(key)[0].close()
+                found = None
+            if found is None:
+                store = _open_reader(folder) if readonly else _open_writable(folder)
+                found = _handles[key] = (store, _identity(folder))
+    return found[0]
+
+
+def open_cache(path: str | os.PathLike | None = None) -> Store:
+    """The store at ``path`` (default: the configured folder) for reading and writing,
+    opened once per folder and process (again when the folder was replaced).
+
+    A read-only folder or a full disk gives a read-only store (its ``why`` says which);
+    a damaged store raises :class:`~workbench.errors.CacheError` naming the folder and
+    ``workbench cache repair``.
     """
-
-    def __init__(self, directory: str | os.PathLike, *, why: str | None = None):
-        self.directory = str(directory)
-        self.why = why
-        self.db = Path(self.directory) / DBNAME
-        self.disk = TextDisk(self.directory)
-        self.local = threading.local()
-
-    def execute(self, statement: str, args: Iterable[Any] = ()) -> sqlite3.Cursor:
-        """``statement`` on this thread's read-only connection."""
-        local = self.local
-        if (getattr(local, "pid", None) != os.getpid() or getattr(local, "con", None) is None
-                or (local.memory and self.db.is_file())):
-            if self.db.is_file():
-                check_not_empty(self.directory)
-                local.con, local.memory = connect_ro(self.db), False
-            else:  # nothing stored yet: an empty table in memory
-                local.con, local.memory = sqlite3.connect(":memory:"), True
-                local.con.execute(_SCHEMA)
-            local.pid = os.getpid()
-        return local.con.execute(statement, tuple(args))
-
-    def rows(self, keys: list[str]) -> Iterator[list[tuple[str, Any, Any]]]:
-        """Per chunk of ``keys`` (distinct): ``(key, value, tag)`` of those stored, where a
-        value is text or :class:`Refused`. A damaged store raises
-        :class:`~workbench.errors.CacheError`; any other failed read is a miss."""
-        fetch = self.disk.fetch
-        for start in range(0, len(keys), _CHUNK):
-            chunk = keys[start: start + _CHUNK]
-            try:
-                found = self.execute(_ROWS_SQL.format(_wanted(len(chunk))),
-                                     (*chunk, time.time())).fetchall()
-            except CacheError:
-                raise
-            except sqlite3.Error as exc:
-                if is_damage(exc):
-                    raise damaged(self.directory, exc) from None
-                log.debug("cache %s: read failed (%s): misses", self.directory, exc)
-                continue
-            out = []
-            for i, mode, filename, value, tag in found:
-                if mode != MODE_RAW or type(value) is not str:  # a value file, or refused
-                    try:
-                        value = fetch(mode, filename, value, False)
-                    except OSError:  # the value file is gone: a miss
-                        continue
-                out.append((chunk[i], value, tag))
-            yield out
-
-    def get(self, key: str, default: Any = None, *, tag: bool = False) -> Any:
-        found = next(iter(self.rows([key])), [])
-        value, db_tag = (found[0][1], found[0][2]) if found else (default, None)
-        return (value, db_tag) if tag else value
-
-    def __contains__(self, key: str) -> bool:
-        return bool(self.execute(f"SELECT 1 FROM Cache WHERE key = ? AND {_LIVE}",
-                                 (key, time.time())).fetchall())
-
-    def iterkeys(self) -> Iterator[Any]:
-        for key, raw in self.execute("SELECT key, raw FROM Cache ORDER BY key, raw").fetchall():
-            yield self.disk.get(key, raw)
-
-    def __len__(self) -> int:
-        return int(self.execute("SELECT count(*) FROM Cache").fetchone()[0])
-
-    def volume(self) -> int:
-        (pages,), = self.execute("PRAGMA page_count").fetchall()
-        (size,), = self.execute("PRAGMA page_size").fetchall()
-        (files,), = self.execute("SELECT COALESCE(SUM(size), 0) FROM Cache").fetchall()
-        return int(pages * size + files)
-
-    def close(self) -> None:
-        con = getattr(self.local, "con", None)
-        if con is not None:
-            con.close()
-            self.local.con = None
+    return _handle(Path(config.cache_dir() if path is None else path).expanduser(), False)
 
 
-Store = diskcache.Cache | Reader
+def open_reader(path: str | os.PathLike | None = None) -> Store:
+    """The store at ``path`` (default: the configured folder) for reading only (never
+    writes, never creates the folder)."""
+    return _handle(Path(config.cache_dir() if path is None else path).expanduser(), True)
 
 
-# --- errors that name the folder ------------------------------------------------------------
+def close_caches(folder: str | os.PathLike | None = None) -> None:
+    """Close the open stores (of ``folder``, else all): tests, a forked child, a repair."""
+    with _handles_lock:
+        for key in list(_handles):
+            if folder is None or key[0] == str(Path(folder).expanduser()):
+                try:
+                    _handles.pop(key)[0].close()
+                except Exception:  # closing must never raise
+                    pass
 
-def _errname(exc: BaseException) -> str:
-    return getattr(exc, "sqlite_errorname", "") or ""
 
+def create(folder: Path) -> Store:
+    """The writable store of ``folder``, an older store moved in first (:func:`_move_in`);
+    the first process to open it makes the tables (another waits, then finds them)."""
+    check_not_empty(folder / DB_FILE)
+    folder.mkdir(parents=True, exist_ok=True)
+    if not (folder / DB_FILE).exists() and (folder / LEGACY_DB).exists():
+        _move_in(folder)
+    store = Store(folder)
+    try:
+        store.execute("PRAGMA journal_mode = WAL")
+        with store.transaction():
+            if store.execute("PRAGMA user_version").fetchone()[0] == 0:
+                _make_tables(store)
+    except BaseException:
+        store.close()
+        raise
+    return store
+
+
+def _make_tables(store: Store) -> None:
+    for statement in SCHEMA:
+        store.execute(statement)
+    store.execute("PRAGMA user_version = 1")
+
+
+def _open_writable(folder: Path) -> Store:
+    try:
+        return create(folder)
+    except (sqlite3.Error, OSError) as exc:
+        if is_damage(exc):
+            raise damaged(folder, exc) from None
+        why = cannot_write(exc)
+        if why is None:
+            raise
+        log.debug("%s is %s: opened for reading only", folder, why)
+        store = _open_reader(folder)
+        store.why = why
+        return store
+
+
+def _open_reader(folder: Path) -> Store:
+    if (folder / DB_FILE).exists() or not (folder / LEGACY_DB).exists():
+        return Store(folder, readonly=True)
+    scratch = tempfile.TemporaryDirectory(prefix="workbench-cache-")  # an older store:
+    copy = Path(scratch.name)                                          # read into a copy
+    try:
+        check_not_empty(folder / LEGACY_DB)
+        shutil.copytree(folder, copy / "old", ignore=shutil.ignore_patterns("*.lock", "*.json"))
+        moved, left_out = migrate(copy / "old", copy / DB_FILE)
+    except BaseException as exc:
+        scratch.cleanup()
+        if isinstance(exc, sqlite3.Error) and is_damage(exc):
+            raise damaged(folder, exc) from None
+        raise
+    log.info("%s: an older store (cache.db), %d entries read into a temporary copy; open it "
+             "for writing once to move it in", folder, moved)
+    store = Store(folder, readonly=True, db=copy / DB_FILE, scratch=scratch)
+    store.left_out = left_out
+    return store
+
+
+# --- older stores: diskcache's cache.db, read through its public API -------------------------
+
+_VALUE_FILE = re.compile(r"^[0-9a-f]{2}[/\\][0-9a-f]{2}[/\\][0-9a-f]{28}\.val$")
+
+
+class TextDisk(diskcache.Disk):
+    """diskcache's ``Disk`` for text only (its documented extension point): a pickled key
+    reads as ``"<pickled key>"``; a value that is not text, or a file outside diskcache's
+    layout in the folder, raises :class:`CorruptEntry`. Nothing is unpickled or deleted."""
+
+    def get(self, key: Any, raw: bool) -> Any:
+        return super().get(key, raw) if raw else "<pickled key>"
+
+    def fetch(self, mode: int, filename: str | None, value: Any, read: bool) -> Any:
+        if mode == MODE_RAW and type(value) is str:
+            return value
+        if mode != MODE_TEXT:
+            raise CorruptEntry(f"diskcache mode {mode} (binary or pickle): never decoded")
+        if read or not isinstance(filename, str) or not _VALUE_FILE.match(filename):
+            raise CorruptEntry(f"a value file outside the cache's layout: {filename!r}")
+        try:
+            return super().fetch(mode, filename, value, read)
+        except UnicodeDecodeError:
+            raise CorruptEntry("a value file that is not UTF-8 text") from None
+
+    def remove(self, file_path: str) -> None:
+        pass
+
+
+def _readable(keys: Iterator[Any], left_out: Counter) -> Iterator[Any]:
+    try:
+        yield from keys
+    except sqlite3.DatabaseError:  # a damaged page of its keys: those after it are lost
+        left_out["unreadable: the store's list of keys is damaged"] += 1
+
+
+def migrate(folder: Path, db: Path) -> tuple[int, Counter]:
+    """Make the new SQLite file ``db`` hold each entry of the diskcache store in ``folder``
+    as it was stored, seal included (claims are not copied), in one transaction. Returns
+    how many were copied, and the rows left out (why -> rows)."""
+    left_out: Counter[str] = Counter()
+    moved = 0
+    into = Store(db.parent, db=db)
+    try:
+        with into.transaction(), \
+                diskcache.Cache(str(folder), disk=TextDisk, eviction_policy="none") as old:
+            _make_tables(into)
+            for key in _readable(old.iterkeys(), left_out):
+                if not (isinstance(key, str) and _HEX64.match(key)):
+                    if not (isinstance(key, str) and key.startswith("claim/")):
+                        left_out["its key is not a cache key"] += 1
+                    continue
+                try:
+                    value, tag = old.get(key, default=MISS, tag=True)
+                except CorruptEntry as exc:
+                    left_out[str(exc)] += 1
+                    continue
+                except (OSError, sqlite3.Error) as exc:
+                    left_out[f"unreadable ({type(exc).__name__})"] += 1
+                    continue
+                if value is not MISS:
+                    into.set(key, value, tag=tag)
+                    moved += 1
+    finally:
+        into.close()
+    return moved, left_out
+
+
+def _move_in(folder: Path) -> None:
+    """Move the older store of ``folder`` into its ``replies.db``, built aside and then
+    renamed into place, by one process at a time (the others wait, then find it done);
+    ``cache.db`` is then renamed ``cache.db.migrated``."""
+    check_not_empty(folder / LEGACY_DB)
+    aside, target = folder / f"{DB_FILE}.moving", folder / DB_FILE
+    with open(folder / f"{LEGACY_DB}.moving.lock", "a") as lock:
+        if fcntl is not None:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        if target.exists() or not (folder / LEGACY_DB).exists():  # done meanwhile
+            Path(lock.name).unlink(missing_ok=True)
+            return
+        for leftover in (aside, aside.with_name(aside.name + "-journal")):  # of a crash
+            leftover.unlink(missing_ok=True)
+        try:
+            moved, left_out = migrate(folder, aside)
+            os.replace(aside, target)
+        finally:
+            aside.unlink(missing_ok=True)
+        for suffix in ("", "-wal", "-shm"):
+            old = folder / (LEGACY_DB + suffix)
+            if old.exists():
+                old.rename(old.with_name(old.name + ".migrated"))
+        Path(lock.name).unlink()
+    log.warning("%s: %d entries of the older store moved into %s (cache.db kept as "
+                "cache.db.migrated)%s", folder, moved, DB_FILE,
+                f"; left out: {dict(left_out)}" if left_out else "")
+
+
+# --- errors that name the folder ---------------------------------------------------------------
 
 def is_damage(exc: BaseException) -> bool:
     """True when ``exc`` says the SQLite file is corrupt or not a database."""
-    if _errname(exc) in ("SQLITE_CORRUPT", "SQLITE_NOTADB"):
+    if getattr(exc, "sqlite_errorname", "") in ("SQLITE_CORRUPT", "SQLITE_NOTADB"):
         return True
     return isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError)
 
 
 def cannot_write(exc: BaseException) -> str | None:
     """``"read-only"`` or ``"full"`` when ``exc`` says the store cannot be written, else None."""
-    name, text = _errname(exc), str(exc).lower()
+    name, text = getattr(exc, "sqlite_errorname", "") or "", str(exc).lower()
     if isinstance(exc, sqlite3.OperationalError):
-        if name.startswith("SQLITE_READONLY") or "readonly database" in text:
+        if name.startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN")) or "readonly database" in text:
             return "read-only"
         if name == "SQLITE_FULL" or "disk is full" in text:
             return "full"
@@ -624,14 +775,10 @@ def unwritable(folder: str | os.PathLike, why: str) -> CacheError:
         "readonly, or point WORKBENCH_CACHE_DIR at a writable folder", folder=str(folder))
 
 
-def check_not_empty(folder: str | os.PathLike) -> None:
-    """Raise if ``cache.db`` exists with 0 bytes: a truncated store, never silently empty.
-
-    SQLite creates the file empty and writes its header a moment later: a 0-byte file
-    changed in the last few seconds (another process creating the store) is given
-    that moment.
-    """
-    db = Path(folder) / DBNAME
+def check_not_empty(db: Path) -> None:
+    """Raise if the SQLite file ``db`` has 0 bytes: a truncated store, never silently
+    empty (unless changed in the last seconds: SQLite writes a new file's header a
+    moment after creating it)."""
     deadline = time.monotonic() + 2.0
     while True:
         try:
@@ -646,99 +793,14 @@ def check_not_empty(folder: str | os.PathLike) -> None:
     raise CacheError(
         f"{db} is empty (0 bytes): every reply this store held is lost (a crash or an "
         "interrupted copy truncated it). Restore the folder from a backup, or run "
-        f"`workbench cache repair --dir {folder}` to move it aside and start a fresh "
-        "store", folder=str(folder))
+        f"`workbench cache repair --dir {db.parent}` to move it aside and start a fresh "
+        "store", folder=str(db.parent))
 
 
-# --- opening: the writable store and the reader ---------------------------------------------
-
-_handles: dict[tuple[str, int, bool], tuple[Any, tuple[int, int] | None]] = {}
-_handles_lock = threading.Lock()
-
-
-def _identity(folder: Path) -> tuple[int, int] | None:
-    """The folder's ``(device, inode)``: a store moved away and replaced (``workbench cache
-    repair`` in another process) is another folder under the same name."""
-    try:
-        stat = folder.stat()
-    except OSError:
-        return None
-    return stat.st_dev, stat.st_ino
-
-
-def _handle(folder: Path, readonly: bool) -> Any:
-    """The open store of ``folder``, opened again when the folder was replaced since."""
-    key = (str(folder), os.getpid(), readonly)
-    identity = _identity(folder)
-    found = _handles.get(key)
-    if found is None or found[1] != identity:
-        with _handles_lock:
-            found = _handles.get(key)
-            if found is not None and found[1] != identity:
-                _close(_handles.pop(key)[0])
-                found = None
-            if found is None:
-                store = Reader(folder) if readonly else _open_writable(folder)
-                found = _handles[key] = (store, _identity(folder))
-    return found[0]
-
-
-def _close(store: Any) -> None:
-    try:
-        store.close()
-    except Exception:  # closing must never raise
-        pass
-
-
-def _open_writable(folder: Path) -> Store:
-    check_not_empty(folder)
-    try:
-        return diskcache.Cache(str(folder), disk=TextDisk, eviction_policy="none")
-    except (sqlite3.Error, OSError) as exc:
-        if is_damage(exc):
-            raise damaged(folder, exc) from None
-        why = cannot_write(exc)
-        if why is None:
-            raise
-        log.debug("%s is %s: opened for reading only", folder, why)
-        return Reader(folder, why=why)
-
-
-def open_cache(path: str | os.PathLike | None = None) -> Store:
-    """The store at ``path`` (default: the configured folder) for reading and writing,
-    opened once per folder and process (again when the folder was replaced).
-
-    A read-only folder or a full disk gives a :class:`Reader` (its ``why`` says which);
-    a damaged store raises :class:`~workbench.errors.CacheError` naming the folder and
-    ``workbench cache repair``.
-    """
-    return _handle(Path(config.cache_dir() if path is None else path).expanduser(), False)
-
-
-def open_reader(path: str | os.PathLike | None = None) -> Reader:
-    """The store at ``path`` (default: the configured folder) for reading only (never
-    writes, never creates the folder)."""
-    return _handle(Path(config.cache_dir() if path is None else path).expanduser(), True)
-
-
-def close_caches(folder: str | os.PathLike | None = None) -> None:
-    """Close the open handles (of ``folder``, else all): tests, a forked child, a repair."""
-    with _handles_lock:
-        for key in list(_handles):
-            if folder is None or key[0] == str(Path(folder).expanduser()):
-                _close(_handles.pop(key)[0])
-
-
-# --- the writers' lock: no repair while a run may write -------------------------------------
-
-#: A file in the cache folder that every run which may write holds a shared ``flock`` on,
-#: and a repair an exclusive one (released by the system when a process dies).
-LOCK_FILE = "writers.lock"
-
+# --- the writers' lock: no repair while a run may write --------------------------------------
 
 @contextmanager
 def _held(folder: Path, *, exclusive: bool) -> Iterator[None]:
-    """Hold ``folder``'s lock (:func:`_lock`) for the ``with`` block."""
     descriptor = _lock(folder, exclusive=exclusive)
     try:
         yield
@@ -749,10 +811,9 @@ def _held(folder: Path, *, exclusive: bool) -> Iterator[None]:
 
 def _lock(folder: Path, *, exclusive: bool) -> int | None:
     """A descriptor of ``folder``'s :data:`LOCK_FILE` holding its lock (``None``: no lock
-    can be taken there, e.g. a read-only folder, where nothing is written anyway)."""
-    try:
-        import fcntl
-    except ImportError:  # not POSIX: no lock
+    can be taken there, e.g. a read-only folder, where nothing is written anyway). The
+    system releases it when a process dies."""
+    if fcntl is None:  # not POSIX: no lock
         return None
     path = folder / LOCK_FILE
     while True:
@@ -802,32 +863,10 @@ def replacing(folder: str | os.PathLike) -> Iterator[None]:
         yield
 
 
-def writable(store: Store) -> bool:
-    return not isinstance(store, Reader)
-
-
-def require_writable(store: Store) -> None:
-    """Raise :class:`~workbench.errors.CacheError` unless ``store`` can take new entries
-    (not read-only, and at least :data:`MIN_FREE_BYTES` free on its disk)."""
-    if not writable(store):
-        raise unwritable(store.directory, store.why or "read-only")
-    free = free_bytes(store.directory)
-    if free is not None and free < MIN_FREE_BYTES:
-        raise unwritable(store.directory, "full")
-
-
 # --- reading and writing ---------------------------------------------------------------------
 
-def _reader_of(store: Store) -> Reader:
-    return store if isinstance(store, Reader) else open_reader(store.directory)
-
-
 def read_values(store: Store, keys: list[str]) -> dict[str, tuple[Any, Any] | _Missing]:
-    """``(value, tag)`` stored under each of ``keys`` (distinct), :data:`MISS` where none.
-
-    A value is text or :class:`Refused`. A damaged store raises
-    :class:`~workbench.errors.CacheError`; any other failed read is a miss.
-    """
+    """``(entry, seal)`` stored under each of ``keys`` (distinct), :data:`MISS` where none."""
     found: dict[str, tuple[Any, Any] | _Missing] = dict.fromkeys(keys, MISS)
     for key, value, tag in iter_stored(store, keys):
         found[key] = (value, tag)
@@ -835,54 +874,54 @@ def read_values(store: Store, keys: list[str]) -> dict[str, tuple[Any, Any] | _M
 
 
 def iter_stored(store: Store, keys: list[str]) -> Iterator[tuple[str, Any, Any]]:
-    """``(key, value, tag)`` for each of ``keys`` (distinct) that has a stored value.
-
-    The replay's read (:func:`read_values` without a slot per miss), lazily, a chunk of
-    keys per query (:meth:`Reader.rows`): a replay checks and decodes each chunk's
-    values while they are fresh in the CPU's cache, and never holds all of them at once.
-    """
-    return chain.from_iterable(_reader_of(store).rows(keys))
+    """``(key, entry, seal)`` for each of ``keys`` (distinct) that has an entry, lazily, a
+    chunk of keys per query (:meth:`Store.rows`): a replay checks and decodes each
+    chunk while it is fresh in the CPU's cache, and never holds all of them at once."""
+    return chain.from_iterable(store.rows(keys))
 
 
-def write(store: Store, key: str, value: str, *, tag: str | None = None) -> bool:
-    """Store ``value`` under ``key``; True if written.
+def require_writable(store: Store) -> None:
+    """Raise :class:`~workbench.errors.CacheError` unless ``store`` can take new entries
+    (not read-only, and at least :data:`MIN_FREE_BYTES` free on its disk)."""
+    if store.readonly:
+        raise unwritable(store.directory, store.why or "read-only")
+    free = free_bytes(store.directory)
+    if free is not None and free < MIN_FREE_BYTES:
+        raise unwritable(store.directory, "full")
+
+
+def store(cache: Store, entry: Mapping[str, Any]) -> bool:
+    """Write ``entry`` under its key with its seal, committed; True if written.
 
     A full disk, a read-only or a damaged store raises
     :class:`~workbench.errors.CacheError` (the run stops once, instead of warning per
-    reply); any other failure (e.g. a store locked too long) is logged and the run
+    reply); any other failure (e.g. a store locked too long) is logged, and the run
     goes on.
     """
-    if not writable(store):
-        raise unwritable(store.directory, store.why or "read-only")
+    if cache.readonly:
+        raise unwritable(cache.directory, cache.why or "read-only")
+    raw = encode_entry(entry)
     try:
-        store.set(key, value, tag=tag)
+        cache.set(entry["key"], raw, tag=seal(raw))
         return True
     except (sqlite3.Error, OSError) as exc:
         if is_damage(exc):
-            raise damaged(store.directory, exc) from None
+            raise damaged(cache.directory, exc) from None
         why = cannot_write(exc)
         if why is not None:
-            raise unwritable(store.directory, why) from None
-        log.warning("could not write cache entry %s: %s", key[:16], exc)
-    except Exception as exc:  # e.g. diskcache.Timeout: the cache can never break a run
-        log.warning("could not write cache entry %s: %s", key[:16], exc)
+            raise unwritable(cache.directory, why) from None
+        log.warning("could not write cache entry %s: %s", entry["key"][:16], exc)
     return False
 
 
 def checkpoint(store: Store, *, truncate: bool = False) -> None:
-    """Move the WAL's pages into ``cache.db`` (after a run that wrote, before an export).
-
+    """Move the WAL's pages into ``replies.db`` (after a run that wrote, before an export):
     ``PASSIVE`` never waits for other connections; ``truncate`` waits for them and
-    empties the WAL file, so that ``cache.db`` alone holds every entry.
-    """
-    if not writable(store):
+    empties the WAL file, so that ``replies.db`` alone holds every entry."""
+    if store.readonly:
         return
     try:
-        con = sqlite3.connect(Path(store.directory) / DBNAME, timeout=60)
-        try:
-            con.execute(f"PRAGMA wal_checkpoint({'TRUNCATE' if truncate else 'PASSIVE'})")
-        finally:
-            con.close()
+        store.execute(f"PRAGMA wal_checkpoint({'TRUNCATE' if truncate else 'PASSIVE'})")
     except sqlite3.Error as exc:  # a busy store: the next run checkpoints
         log.debug("WAL checkpoint of %s skipped: %s", store.directory, exc)
 
@@ -916,50 +955,67 @@ def peek(request: Request) -> Completion | None:
         return None
 
 
-def store(cache: Store, entry: Mapping[str, Any]) -> bool:
-    """Write ``entry`` under its key, sealed (see :func:`seal`); True if written.
+# --- claims: one sender per request across processes -------------------------------------------
 
-    A full disk, a read-only or damaged store raises
-    :class:`~workbench.errors.CacheError`; other failures are logged (:func:`write`).
-    """
-    raw = encode_entry(entry)
-    return write(cache, entry["key"], raw, tag=seal(raw))
-
-
-# --- claims: one sender per request across processes ------------------------------------------
+def _owner() -> str:
+    return f"{_HOST}:{os.getpid()}"
 
 
 def claim(store: Store, key: str, ttl: float) -> bool:
-    """Try to become the sender of ``key`` for ``ttl`` seconds; False if another process is.
+    """Try to become the sender of ``key`` for ``ttl`` seconds (an expired claim is taken
+    over); False if another sender holds it.
 
-    A store that cannot be written raises (as :func:`write`); any other failure
+    A store that cannot be written raises (as :func:`store`); any other failure
     answers True (the request is sent, as without claims).
     """
+    now = time.time()
     try:
-        return bool(store.add(CLAIM_PREFIX + key, f"{_HOST}:{os.getpid()}", expire=ttl))
+        return store.execute(
+            "INSERT INTO claims VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET owner = "
+            "excluded.owner, expires = excluded.expires WHERE claims.expires <= ?",
+            (key, _owner(), now + ttl, now)).rowcount == 1
     except (sqlite3.Error, OSError) as exc:
         why = cannot_write(exc)
         if why is not None:
             raise unwritable(store.directory, why) from None
-        return True
-    except Exception:  # e.g. diskcache.Timeout: send without a claim
         return True
 
 
 def extend(store: Store, key: str, ttl: float) -> None:
     """Keep this process's claim on ``key`` alive for another ``ttl`` seconds."""
     try:
-        store.touch(CLAIM_PREFIX + key, expire=ttl)
+        store.execute("UPDATE claims SET expires = ? WHERE key = ? AND owner = ?",
+                      (time.time() + ttl, key, _owner()))
     except Exception:  # the claim then expires: at worst the request is sent twice
         pass
 
 
 def release(store: Store, key: str) -> None:
-    """Give up the claim on ``key`` (after the reply is stored, or on failure)."""
+    """Give up this process's claim on ``key`` (after the reply is stored, or on failure)."""
     try:
-        store.delete(CLAIM_PREFIX + key)
+        store.execute("DELETE FROM claims WHERE key = ? AND owner = ?", (key, _owner()))
     except Exception:  # it expires anyway
         pass
+
+
+def claimed_elsewhere(store: Store, key: str) -> bool:
+    """True while a live sender holds the claim on ``key``.
+
+    A claim expires on its own; one left by a dead process of this machine (``kill
+    -9``) is dropped at once.
+    """
+    try:
+        found = store.execute("SELECT owner FROM claims WHERE key = ? AND expires > ?",
+                              (key, time.time())).fetchall()
+        if not found:
+            return False
+        host, _, pid = found[0][0].rpartition(":")
+        if host == _HOST and pid.isdigit() and not _alive(int(pid)):
+            store.execute("DELETE FROM claims WHERE key = ? AND owner = ?", (key, found[0][0]))
+            return False
+        return True
+    except Exception:  # cannot tell: stop waiting
+        return False
 
 
 def _alive(pid: int) -> bool:
@@ -972,28 +1028,7 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def claimed_elsewhere(store: Store, key: str) -> bool:
-    """True while another live process holds the claim on ``key``.
-
-    A claim expires on its own; one left by a dead process of this machine (``kill
-    -9``) is dropped at once.
-    """
-    try:
-        owner = store.get(CLAIM_PREFIX + key)
-        if not isinstance(owner, str):
-            return False
-        host, _, pid = owner.rpartition(":")
-        if host == _HOST and pid.isdigit() and not _alive(int(pid)):
-            with store.transact():
-                if store.get(CLAIM_PREFIX + key) == owner:
-                    store.delete(CLAIM_PREFIX + key)
-            return False
-        return True
-    except Exception:  # cannot tell: stop waiting
-        return False
-
-
-# --- the last readonly miss, for `workbench cache explain --last` --------------------------
+# --- the last readonly miss, for `workbench cache explain --last` ----------------------------
 
 _last_miss: dict[str, Any] = {}
 
@@ -1020,10 +1055,7 @@ def last_miss() -> dict[str, Any] | None:
     """The last recorded readonly miss (this process, else the cache folder's file)."""
     if _last_miss:
         return dict(_last_miss)
-    path = config.cache_dir() / LAST_MISS_FILE
-    if path.exists():
-        try:
-            return json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-    return None
+    try:
+        return json.loads((config.cache_dir() / LAST_MISS_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None

@@ -6,11 +6,12 @@ does (:func:`workbench.llm._cache.entry_of`): a corrupt entry is counted, never
 decoded past its check, never exported. Import and export strip secret-bearing fields
 (:func:`workbench.llm._secrets.strip_entry_secrets`).
 
-Check and repair read the SQLite file read-only and row by row where whole ranges fail
+Check and repair read ``replies.db`` read-only and row by row where whole ranges fail
 (:func:`_rows`), so a damaged page costs the entries on it, not the store. An entry is
 salvaged when its row is readable and it passes the full check of a replay. A repair
 never deletes: the old folder is kept beside the new one as
-``<folder>.before-repair-<time>``.
+``<folder>.before-repair-<time>``. An older store (diskcache's ``cache.db``) is checked
+and repaired through the copy :func:`workbench.llm._cache.open_reader` reads it into.
 """
 
 from __future__ import annotations
@@ -27,9 +28,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-import diskcache
-
 from workbench import config
+from workbench.errors import CacheError
 from workbench.llm import _cache
 from workbench.llm._batch import LEDGER_FILE
 from workbench.llm._keys import cache_key, hash_fields, key_fields
@@ -38,30 +38,27 @@ from workbench.llm._types import Request, Usage
 
 log = logging.getLogger("workbench.llm")
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
-_CHUNK = 1000
+_BATCH = 1000
 
 
-def _entries(store: Any, *, full: bool = False) -> Iterator[tuple[str, dict | None, str | None]]:
+def _entries(store: _cache.Store, *, full: bool = False
+             ) -> Iterator[tuple[str, dict | None, str | None]]:
     """Every entry of ``store`` by key, checked: ``(key, entry, None)``, or ``(key, None,
     why)`` for a corrupt one (``full``: also hash the request of sealed entries)."""
-    keys = []
-    for key in store.iterkeys():
-        if isinstance(key, str) and _HEX64.match(key):
-            keys.append(key)
-        elif not (isinstance(key, str) and key.startswith(_cache.CLAIM_PREFIX)):
-            yield repr(key)[:40], None, "its key is not a cache key"
-    keys.sort()
-    for start in range(0, len(keys), _CHUNK):
-        chunk = keys[start: start + _CHUNK]
-        values = _cache.read_values(store, chunk)
-        for key in chunk:
-            if values[key] is _cache.MISS:
-                yield key, None, "its value is missing (a value file was deleted?)"
+    try:
+        rows = store.execute("SELECT key, entry, seal FROM replies ORDER BY key")
+        for key, raw, tag in rows:
+            if not (isinstance(key, str) and _HEX64.match(key)):
+                yield repr(key)[:40], None, "its key is not a cache key"
                 continue
             try:
-                yield key, _cache.entry_of(key, *values[key], full=full), None
+                yield key, _cache.entry_of(key, raw, tag, full=full), None
             except _cache.CorruptEntry as exc:
                 yield key, None, str(exc)
+    except sqlite3.DatabaseError as exc:
+        if _cache.is_damage(exc):
+            raise _cache.damaged(store.directory, exc) from None
+        raise
 
 
 def _folder(path: str | os.PathLike | None) -> Path:
@@ -84,9 +81,8 @@ def cache_stats(path: str | os.PathLike | None = None) -> dict[str, Any]:
     by_model: Counter[str] = Counter()
     by_backend: Counter[str] = Counter()
     cost = 0.0
-    corrupt = 0
+    n = corrupt = sum(cache.left_out.values())  # rows of an older store not read
     stamps: list[str] = []
-    n = 0
     for _, entry, _why in _entries(cache):
         n += 1
         try:
@@ -117,12 +113,12 @@ def _line(entry: Mapping[str, Any]) -> str:
 def export_cache(file: str | os.PathLike, *, path: str | os.PathLike | None = None) -> int:
     """Write every sound entry as one JSON object per line (sorted by key); returns the count.
 
-    The WAL is checkpointed first, so that ``cache.db`` alone then holds every entry.
+    The WAL is checkpointed first, so that ``replies.db`` alone then holds every entry.
     Corrupt entries are left out and secret-bearing fields stripped (an entry written
     by an older version may hold some); a warning counts both.
     """
     folder = _folder(path)
-    if (folder / _cache.DBNAME).is_file():
+    if (folder / _cache.DB_FILE).is_file():
         _cache.checkpoint(_cache.open_cache(folder), truncate=True)
     count = corrupt = stripped = 0
     with open(file, "w", encoding="utf-8") as out:
@@ -293,13 +289,15 @@ def import_cache(file: str | os.PathLike, *, path: str | os.PathLike | None = No
         cache = _cache.open_cache(folder)
         if entries:
             _cache.require_writable(cache)
-        for key, entry in entries:
-            if not overwrite and key in cache:
-                skipped += 1
-                continue
-            if not _cache.store(cache, entry):
-                raise OSError(f"could not write entry {key[:16]}… to {cache.directory}")
-            imported += 1
+        for start in range(0, len(entries), _BATCH):
+            with cache.transaction():  # a thousand entries per commit
+                for key, entry in entries[start: start + _BATCH]:
+                    if not overwrite and key in cache:
+                        skipped += 1
+                        continue
+                    if not _cache.store(cache, entry):
+                        raise OSError(f"could not write entry {key[:16]}… to {cache.directory}")
+                    imported += 1
         _cache.checkpoint(cache)
     return {"read": len(entries), "imported": imported, "skipped": skipped,
             "secrets_removed": removed}
@@ -308,7 +306,7 @@ def import_cache(file: str | os.PathLike, *, path: str | os.PathLike | None = No
 def clear_cache(path: str | os.PathLike | None = None) -> int:
     """Delete every entry; returns how many there were."""
     cache = _cache.open_cache(path)
-    if not _cache.writable(cache):
+    if cache.readonly:
         raise _cache.unwritable(cache.directory, cache.why or "read-only")
     count = len(cache)
     cache.clear()
@@ -419,7 +417,6 @@ def explain(request: Request | Mapping[str, Any], *,
 # --- check and repair ----------------------------------------------------------------------
 
 _RANGE = 500
-_COLUMNS = "rowid, key, raw, mode, filename, value, tag"
 
 
 def _size(path: Path) -> int | None:
@@ -430,60 +427,51 @@ def _size(path: Path) -> int | None:
 
 
 def _rows(con: sqlite3.Connection, db_bytes: int, counts: Counter) -> Iterator[tuple]:
-    """Every readable row of the ``Cache`` table; ``counts["unreadable"]`` counts the rowids
-    whose row could not be read (a damaged page), ``counts["table"]`` a table that
-    could not be read at all.
+    """Every readable row of ``replies``; ``counts["unreadable"]`` counts the rowids whose
+    row could not be read (a damaged page), ``counts["table"]`` a table that could not be
+    read at all.
 
     Rows are looked up by rowid, never scanned: on a damaged tree a range scan can
     silently return nothing, while a lookup still finds every row whose page is sound.
     """
     try:
-        (top,), = con.execute("SELECT max(rowid) FROM Cache").fetchall()
+        (top,), = con.execute("SELECT max(rowid) FROM replies").fetchall()
     except sqlite3.DatabaseError:
         counts["table"] += 1
         return
     top = min(int(top or 0), db_bytes // 50 + 1000)  # a garbled maximum is not scanned
+    select = "SELECT key, entry, seal FROM replies WHERE rowid "
     for start in range(1, top + 1, _RANGE):
         rowids = list(range(start, min(start + _RANGE, top + 1)))
         try:
-            yield from con.execute(f"SELECT {_COLUMNS} FROM Cache WHERE rowid IN "
-                                   f"({','.join('?' * len(rowids))})", rowids).fetchall()
+            yield from con.execute(select + f"IN ({','.join('?' * len(rowids))})",
+                                   rowids).fetchall()
             continue
         except sqlite3.DatabaseError:
             pass
         for rowid in rowids:
             try:
-                yield from con.execute(f"SELECT {_COLUMNS} FROM Cache WHERE rowid = ?",
-                                       (rowid,)).fetchall()
+                yield from con.execute(select + "= ?", (rowid,)).fetchall()
             except sqlite3.DatabaseError:
                 counts["unreadable"] += 1
 
 
-def _salvage(folder: Path, counts: Counter, problems: Counter) -> Iterator[tuple[str, str]]:
-    """``(key, stored JSON)`` of every sound entry of the store at ``folder``; the others
-    are counted in ``problems`` (why -> entries)."""
-    disk = _cache.TextDisk(str(folder))
+def _salvage(db: Path, counts: Counter, problems: Counter) -> Iterator[tuple[str, str]]:
+    """``(key, entry)`` of every sound entry in the file ``db``; the others are counted in
+    ``problems`` (why -> entries)."""
     try:
-        con = _cache.connect_ro(folder / _cache.DBNAME)
+        con = _cache.connect_ro(db)
     except sqlite3.DatabaseError as exc:
         problems[f"cannot open: {exc}"] += 1
         counts["table"] += 1
         return
     try:
-        for _, key, raw, mode, filename, value, tag in _rows(con, _size(folder / _cache.DBNAME) or 0,
-                                                             counts):
-            key = disk.get(key, raw)
-            if isinstance(key, str) and key.startswith(_cache.CLAIM_PREFIX):
-                continue
-            if not isinstance(key, str) or not _HEX64.match(key):
+        for key, text, tag in _rows(con, _size(db) or 0, counts):
+            if not (isinstance(key, str) and _HEX64.match(key)):
                 problems["its key is not a cache key"] += 1
                 continue
             try:
-                text = disk.fetch(mode, filename, value, False)
                 _cache.entry_of(key, text, tag, full=True)
-            except OSError:
-                problems["its value file is missing"] += 1
-                continue
             except _cache.CorruptEntry as exc:
                 problems[str(exc)] += 1
                 continue
@@ -493,15 +481,12 @@ def _salvage(folder: Path, counts: Counter, problems: Counter) -> Iterator[tuple
         con.close()
 
 
-def _expected(folder: Path) -> int | None:
-    """How many rows diskcache's own count says the store held (None if unreadable)."""
+def _expected(db: Path) -> int | None:
+    """How many entries the store's own count says it held (None if unreadable)."""
     try:
-        con = _cache.connect_ro(folder / _cache.DBNAME)
+        con = _cache.connect_ro(db)
         try:
-            (count,), = con.execute("SELECT value FROM Settings WHERE key = 'count'").fetchall()
-            (claims,), = con.execute("SELECT count(*) FROM Cache WHERE key LIKE 'claim/%'"
-                                     ).fetchall()
-            return int(count) - int(claims)
+            return int(con.execute("SELECT replies FROM tally").fetchone()[0])
         finally:
             con.close()
     except (sqlite3.DatabaseError, ValueError, TypeError):
@@ -514,28 +499,33 @@ def check_cache(path: str | os.PathLike | None = None) -> dict[str, Any]:
     Returns
     -------
     dict
-        ``folder``; ``db_bytes`` and ``wal_bytes`` (sizes of ``cache.db`` and its
-        write-ahead log: pages in the WAL may not be in ``cache.db`` yet, so copy the
+        ``folder``; ``db_bytes`` and ``wal_bytes`` (sizes of ``replies.db`` and its
+        write-ahead log: pages in the WAL may not be in ``replies.db`` yet, so copy the
         folder whole); ``integrity`` (SQLite's ``integrity_check`` lines, ``["ok"]``
         when sound); ``entries`` (sound ones), ``sealed``/``unsealed`` (written with a
         seal, or by a version before it: checked by their request's hash),
         ``corrupt`` and ``problems`` (why -> count), ``unreadable`` (rows on damaged
-        pages), ``expected`` (diskcache's own count, None if unreadable), ``missing``
+        pages), ``expected`` (the store's own count, None if unreadable), ``missing``
         (``expected`` minus what was found: rows a damaged tree hides) and ``ok``.
     """
     folder = _folder(path)
-    db = folder / _cache.DBNAME
     report: dict[str, Any] = {
-        "folder": str(folder), "db_bytes": _size(db),
-        "wal_bytes": _size(db.with_name(_cache.DBNAME + "-wal")), "integrity": [], "entries": 0,
-        "sealed": 0, "unsealed": 0, "corrupt": 0, "problems": {}, "unreadable": 0,
-        "expected": None, "missing": None, "ok": True,
+        "folder": str(folder), "db_bytes": None, "wal_bytes": None, "integrity": [],
+        "entries": 0, "sealed": 0, "unsealed": 0, "corrupt": 0, "problems": {},
+        "unreadable": 0, "expected": None, "missing": None, "ok": False,
     }
+    try:
+        reader = _cache.open_reader(folder)  # an older store: the copy it is read into
+    except CacheError as exc:  # an older store that cannot be read at all
+        report["integrity"] = [str(exc)]
+        return report
+    db = reader.db
+    report.update(db_bytes=_size(db), wal_bytes=_size(db.with_name(db.name + "-wal")), ok=True)
     if report["db_bytes"] is None:
-        report["integrity"] = ["no cache.db: an empty store"]
+        report["integrity"] = [f"no {db.name}: an empty store"]
         return report
     if report["db_bytes"] == 0:
-        report["integrity"] = ["cache.db is empty (0 bytes): everything it held is lost"]
+        report["integrity"] = [f"{db.name} is empty (0 bytes): everything it held is lost"]
         report["ok"] = False
         return report
     try:
@@ -549,13 +539,14 @@ def check_cache(path: str | os.PathLike | None = None) -> dict[str, Any]:
     except sqlite3.DatabaseError as exc:
         report["integrity"] = [str(exc)]
     counts: Counter[str] = Counter()
-    problems: Counter[str] = Counter()
-    report["entries"] = sum(1 for _ in _salvage(folder, counts, problems))
+    problems: Counter[str] = Counter(reader.left_out)
+    report["entries"] = sum(1 for _ in _salvage(db, counts, problems))
     report.update(sealed=counts["sealed"], unsealed=counts["unsealed"],
                   corrupt=sum(problems.values()), problems=dict(problems.most_common()),
-                  unreadable=counts["unreadable"] + counts["table"], expected=_expected(folder))
+                  unreadable=counts["unreadable"] + counts["table"], expected=_expected(db))
     if report["expected"] is not None:
-        report["missing"] = max(report["expected"] - report["entries"] - report["corrupt"], 0)
+        found = report["entries"] + report["corrupt"] - sum(reader.left_out.values())
+        report["missing"] = max(report["expected"] - found, 0)
     report["ok"] = (report["integrity"] == ["ok"] and not report["corrupt"]
                     and not report["unreadable"] and not report["missing"])
     return report
@@ -575,9 +566,9 @@ def repair_cache(path: str | os.PathLike | None = None) -> dict[str, Any]:
     -------
     dict
         ``folder``, ``backup`` (where the old store went), ``db_bytes`` (the old
-        ``cache.db``'s size: 0 or None means nothing was there), ``salvaged``, ``corrupt`` and
-        ``problems`` (entries left out, and why), ``unreadable`` (rows on damaged
-        pages), ``expected`` (what diskcache's count said the store held, None if
+        ``replies.db``'s size: 0 or None means nothing was there), ``salvaged``, ``corrupt``
+        and ``problems`` (entries left out, and why), ``unreadable`` (rows on damaged
+        pages), ``expected`` (what the store's own count said it held, None if
         unreadable) and ``lost`` (``expected - salvaged`` when known).
 
     Raises
@@ -589,7 +580,10 @@ def repair_cache(path: str | os.PathLike | None = None) -> dict[str, Any]:
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder}: no cache folder to repair")
     with _cache.replacing(folder):  # refused while a run may write to the store
-        return _repair(folder)
+        try:
+            return _repair(folder)
+        finally:
+            _cache.close_caches(folder)
 
 
 def _repair(folder: Path) -> dict[str, Any]:
@@ -598,16 +592,21 @@ def _repair(folder: Path) -> dict[str, Any]:
     fresh = folder.with_name(f"{folder.name}.repairing-{stamp}")
     backup = folder.with_name(f"{folder.name}.before-repair-{stamp}")
     counts: Counter[str] = Counter()
-    problems: Counter[str] = Counter()
-    db_bytes = _size(folder / _cache.DBNAME)
-    expected = _expected(folder) if db_bytes else None
+    try:
+        source = _cache.open_reader(folder)  # an older store: the copy it is read into
+    except CacheError as exc:  # an older store that cannot be read at all
+        log.warning("%s", exc)
+        source = None
+    problems: Counter[str] = Counter(source.left_out if source is not None else ())
+    db_bytes = _size(source.db) if source is not None else 0
+    expected = _expected(source.db) if db_bytes else None
     salvaged = 0
-    store = diskcache.Cache(str(fresh), disk=_cache.TextDisk, eviction_policy="none")
+    store = _cache.create(fresh)
     try:
         if db_bytes:
-            entries = _salvage(folder, counts, problems)
+            entries = _salvage(source.db, counts, problems)  # type: ignore[union-attr]
             while True:
-                with store.transact():  # one transaction per range: fast, and atomic
+                with store.transaction():  # one transaction per range: fast, and atomic
                     batch = 0
                     for key, text in entries:
                         store.set(key, text, tag=_cache.seal(text))

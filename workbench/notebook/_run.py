@@ -230,14 +230,10 @@ def _kernel_settings() -> dict[str, Any]:
 
 def _cache_entries() -> int | None:
     """Entries in the LLM cache folder now (``None`` if it cannot be read)."""
-    folder = config.cache_dir()
-    if not (folder / "cache.db").exists():
-        return 0
     try:
-        import diskcache
+        from workbench.llm._cache import open_reader
 
-        with diskcache.Cache(str(folder), eviction_policy="none") as cache:
-            return len(cache)
+        return len(open_reader(config.cache_dir()))
     except Exception:  # the count is informative only; never fail a run over it
         return None
 
