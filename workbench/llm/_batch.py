@@ -6,10 +6,11 @@ OpenAI Batch format (https://platform.openai.com/docs/guides/batch): one JSONL l
 per request, ``{"custom_id": <cache key>, "method": "POST", "url":
 "/v1/chat/completions", "body": {...}}``, one job per model and endpoint (split at
 :data:`MAX_PER_JOB`). The custom id is the request's cache key, so replies are
-mapped back whatever order the output file has, and each reply is written to the
-cache under that key exactly as an online reply is (``latency_s`` 0: a batch has no
-per-call latency; ``batch_id`` names the job; ``cost_usd`` at batch prices,
-:func:`~workbench.llm._providers.batch_cost_of`).
+mapped back whatever order the output file has. Each reply line is handed to the
+pipeline's ``keep`` (:func:`workbench.llm._pipeline.record`), which checks it and
+writes it to the cache under that key exactly as an online reply (``latency_s`` 0: a
+batch has no per-call latency; ``batch_id`` names the job; ``cost_usd`` at batch
+prices, :func:`~workbench.llm._providers.batch_cost_of`).
 
 Jobs are polled with exponential backoff (from ``poll_interval`` seconds, doubling,
 at most :data:`MAX_POLL_S`). Every submitted job is recorded in a ledger,
@@ -40,9 +41,10 @@ from pathlib import Path
 from typing import Any
 
 from workbench import config
-from workbench.errors import CacheError, ProviderError
+from workbench.errors import ProviderError
 from workbench.llm import _cache, _providers
-from workbench.llm._types import CallFailure, Completion, Request, Usage
+from workbench.llm._transports import Reply, reply_of
+from workbench.llm._types import CallFailure, Completion, Request
 
 Result = Completion | CallFailure
 
@@ -141,19 +143,20 @@ def _client_kwargs(request: Request, route: _providers.Route) -> dict[str, Any]:
 
 
 class BatchRun:
-    """The batch jobs of one ``complete_many``: resume, submit, poll, store."""
+    """The batch jobs of one ``complete_many``: resume, submit, poll, and hand each reply
+    to ``keep(key, reply, batch_id)`` (the pipeline's record stage: its result, a
+    :class:`Completion` or a failure row) and each result to ``done(key, result)``."""
 
     def __init__(self, jobs: dict[str, Request], routes: dict[str, _providers.Route], *,
-                 cache: Any, poll_interval: float, done: Callable[[str, Result], None]):
+                 keep: Callable[[str, Reply, str], Result], poll_interval: float,
+                 done: Callable[[str, Result], None]):
         self.jobs = jobs
         self.routes = routes  # key -> route
-        self.cache = cache
+        self.keep = keep
         self.poll_interval = poll_interval
         self.done = done
         self.litellm = _providers.get_litellm()
-        self.prices = _providers.Prices()
         self.results: dict[str, Result] = {}
-        self.written = 0
 
     async def run(self) -> dict[str, Result]:
         with _ledger() as ledger:
@@ -334,17 +337,13 @@ class BatchRun:
                 continue  # not a result line: its request is reported as not answered
             if key not in keys or key in self.results:
                 continue
-            try:
-                result = self._result(batch_id, key, self.jobs[key], line)
-            except CacheError:
-                raise
-            except Exception as exc:  # this line alone: never the job's other replies
-                result = CallFailure(key, "malformed", f"batch {batch_id}: the reply could "
-                                     "not be stored: " + _providers.error_message(
-                                         exc, self.jobs[key]), 1, self.jobs[key].model)
-            self._finish(key, result)
+            result = self._result(batch_id, key, self.jobs[key], line)
+            self._finish(key, result if isinstance(result, CallFailure)
+                         else self.keep(key, result, batch_id))
 
-    def _result(self, batch_id: str, key: str, request: Request, line: dict[str, Any]) -> Result:
+    def _result(self, batch_id: str, key: str, request: Request,
+                line: dict[str, Any]) -> Reply | CallFailure:
+        """The reply of one output line, or the failure row of an error line."""
         response = line.get("response") or {}
         status = response.get("status_code")
         body = response.get("body")
@@ -359,32 +358,10 @@ class BatchRun:
             return CallFailure(key, kind, f"batch {batch_id}: HTTP {status}: {code or ''} "
                                f"{message or ''}".strip() + "; send it again with "
                                "mode='online'", 1, request.model)
-        route = self.routes[key]
         try:
-            choice = body["choices"][0]
-            try:
-                text = _providers.check_text(choice["message"]["content"])
-            except (_providers.EmptyReply, _providers.TooLarge) as exc:
-                return CallFailure(key, _providers.classify(exc), f"batch {batch_id}: {exc}",
-                                   1, request.model)
-            logprobs = _providers.normalise_logprobs(choice.get("logprobs"))
-            raw_usage = body.get("usage") or {}
-            usage = Usage(int(raw_usage.get("prompt_tokens") or 0),
-                          int(raw_usage.get("completion_tokens") or 0))
-        except (KeyError, IndexError, TypeError, ValueError) as exc:
-            return CallFailure(key, "malformed", f"batch {batch_id}: malformed reply "
-                               f"({type(exc).__name__}: {exc})", 1, request.model)
-        cost = _providers.batch_cost_of(request, (usage.prompt_tokens, usage.completion_tokens),
-                                        route.backend)
-        known = self.prices.known(request, route.backend)
-        entry = _cache.make_entry(key, request, text=text, logprobs=logprobs, usage=usage,
-                                  cost_usd=cost, latency_s=0.0, backend=route.backend,
-                                  finish_reason=choice.get("finish_reason"),
-                                  provider_model=body.get("model"), cost_known=known)
-        entry["batch_id"] = batch_id
-        if self.cache is not None and _cache.store(self.cache, entry):
-            self.written += 1
-        return _cache.completion_from_entry(entry, cached=False)
+            return reply_of(body)
+        except ValueError as exc:
+            return CallFailure(key, "malformed", f"batch {batch_id}: {exc}", 1, request.model)
 
 
 def _field(obj: Any, name: str) -> Any:

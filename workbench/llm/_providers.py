@@ -1,8 +1,10 @@
-"""Routing requests to litellm: provider checks, call arguments, errors, logprobs, cost,
-and :func:`price` (litellm's local cost map).
+"""What every transport shares about providers: routes and key checks, call arguments
+and credentials, error classes and :func:`classify`, reply fields, cost, and
+:func:`price` (litellm's local cost map).
 
-litellm is imported lazily (it takes seconds), only when a request really has to be
-sent; a replay from the cache never imports it.
+litellm is imported lazily (it takes seconds), only when a request has to go through
+it (or be priced from its cost map); a replay from the cache, a ``sim/`` run and a call
+to an OpenAI-compatible URL on the direct path never import it.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ _litellm_module: Any = None
 
 
 def get_litellm() -> Any:
-    """Import litellm once, quiet, with the ``sim`` provider registered."""
+    """Import litellm once, quiet."""
     global _litellm_module
     if _litellm_module is None:
         with warnings.catch_warnings():  # pydantic schema warnings raised inside litellm
@@ -59,9 +61,6 @@ def get_litellm() -> Any:
                                 message=r"coroutine '\w*(Completion|LLM|Handler|Provider)\w*\.\w+' was never awaited")
         for name in _LOGGERS:
             logging.getLogger(name).setLevel(logging.ERROR)
-        from workbench.llm._sim import register
-
-        register()
         _freeze_heap()
         _litellm_module = litellm
     return _litellm_module
@@ -136,6 +135,9 @@ def route(request: Request) -> Route:
             raise ProviderError(f"unknown simulated model {model!r}: the sim profiles are "
                                 f"{', '.join('sim/' + p for p in known)}")
         return Route(model, "sim", "sim", False)
+    sim_server = is_sim_server(model, params)
+    if model.startswith("openai/") and base_url(params, "openai"):  # litellm not needed
+        return Route(model, "openai", "sim" if sim_server else "openai", sim_server)
     litellm = get_litellm()
     try:
         _, provider, _, default_base = litellm.get_llm_provider(
@@ -145,7 +147,6 @@ def route(request: Request) -> Route:
             f"unknown provider or model {model!r}: litellm cannot route it "
             "(use a litellm model string such as 'gpt-4o', 'anthropic/<model>', "
             "'ollama/<model>' or 'openai/<model>' with api_base)") from _quiet(exc)
-    sim_server = is_sim_server(model, params)
     if not (base_url(params, provider) or params.get("api_key") or default_base
             or sim_server):
         try:
@@ -158,17 +159,16 @@ def route(request: Request) -> Route:
                 f"model {model!r} (provider {provider!r}) needs an API key: set "
                 f"{' or '.join(missing)} in the environment, or pass api_key=... "
                 "(or api_base=... for a local server)")
-    if sim_server:
-        _zero_price(litellm, model)
     return Route(model, provider, "sim" if sim_server else provider, sim_server)
 
 
-def _zero_price(litellm: Any, model: str) -> None:
-    """Price a sim-server model at 0 in litellm's cost map.
+def zero_price(model: str) -> None:
+    """Price a sim-server model at 0 in litellm's cost map (before litellm calls it).
 
     Without an entry litellm searches its whole map for a fallback price on every
     reply, which costs milliseconds per call.
     """
+    litellm = get_litellm()
     name = model.split("/", 1)[1]
     if name not in litellm.model_cost:
         price = {"input_cost_per_token": 0.0, "output_cost_per_token": 0.0,
@@ -489,12 +489,14 @@ def normalise_logprobs(raw: Any) -> list[dict] | None:
     return out
 
 
-def cost_of(request: Request, response: Any, usage: tuple[int, int], backend: str) -> float:
+def cost_of(request: Request, usage: tuple[int, int], backend: str,
+            reply_cost: float | None = None) -> float:
     """The call's cost in USD.
 
     Custom pricing in ``params`` (``input_cost_per_token``, ``output_cost_per_token``,
-    litellm's names) applies to any model, sim included; otherwise litellm's cost map
-    (0 when the model is unknown) and 0 for simulated backends.
+    litellm's names) applies to any model, sim included; otherwise 0 for simulated
+    backends, the transport's own price (``reply_cost``: litellm's), else litellm's cost
+    map by model name (0 when the model is unknown).
     """
     params = request.params
     if any(name in params for name in _PRICING):
@@ -502,9 +504,15 @@ def cost_of(request: Request, response: Any, usage: tuple[int, int], backend: st
                 + usage[1] * float(params.get("output_cost_per_token", 0.0)))
     if backend == "sim":
         return 0.0
-    if isinstance(response, dict):  # a direct-path reply: litellm's cost map by model name
-        cost = price(request.model, *usage)
-        return 0.0 if math.isnan(cost) else cost
+    if reply_cost is not None:
+        return reply_cost
+    cost = price(request.model, *usage)
+    return 0.0 if math.isnan(cost) else cost
+
+
+def litellm_cost(response: Any) -> float:
+    """litellm's price of one of its replies (the ``response_cost`` it computed while
+    logging the call, else ``completion_cost``; 0 when it has none)."""
     hidden = getattr(response, "_hidden_params", None) or {}
     cost = hidden.get("response_cost") if isinstance(hidden, dict) else None
     if cost is None:

@@ -1,0 +1,146 @@
+"""The three transports of the pipeline: what turns a prepared request into a raw reply.
+
+* :class:`Sim` -- ``sim/<profile>`` models, answered in this process by
+  :func:`workbench.sim.engine.respond` (no litellm, no HTTP: a sim-only run never
+  imports litellm);
+* :class:`Direct` -- one ``POST {base}/chat/completions`` to an OpenAI-compatible
+  endpoint (:mod:`workbench.llm._http`), for the requests :func:`_http.eligible` takes;
+* :class:`Litellm` -- ``litellm.acompletion`` for everything else (imported on first use).
+
+A transport knows nothing of pacing, retries, budgets or the cache: ``prepare`` builds
+the call's arguments once per request, ``send`` makes one attempt and returns a
+:class:`Reply` (text unchecked, usage, logprobs, headers) or raises; the pipeline
+(:mod:`workbench.llm._pipeline`) classifies what it raises, retries, checks the reply and
+stores it, the same way for all three.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from workbench.llm import _http, _providers
+from workbench.llm._types import Request
+
+
+@dataclass(slots=True)
+class Reply:
+    """One raw reply: ``text`` as the model gave it (the pipeline checks it), ``usage``
+    (an object or dict with ``prompt_tokens``/``completion_tokens``), raw ``logprobs``,
+    the reply's HTTP ``headers`` when the transport sees them (rate limits), and the
+    transport's own price of the call (``cost_usd``, litellm's) when it has one."""
+
+    text: Any
+    usage: Any = None
+    logprobs: Any = None
+    finish_reason: str | None = None
+    model: str | None = None
+    headers: Any = None
+    cost_usd: float | None = None
+
+
+def reply_of(response: Any, headers: Any = None, cost_usd: float | None = None) -> Reply:
+    """A chat-completions reply -- OpenAI's JSON as a dict (the direct path, batch output
+    lines) or litellm's ``ModelResponse`` -- as a :class:`Reply` (the same fields)."""
+    get = _providers.get_field
+    choices = get(response, "choices")
+    if not choices or not isinstance(choices, list | tuple):
+        raise ValueError("malformed reply: no choices")
+    choice = choices[0]
+    return Reply(get(get(choice, "message"), "content"), get(response, "usage"),
+                 get(choice, "logprobs"), get(choice, "finish_reason"), get(response, "model"),
+                 headers, cost_usd)
+
+
+class SimNotFound(LookupError):
+    """An unknown ``sim/`` profile (``not_found``)."""
+
+
+class SimBadRequest(ValueError):
+    """Arguments the simulator refuses (``bad_request``)."""
+
+
+class Sim:
+    """``sim/<profile>``: :mod:`workbench.sim.engine` in this process."""
+
+    name = "sim"
+
+    async def prepare(self, request: Request, route: _providers.Route,
+                      timeout: float) -> dict[str, Any]:
+        return {"request": request}
+
+    async def send(self, prepared: dict[str, Any]) -> Reply:
+        from workbench.sim import engine
+
+        request: Request = prepared["request"]
+        profile = request.model[len(_providers.SIM_PREFIX):]
+        try:
+            reply = engine.respond(profile, list(request.messages),
+                                   temperature=float(request.temperature), sample=request.sample,
+                                   logprobs=request.logprobs, top_logprobs=request.top_logprobs,
+                                   max_tokens=request.max_tokens)
+        except ValueError as exc:
+            if profile not in engine.profiles():
+                raise SimNotFound(f"unknown sim profile {profile!r}") from None
+            raise SimBadRequest(str(exc)) from None
+        usage = {"prompt_tokens": reply.prompt_tokens,
+                 "completion_tokens": reply.completion_tokens}
+        logprobs = reply.logprobs if request.logprobs else None
+        return Reply(reply.text, usage, logprobs, "stop", request.model)
+
+
+async def _openai_kwargs(request: Request, route: _providers.Route, timeout: float,
+                         direct: bool) -> dict[str, Any]:
+    """The ``acompletion`` keyword arguments of a request (the direct path sends the same
+    body), its base URL from the environment on the direct path as litellm reads it, and
+    a JSON-schema ``response_format`` in the form a llama.cpp server accepts."""
+    kwargs = _providers.call_kwargs(request, route, timeout=timeout)
+    if direct and not kwargs.get("api_base"):
+        kwargs["api_base"] = _providers.base_url(request.params, route.provider)
+    if kwargs.get("api_base") and (kwargs.get("response_format") or {}).get("type") \
+            == "json_schema" and await _http.schema_form(kwargs) == "json_object":
+        kwargs["response_format"] = _http.as_json_object(kwargs["response_format"])
+    return kwargs
+
+
+class Direct:
+    """One pooled HTTP POST to an OpenAI-compatible endpoint (:mod:`workbench.llm._http`)."""
+
+    name = "direct"
+
+    async def prepare(self, request: Request, route: _providers.Route,
+                      timeout: float) -> dict[str, Any]:
+        return await _openai_kwargs(request, route, timeout, direct=True)
+
+    async def send(self, prepared: dict[str, Any]) -> Reply:
+        meta: dict[str, Any] = {}
+        payload = await _http.send(prepared, meta)
+        return reply_of(payload, meta.get("headers"))
+
+
+class Litellm:
+    """``litellm.acompletion`` (litellm imported on first use; its own retries off)."""
+
+    name = "litellm"
+
+    async def prepare(self, request: Request, route: _providers.Route,
+                      timeout: float) -> dict[str, Any]:
+        if route.sim_server:
+            _providers.zero_price(request.model)
+        return await _openai_kwargs(request, route, timeout, direct=False)
+
+    async def send(self, prepared: dict[str, Any]) -> Reply:
+        response = await _providers.get_litellm().acompletion(**prepared)
+        return reply_of(response, None, _providers.litellm_cost(response))
+
+
+SIM, DIRECT, LITELLM = Sim(), Direct(), Litellm()
+
+
+def transport_for(request: Request, route: _providers.Route) -> Sim | Direct | Litellm:
+    """The transport that sends ``request``."""
+    if route.provider == "sim":
+        return SIM
+    if _http.eligible(request.model, request.params, route.provider):
+        return DIRECT
+    return LITELLM
