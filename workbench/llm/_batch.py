@@ -43,6 +43,8 @@ from typing import Any
 from workbench import config
 from workbench.errors import ProviderError
 from workbench.llm import _cache, _providers
+from workbench.llm._http import HTTPStatusError
+from workbench.llm._providers import get_field
 from workbench.llm._transports import Reply, reply_of
 from workbench.llm._types import CallFailure, Completion, Request
 
@@ -249,12 +251,12 @@ class BatchRun:
             for _ in range(_MAX_PAGES):
                 page = await self.litellm.alist_batches(after=after, limit=100, **kwargs)
                 jobs = list(getattr(page, "data", None) or [])
-                found = next((job for job in jobs if (_field(job, "metadata") or {}).get(
+                found = next((job for job in jobs if (get_field(job, "metadata") or {}).get(
                     TAG_FIELD) == record["tag"]), None)
-                if found is not None or not jobs or not _field(page, "has_more") or min(
-                        int(_field(job, "created_at") or 0) for job in jobs) < since:
+                if found is not None or not jobs or not get_field(page, "has_more") or min(
+                        int(get_field(job, "created_at") or 0) for job in jobs) < since:
                     break
-                after = _field(jobs[-1], "id")
+                after = get_field(jobs[-1], "id")
         except Exception as exc:  # noqa: BLE001 (cannot tell: submit, as before intents)
             _cache.log.warning("could not list the batch jobs of %s to find one submitted "
                                "by a killed run (%s): its requests are submitted again",
@@ -264,11 +266,11 @@ class BatchRun:
             if found is None:
                 return None
             record = {name: value for name, value in record.items() if name != "since"}
-            record["input_file_id"] = _field(found, "input_file_id")
-            ledger[_field(found, "id")] = record
+            record["input_file_id"] = get_field(found, "input_file_id")
+            ledger[get_field(found, "id")] = record
         _cache.log.info("found batch job %s, submitted by a run that was killed",
-                        _field(found, "id"))
-        return _field(found, "id"), record
+                        get_field(found, "id"))
+        return get_field(found, "id"), record
 
     async def _poll(self, batch_id: str, record: dict[str, Any], key: str) -> None:
         """Poll ``batch_id`` (backoff) until final, then store its results (``key``: one
@@ -351,22 +353,15 @@ class BatchRun:
             error = line.get("error") or (body or {}).get("error") or {}
             code = error.get("code") if isinstance(error, dict) else None
             message = error.get("message") if isinstance(error, dict) else str(error)
-            kind = ("timeout" if code == "batch_expired" else
-                    _providers._STATUS_TYPES.get(status) if isinstance(status, int) else None)
-            kind = kind or ("server_error" if isinstance(status, int) and status >= 500
-                            else "other")
-            return CallFailure(key, kind, f"batch {batch_id}: HTTP {status}: {code or ''} "
-                               f"{message or ''}".strip() + "; send it again with "
-                               "mode='online'", 1, request.model)
+            exc = HTTPStatusError(status if isinstance(status, int) else 0,
+                                  f"{code or ''} {message or ''}".strip())
+            return _providers.failure(key, request, exc, 1, prefix=f"batch {batch_id}: ",
+                                      kind="timeout" if code == "batch_expired" else None,
+                                      suffix="; send it again with mode='online'")
         try:
             return reply_of(body)
         except ValueError as exc:
             return CallFailure(key, "malformed", f"batch {batch_id}: {exc}", 1, request.model)
-
-
-def _field(obj: Any, name: str) -> Any:
-    """``obj.name``, or ``obj[name]`` for a dict (litellm gives objects, or dicts)."""
-    return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
 
 
 def _errors_of(job: Any) -> str:

@@ -3,31 +3,29 @@
 :func:`run` reads top to bottom as its stages:
 
 1. **replay** -- keys are computed and the cache read in the calling thread, before any
-   async machinery starts (a fully cached run never imports litellm); every replayed
-   entry is checked (a corrupt one is a miss, reported once per run); in ``readonly``
-   mode a miss is a ``cache_miss`` row. A store that cannot take the replies
-   (read-only, or less than :data:`~workbench.llm._cache.MIN_FREE_BYTES` free) stops
-   the run before any call with one :class:`~workbench.errors.CacheError`.
+   async machinery starts (a fully cached run never imports litellm); a corrupt entry is
+   a miss, reported once per run; in ``readonly`` mode a miss is a ``cache_miss`` row. A
+   store that cannot take the replies (read-only, or less than
+   :data:`~workbench.llm._cache.MIN_FREE_BYTES` free) stops the run before any call.
 2. **dedupe** -- identical requests (same key) are sent once and fill every slot; a
    request another run of this process is sending is awaited (:data:`_inflight`).
 3. **claim** -- across processes sharing a store (``readwrite``), a short-lived claim
    per key: a request claimed elsewhere is waited for in the store.
 4. **budget** -- :class:`~workbench.llm._throttle.Budget` admits each call, or stops the run.
 5. **pace** -- the :class:`~workbench.llm._throttle.Gate` of the request's (provider,
-   model, endpoint) admits each attempt (``mode="auto"``: a call that could no longer
-   finish by the deadline goes to a batch job instead).
-6. **retry** -- every failure is classified (:func:`~workbench.llm._providers.classify`);
-   retryable ones go again after a backoff (a 429's ``Retry-After`` instead), and a
-   circuit breaker per model stops a host that cannot be reached.
-7. **send** -- the transport (:mod:`workbench.llm._transports`: in-process simulator,
-   direct HTTP or litellm) turns the prepared request into a raw reply.
-8. **record** -- :func:`record` checks the reply (text, ``WORKBENCH_MAX_REPLY_CHARS``),
-   prices it and writes it to the cache at once.
+   model, endpoint) admits each attempt (``mode="auto"``: what could no longer finish
+   by the deadline goes to a batch job instead).
+6. **retry** -- failures are classified (:func:`~workbench.llm._providers.classify`);
+   retryable ones go again after a backoff (or a 429's ``Retry-After``); a circuit
+   breaker per model stops a host that cannot be reached.
+7. **send** -- a transport (:mod:`workbench.llm._transports`: in-process simulator,
+   direct HTTP, litellm) turns the prepared request into a raw reply.
+8. **record** -- :func:`record` checks the reply (``WORKBENCH_MAX_REPLY_CHARS``), prices
+   it and writes it to the cache at once.
 
 ``mode="batch"`` hands the requests left after stage 2 to provider batch jobs
-(:mod:`workbench.llm._batch`), whose replies go through the same :func:`record`, and
-whose failures are rows like any other. After the run the WAL is checkpointed so that
-``cache.db`` alone holds every entry.
+(:mod:`workbench.llm._batch`), whose replies go through the same :func:`record` and
+whose failures are rows like any other. The WAL is checkpointed after a run that wrote.
 """
 
 from __future__ import annotations
@@ -43,7 +41,7 @@ from typing import Any
 
 from workbench import config
 from workbench.errors import BudgetExceeded, CacheError
-from workbench.llm import _cache, _providers, _transports
+from workbench.llm import _batch, _cache, _providers, _transports
 from workbench.llm._keys import cache_key
 from workbench.llm._loop import run_sync
 from workbench.llm._settings import rpm_for
@@ -194,25 +192,9 @@ def record(cache: Any, key: str, request: Request, route: _providers.Route,
     return _cache.completion_from_entry(entry, cached=False)
 
 
-def failure(key: str, request: Request, exc: BaseException, attempts: int, *,
-            kind: str | None = None, prefix: str = "", timeout: float | None = None
-            ) -> CallFailure:
-    """The failure row of ``exc`` (classified, secret-free; ``prefix``: where)."""
-    kind = kind or _providers.classify(exc)
-    message = _providers.error_message(exc, request, kind)
-    if kind == "timeout" and not str(exc) and timeout is not None:
-        message = f"no reply within {timeout:g} s"
-    return CallFailure(key, kind, prefix + message, attempts, request.model)
-
-
-class _Deferred:
-    """The answer for a request ``mode="auto"`` sends in a batch job instead (never
-    returned: the batch job's answer takes its slot)."""
-
-    ok = False
-
-
-DEFERRED: Any = _Deferred()
+#: What the sender answers for a request ``mode="auto"`` sends in a batch job instead
+#: (never returned: the batch job's answer takes its slot).
+DEFERRED: Any = object()
 
 
 def _route_id(request: Request) -> tuple:
@@ -238,14 +220,12 @@ class _Sender:
                  concurrency: int | None, budget_usd: float | None, rpm: Any,
                  timeout: float | None, max_retries: int | None, deadline: float | None):
         self.jobs, self.routes, self.slots, self.cache, self.bar = jobs, routes, slots, cache, bar
-        self.claims = claims and cache is not None
-        self.concurrency = concurrency or config.call_setting("concurrency")
-        self.timeout = timeout if timeout is not None else config.call_setting("timeout")
-        self.max_retries = (max_retries if max_retries is not None
-                            else config.call_setting("max_retries"))
-        self.backoff = config.call_setting("retry_backoff")
-        self.breaker_after = config.call_setting("circuit_breaker")
-        self.rpm, self.deadline = rpm, deadline
+        self.claims, self.rpm, self.deadline = claims and cache is not None, rpm, deadline
+        setting = config.call_setting
+        self.concurrency = concurrency or setting("concurrency")
+        self.timeout = timeout if timeout is not None else setting("timeout")
+        self.max_retries = max_retries if max_retries is not None else setting("max_retries")
+        self.backoff, self.breaker_after = setting("retry_backoff"), setting("circuit_breaker")
         self.budget = Budget(budget_usd) if budget_usd is not None else None
         self.rng = random.Random()  # jitter only: it never changes a result
         self.streak: Counter[str] = Counter()  # consecutive connection failures per model
@@ -255,8 +235,8 @@ class _Sender:
         self.prices = _providers.Prices()
         self.semaphores: dict[str, asyncio.Semaphore] = {}
         self.gates: dict[tuple, Gate] = {}
-        self.wake: dict[str, asyncio.Event] = {}
-        self.shown: str | None = None
+        self.wake: dict[str, asyncio.Event] = {}  # per model: set when its breaker opens
+        self.shown: str | None = None  # the quota on the progress bar
 
     def _done(self, key: str, result: Result) -> None:
         if isinstance(result, CallFailure):
@@ -277,8 +257,6 @@ class _Sender:
     def batches(self, jobs: dict[str, Request], poll_interval: float) -> dict[str, Result]:
         """The replies to the ``jobs`` that go in provider batch jobs (all but in-process
         ``sim/`` models), via :class:`~workbench.llm._batch.BatchRun`."""
-        from workbench.llm import _batch
-
         routes = {key: self.routes[_route_id(request)] for key, request in jobs.items()}
         mine = {key: request for key, request in jobs.items() if routes[key].provider != "sim"}
         if not mine:
@@ -294,7 +272,7 @@ class _Sender:
             except CacheError:
                 raise
             except Exception as exc:  # this reply alone: never the job's other replies
-                return failure(key, request, exc, 1, prefix=f"batch {batch_id}: ")
+                return _providers.failure(key, request, exc, 1, prefix=f"batch {batch_id}: ")
 
         run = _batch.BatchRun(mine, {key: routes[key] for key in mine}, keep=keep,
                               poll_interval=poll_interval, done=self._done)
@@ -411,7 +389,7 @@ class _Sender:
         charge = gate.estimate(prompt_estimate(request.messages), request.max_tokens)
         attempts = waited = 0  # waited: 429s retried at the time the provider named
         by_deadline = self.deadline is not None and route.provider != "sim" \
-            and route.provider in _batch_providers()
+            and route.provider in _batch.PROVIDERS
         while True:
             if by_deadline and attempts == 0:  # mode="auto": in time, or in a batch job
                 left = self.deadline - time.monotonic() - gate.latency
@@ -443,7 +421,8 @@ class _Sender:
                 kind = _providers.classify(exc)
                 wait = gate.release(ticket, ok=False, rate_limited=kind == "rate_limit",
                                     headers=_error_headers(exc))
-                failed = failure(key, request, exc, attempts, kind=kind, timeout=timeout)
+                failed = _providers.failure(key, request, exc, attempts, kind=kind,
+                                             timeout=timeout)
                 self._count(model, kind, failed.message)
                 if wait is not None and retries > 0 and waited < RATE_LIMIT_RETRIES \
                         and model not in self.down:
@@ -534,32 +513,14 @@ class _Sender:
         return ceiling / 2 + self.rng.uniform(0, ceiling / 2)
 
 
-def _batch_providers() -> tuple[str, ...]:
-    from workbench.llm import _batch
-
-    return tuple(_batch.PROVIDERS)
-
-
-class _NoBar:
-    def update(self, n: int = 1) -> None:
-        pass
-
-    def set_postfix(self, **kwargs: Any) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-
 def _progress_bar(total: int, progress: bool, replayed: int = 0) -> Any:
-    """The tqdm bar of a run that sends requests; the ``replayed`` ones (cached) are its
-    starting count, so that its rate counts only the calls made (tqdm's ``initial``)."""
-    if not progress or total == 0:
-        return _NoBar()
+    """The tqdm bar of a run that sends requests (disabled: ``progress=False``); the
+    ``replayed`` ones (cached) are its starting count, so that its rate counts only the
+    calls made (tqdm's ``initial``)."""
     from tqdm.auto import tqdm
 
     return tqdm(total=total, initial=replayed, unit="call", mininterval=0.2,
-                dynamic_ncols=True,
+                dynamic_ncols=True, disable=not progress or total == 0,
                 desc=f"LLM calls ({replayed} cached)" if replayed else "LLM calls")
 
 

@@ -27,7 +27,7 @@ from workbench.llm._secrets import (
     strip_url_credentials,
     url_credentials,
 )
-from workbench.llm._types import Request
+from workbench.llm._types import CallFailure, Request
 
 log = logging.getLogger("workbench.llm")
 
@@ -452,6 +452,18 @@ def error_message(exc: BaseException, request: Request, kind: str | None = None)
         text = f"{type(exc).__name__}: {exc}".strip()
     text = " ".join(text.split())
     return scrub(text, secrets_of(request))[:1000]
+
+
+def failure(key: str, request: Request, exc: BaseException, attempts: int, *,
+            kind: str | None = None, prefix: str = "", suffix: str = "",
+            timeout: float | None = None) -> CallFailure:
+    """The failure row of ``exc``: classified (unless ``kind`` is given), one secret-free
+    line between ``prefix`` and ``suffix`` (a timeout without a message says how long)."""
+    kind = kind or classify(exc)
+    message = error_message(exc, request, kind)
+    if kind == "timeout" and not str(exc) and timeout is not None:
+        message = f"no reply within {timeout:g} s"
+    return CallFailure(key, kind, prefix + message + suffix, attempts, request.model)
 
 
 # --- replies ----------------------------------------------------------------------------

@@ -63,8 +63,6 @@ class SimBadRequest(ValueError):
 class Sim:
     """``sim/<profile>``: :mod:`workbench.sim.engine` in this process."""
 
-    name = "sim"
-
     async def prepare(self, request: Request, route: _providers.Route,
                       timeout: float) -> dict[str, Any]:
         return {"request": request}
@@ -106,8 +104,6 @@ async def _openai_kwargs(request: Request, route: _providers.Route, timeout: flo
 class Direct:
     """One pooled HTTP POST to an OpenAI-compatible endpoint (:mod:`workbench.llm._http`)."""
 
-    name = "direct"
-
     async def prepare(self, request: Request, route: _providers.Route,
                       timeout: float) -> dict[str, Any]:
         return await _openai_kwargs(request, route, timeout, direct=True)
@@ -120,8 +116,6 @@ class Direct:
 
 class Litellm:
     """``litellm.acompletion`` (litellm imported on first use; its own retries off)."""
-
-    name = "litellm"
 
     async def prepare(self, request: Request, route: _providers.Route,
                       timeout: float) -> dict[str, Any]:
