@@ -148,11 +148,14 @@ def test_rate_caps_are_validated(monkeypatch):
     assert config.rate_cap("tpm") is None
 
 
-def test_what_a_run_learned_serves_the_next_run(tmp_path):
+@pytest.mark.parametrize("path", ["direct", "litellm"])
+def test_what_a_run_learned_serves_the_next_run(path, tmp_path, monkeypatch):
     """The gate of (provider, model, endpoint) outlives a run: the next one starts at the
-    quota it learned (no probe, no burst past the bucket)."""
+    quota it learned (no probe, no burst past the bucket). Through litellm too: there the
+    headers of a success come from litellm's public logging payload."""
     from workbench.llm import _pipeline
 
+    monkeypatch.setenv("WORKBENCH_HTTP_PATH", path)
     quota = Quota(rpm=1200, burst_s=1.0)
     with running_server(latency_ms=5, quota=quota) as (url, _), \
             temporary_settings(cache_dir=tmp_path, cache_mode="off"):

@@ -16,6 +16,7 @@ stores it, the same way for all three.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import Any
 
@@ -115,7 +116,16 @@ class Direct:
 
 
 class Litellm:
-    """``litellm.acompletion`` (litellm imported on first use; its own retries off)."""
+    """``litellm.acompletion`` (litellm imported on first use; its own retries off).
+
+    A reply's rate-limit headers reach the pipeline through litellm's public logging
+    API: a ``CustomLogger`` whose success hook reads
+    ``kwargs["standard_logging_object"]["hidden_params"]["additional_headers"]``
+    (litellm's StandardLoggingPayload, https://docs.litellm.ai/docs/proxy/logging_spec),
+    matched to the reply by its ``id``. That hook runs a few event-loop turns after the
+    reply returns: ``send`` waits at most :data:`_HEADER_TURNS` turns for it (no timer);
+    a reply whose hook has not run by then is released without headers.
+    """
 
     async def prepare(self, request: Request, route: _providers.Route,
                       timeout: float) -> dict[str, Any]:
@@ -124,8 +134,45 @@ class Litellm:
         return await _openai_kwargs(request, route, timeout, direct=False)
 
     async def send(self, prepared: dict[str, Any]) -> Reply:
-        response = await _providers.get_litellm().acompletion(**prepared)
-        return reply_of(response, None, _providers.litellm_cost(response))
+        litellm = _providers.get_litellm()
+        if _listener[0] is None or _listener[0] not in litellm.callbacks:
+            _listen(litellm)
+        response = await litellm.acompletion(**prepared)
+        ident, headers = getattr(response, "id", None), None
+        for _ in range(_HEADER_TURNS if ident else 0):
+            headers = _headers.pop(ident, None)
+            if headers is not None:
+                break
+            await asyncio.sleep(0)
+        return reply_of(response, headers, _providers.litellm_cost(response))
+
+
+#: Event-loop turns a litellm reply waits for its headers (they came after 4 in a test).
+_HEADER_TURNS = 16
+_headers: dict[str, dict[str, Any]] = {}  # reply id -> its x-ratelimit-* headers
+_listener: list[Any] = [None]
+
+
+def _listen(litellm: Any) -> None:
+    """Register (again, if a user replaced ``litellm.callbacks``) the logger that keeps
+    each reply's rate-limit headers for :meth:`Litellm.send`."""
+    if _listener[0] is None:
+        from litellm.integrations.custom_logger import CustomLogger
+
+        class RateLimitHeaders(CustomLogger):
+            async def async_log_success_event(self, kwargs: Any, response_obj: Any,
+                                              start_time: Any, end_time: Any) -> None:
+                payload = kwargs.get("standard_logging_object") or {}
+                found = (payload.get("hidden_params") or {}).get("additional_headers") or {}
+                ident = getattr(response_obj, "id", None)
+                if ident:
+                    if len(_headers) > 10_000:  # replies nobody waited for (timed out)
+                        _headers.clear()
+                    _headers[ident] = {name.replace("_", "-"): value for name, value
+                                       in found.items() if name.startswith("x_ratelimit_")}
+
+        _listener[0] = RateLimitHeaders()
+    litellm.callbacks.append(_listener[0])
 
 
 SIM, DIRECT, LITELLM = Sim(), Direct(), Litellm()
