@@ -78,12 +78,13 @@ def run(requests: Iterable[Request], *, concurrency: int | None = None, progress
             raise ValueError(f"requests[{i}]: expected a workbench.llm.Request, "
                              f"got {type(request).__name__}")
     keys = [cache_key(request) for request in requests]
+    distinct = list(dict.fromkeys(keys))
 
     # 1. replay, 2. dedupe: the distinct keys left to send, each with its slots
     hits: dict[str, Completion] = {}
     corrupt: dict[str, str] = {}
     if mode in ("readwrite", "readonly"):
-        hits, corrupt = _cache.replay_many(_cache.iter_stored(cache, list(dict.fromkeys(keys))))
+        hits, corrupt = _cache.replay_many(_cache.iter_stored(cache, distinct))
         if corrupt:
             _cache.log.warning(
                 "cache %s: %d entr%s failed the replay check (e.g. %s): %s; `workbench cache "
@@ -91,7 +92,7 @@ def run(requests: Iterable[Request], *, concurrency: int | None = None, progress
                 "y" if len(corrupt) == 1 else "ies", next(iter(corrupt.values())),
                 "treated as misses" if mode == "readonly" else "sent again and overwritten")
     todo: dict[str, list[int]] = {}
-    if len(hits) == len(set(keys)):  # all cached: every slot is a hit
+    if len(hits) == len(distinct):  # all cached: every slot is a hit
         results: list[Result | None] = [hits[key] for key in keys]
     else:
         results = [None] * len(requests)
