@@ -50,6 +50,8 @@ from workbench.llm._types import RETRYABLE, CallFailure, Completion, Request, Us
 
 Result = Completion | CallFailure
 _MAX_BACKOFF_S = 60.0
+#: Seconds a claim taken for a batch job lives unless renewed (every third of it).
+_BATCH_CLAIM_S = 600.0
 #: The request keys being sent by a run of this process, each with the future of its
 #: result: a concurrent run (another thread's ``complete``) waits for it instead.
 _inflight: dict[str, asyncio.Future] = {}
@@ -143,6 +145,9 @@ def run(requests: Iterable[Request], *, concurrency: int | None = None, progress
                 deferred = {k: jobs[k] for k, result in outcome.items() if result is DEFERRED}
                 if deferred:  # mode="auto": what could not be answered online in time
                     outcome.update(sender.batches(deferred, batch_poll))
+                    sender.deadline = None  # left out of the jobs (claimed elsewhere): wait
+                    late = {k: r for k, r in deferred.items() if outcome[k] is DEFERRED}
+                    outcome.update(run_sync(sender.online(late)) if late else {})
             finally:
                 if sender.written:
                     _cache.checkpoint(cache)
@@ -257,13 +262,22 @@ class _Sender:
 
     def batches(self, jobs: dict[str, Request], poll_interval: float) -> dict[str, Result]:
         """The replies to the ``jobs`` that go in provider batch jobs (all but in-process
-        ``sim/`` models), via :class:`~workbench.llm._batch.BatchRun`."""
+        ``sim/`` models), via :class:`~workbench.llm._batch.BatchRun`. Claims first, as
+        online (3.): a request another process is sending is left out (the online stage
+        then waits for its reply), and the others stay claimed until their job's replies
+        are stored."""
         routes = {key: self.routes[_route_id(request)] for key, request in jobs.items()}
         mine = {key: request for key, request in jobs.items() if routes[key].provider != "sim"}
-        if not mine:
-            return {}
         for route in dict.fromkeys(routes[key] for key in mine):
             _batch.check(route)
+        claimed: list[str] = []
+        stored: dict[str, Completion] = {}
+        if self.claims and mine:
+            claimed = [key for key in mine if self._claim(key, _BATCH_CLAIM_S)]
+            stored, _ = _cache.replay_many(_cache.iter_stored(self.cache, claimed))
+            mine = {key: mine[key] for key in claimed if key not in stored}
+            for key, hit in stored.items():  # sent elsewhere since the first read
+                self._done(key, hit)
 
         def keep(key: str, reply: _transports.Reply, batch_id: str) -> Result:
             request = mine[key]
@@ -275,9 +289,15 @@ class _Sender:
             except Exception as exc:  # this reply alone: never the job's other replies
                 return _providers.failure(key, request, exc, 1, prefix=f"batch {batch_id}: ")
 
-        run = _batch.BatchRun(mine, {key: routes[key] for key in mine}, keep=keep,
-                              poll_interval=poll_interval, done=self._done)
-        return run_sync(run.run())
+        try:
+            if not mine:
+                return dict(stored)
+            run = _batch.BatchRun(mine, {key: routes[key] for key in mine}, keep=keep,
+                                  poll_interval=poll_interval, done=self._done)
+            return {**stored, **run_sync(self._keeping(run.run(), claimed, _BATCH_CLAIM_S))}
+        finally:
+            for key in claimed:
+                _cache.release(self.cache, key)
 
     # --- online: one task per distinct request ------------------------------------------
 
@@ -335,7 +355,7 @@ class _Sender:
                     return CallFailure(key, "not_run", f"not run: {self.down[model]}", 0, model)
                 if not claims:
                     return await self._budgeted(key, request, ttl=None)
-                if _cache.claim(self.cache, key, ttl):
+                if self._claim(key, ttl):
                     try:
                         found = self._stored(key)  # sent elsewhere since the first read?
                         return found if found is not None else await self._budgeted(
@@ -349,6 +369,11 @@ class _Sender:
             found = self._stored(key)
             if found is not None:
                 return found
+
+    def _claim(self, key: str, ttl: float) -> bool:
+        """Claim ``key``, also when the claim left on it is a dead process's."""
+        return _cache.claim(self.cache, key, ttl) or (
+            not _cache.claimed_elsewhere(self.cache, key) and _cache.claim(self.cache, key, ttl))
 
     def _stored(self, key: str) -> Completion | None:
         try:
@@ -448,16 +473,25 @@ class _Sender:
             return await gate.acquire(charge)
         task = asyncio.ensure_future(gate.acquire(charge))
         try:
+            return await self._keeping(task, [key], ttl)
+        except BaseException:
+            if task.done() and not task.cancelled() and task.exception() is None:
+                gate.release(task.result(), ok=False)  # admitted as this run was stopped
+            raise
+
+    async def _keeping(self, awaitable: Any, keys: list[str], ttl: float) -> Any:
+        """``awaitable``'s result; while it runs, the claims on ``keys`` are kept alive."""
+        task = asyncio.ensure_future(awaitable)
+        try:
             while True:
                 done, _ = await asyncio.wait({task}, timeout=ttl / 3)
                 if done:
                     return task.result()
-                _cache.extend(self.cache, key, ttl)
+                for key in keys:
+                    _cache.extend(self.cache, key, ttl)
         except BaseException:
             if not task.done():
                 task.cancel()
-            elif not task.cancelled() and task.exception() is None:
-                gate.release(task.result(), ok=False)  # admitted as this run was stopped
             raise
 
     def _gate(self, request: Request, route: _providers.Route, api_base: str | None) -> Gate:
