@@ -170,3 +170,14 @@ def test_a_sim_run_and_a_direct_run_to_a_sim_server_never_import_litellm(tmp_pat
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["sim", "False", "direct", "False"]
+
+
+def test_arguments_the_simulator_refuses_are_a_bad_request_not_retried(monkeypatch):
+    def refuse(profile, messages, **kwargs):
+        raise ValueError("temperature must be a number >= 0")
+
+    monkeypatch.setattr(engine, "respond", refuse)
+    (got,) = complete_many([Request("sim/judge-a", [{"role": "user", "content": "x"}])],
+                           progress=False, max_retries=2)
+    assert not got.ok and got.error_type == "bad_request" and got.attempts == 1
+    assert "temperature must be a number" in got.message

@@ -10,7 +10,7 @@ mapped back whatever order the output file has. Each reply line is handed to the
 pipeline's ``keep`` (:func:`workbench.llm._pipeline.record`), which checks it and
 writes it to the cache under that key exactly as an online reply (``latency_s`` 0: a
 batch has no per-call latency; ``batch_id`` names the job; ``cost_usd`` at batch
-prices, :func:`~workbench.llm._providers.batch_cost_of`).
+prices, :func:`~workbench.llm._providers.cost_of`).
 
 Jobs are polled with exponential backoff (from ``poll_interval`` seconds, doubling,
 at most :data:`MAX_POLL_S`). Every submitted job is recorded in a ledger,

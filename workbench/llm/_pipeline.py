@@ -2,30 +2,26 @@
 
 :func:`run` reads top to bottom as its stages:
 
-1. **replay** -- keys are computed and the cache read in the calling thread, before any
-   async machinery starts (a fully cached run never imports litellm); a corrupt entry is
-   a miss, reported once per run; in ``readonly`` mode a miss is a ``cache_miss`` row. A
-   store that cannot take the replies (read-only, or less than
-   :data:`~workbench.llm._cache.MIN_FREE_BYTES` free) stops the run before any call.
+1. **replay** -- keys computed and the cache read in the calling thread before any async
+   machinery (a fully cached run never imports litellm); a corrupt entry is a miss,
+   reported once; in ``readonly`` mode a miss is a ``cache_miss`` row. A store that
+   cannot take the replies (read-only, full disk) stops the run before any call.
 2. **dedupe** -- identical requests (same key) are sent once and fill every slot; a
    request another run of this process is sending is awaited (:data:`_inflight`).
 3. **claim** -- across processes sharing a store (``readwrite``), a short-lived claim
    per key: a request claimed elsewhere is waited for in the store.
 4. **budget** -- :class:`~workbench.llm._throttle.Budget` admits each call, or stops the run.
-5. **pace** -- the :class:`~workbench.llm._throttle.Gate` of the request's (provider,
-   model, endpoint) admits each attempt (``mode="auto"``: what could no longer finish
-   by the deadline goes to a batch job instead).
-6. **retry** -- failures are classified (:func:`~workbench.llm._providers.classify`);
-   retryable ones go again after a backoff (or a 429's ``Retry-After``); a circuit
-   breaker per model stops a host that cannot be reached.
-7. **send** -- a transport (:mod:`workbench.llm._transports`: in-process simulator,
-   direct HTTP, litellm) turns the prepared request into a raw reply.
-8. **record** -- :func:`record` checks the reply (``WORKBENCH_MAX_REPLY_CHARS``), prices
-   it and writes it to the cache at once.
+5. **pace** -- the :class:`~workbench.llm._throttle.Gate` of the (provider, model,
+   endpoint) admits each attempt (``mode="auto"``: what could no longer finish by the
+   deadline goes to a batch job instead).
+6. **retry** -- failures classified (:func:`~workbench.llm._providers.classify`), the
+   retryable ones sent again after a backoff (or a 429's ``Retry-After``); a circuit
+   breaker per model.
+7. **send** -- a transport (:mod:`workbench.llm._transports`) makes one attempt.
+8. **record** -- :func:`record` checks the reply, prices it and stores it at once.
 
-``mode="batch"`` hands the requests left after stage 2 to provider batch jobs
-(:mod:`workbench.llm._batch`), whose replies go through the same :func:`record` and
-whose failures are rows like any other. The WAL is checkpointed after a run that wrote.
+``mode="batch"`` sends what is left after stage 3 in provider batch jobs
+(:mod:`workbench.llm._batch`); their replies go through the same :func:`record`.
 """
 
 from __future__ import annotations
@@ -93,17 +89,12 @@ def run(requests: Iterable[Request], *, concurrency: int | None = None, progress
                 "check` lists them", cache.directory, len(corrupt),
                 "y" if len(corrupt) == 1 else "ies", next(iter(corrupt.values())),
                 "treated as misses" if mode == "readonly" else "sent again and overwritten")
-    todo: dict[str, list[int]] = {}
-    if len(hits) == len(distinct):  # all cached: every slot is a hit
-        results: list[Result | None] = [hits[key] for key in keys]
-    else:
-        results = [None] * len(requests)
+    results: list[Result | None] = [hits.get(key) for key in keys]
+    todo: dict[str, list[int]] = {}  # key -> its slots
+    if len(hits) < len(distinct):
         for i, key in enumerate(keys):
-            hit = hits.get(key)
-            if hit is None:
+            if results[i] is None:
                 todo.setdefault(key, []).append(i)
-            else:
-                results[i] = hit
     replayed = len(requests) - sum(len(s) for s in todo.values())
     if progress and requests and (not todo or mode == "readonly"):  # nothing to wait for
         _progress_line(replayed, len(requests) - replayed)
@@ -184,8 +175,8 @@ def record(cache: Any, key: str, request: Request, route: _providers.Route,
     usage = Usage(int(get(reply.usage, "prompt_tokens", 0) or 0),
                   int(get(reply.usage, "completion_tokens", 0) or 0))
     tokens = (usage.prompt_tokens, usage.completion_tokens)
-    cost = (_providers.batch_cost_of(request, tokens, route.backend) if batch_id else
-            _providers.cost_of(request, tokens, route.backend, reply.cost_usd))
+    cost = _providers.cost_of(request, tokens, route.backend, reply.cost_usd,
+                              batch=batch_id is not None)
     entry = _cache.make_entry(
         key, request, text=text, logprobs=logprobs, usage=usage, cost_usd=cost,
         latency_s=round(latency, 6), backend=route.backend, finish_reason=reply.finish_reason,

@@ -135,8 +135,8 @@ def route(request: Request) -> Route:
             raise ProviderError(f"unknown simulated model {model!r}: the sim profiles are "
                                 f"{', '.join('sim/' + p for p in known)}")
         return Route(model, "sim", "sim", False)
-    sim_server = is_sim_server(model, params)
     if model.startswith("openai/") and base_url(params, "openai"):  # litellm not needed
+        sim_server = is_sim_server(model, params)
         return Route(model, "openai", "sim" if sim_server else "openai", sim_server)
     litellm = get_litellm()
     try:
@@ -147,8 +147,7 @@ def route(request: Request) -> Route:
             f"unknown provider or model {model!r}: litellm cannot route it "
             "(use a litellm model string such as 'gpt-4o', 'anthropic/<model>', "
             "'ollama/<model>' or 'openai/<model>' with api_base)") from _quiet(exc)
-    if not (base_url(params, provider) or params.get("api_key") or default_base
-            or sim_server):
+    if not (base_url(params, provider) or params.get("api_key") or default_base):
         try:
             env = litellm.validate_environment(model=model)
         except Exception:
@@ -159,7 +158,7 @@ def route(request: Request) -> Route:
                 f"model {model!r} (provider {provider!r}) needs an API key: set "
                 f"{' or '.join(missing)} in the environment, or pass api_key=... "
                 "(or api_base=... for a local server)")
-    return Route(model, provider, "sim" if sim_server else provider, sim_server)
+    return Route(model, provider, provider, False)  # (a sim-server has a base URL: above)
 
 
 def zero_price(model: str) -> None:
@@ -502,23 +501,25 @@ def normalise_logprobs(raw: Any) -> list[dict] | None:
 
 
 def cost_of(request: Request, usage: tuple[int, int], backend: str,
-            reply_cost: float | None = None) -> float:
-    """The call's cost in USD.
+            reply_cost: float | None = None, *, batch: bool = False) -> float:
+    """The call's cost in USD (``batch``: answered in a provider batch job).
 
     Custom pricing in ``params`` (``input_cost_per_token``, ``output_cost_per_token``,
-    litellm's names) applies to any model, sim included; otherwise 0 for simulated
-    backends, the transport's own price (``reply_cost``: litellm's), else litellm's cost
-    map by model name (0 when the model is unknown).
+    litellm's names, online prices: :data:`BATCH_DISCOUNT` of them in a batch) applies
+    to any model, sim included; otherwise 0 for simulated backends, the transport's own
+    price (``reply_cost``: litellm's), else :func:`price` / :func:`batch_price` (0 when
+    the model is unknown).
     """
     params = request.params
     if any(name in params for name in _PRICING):
-        return (usage[0] * float(params.get("input_cost_per_token", 0.0))
+        cost = (usage[0] * float(params.get("input_cost_per_token", 0.0))
                 + usage[1] * float(params.get("output_cost_per_token", 0.0)))
+        return BATCH_DISCOUNT * cost if batch else cost
     if backend == "sim":
         return 0.0
-    if reply_cost is not None:
+    if reply_cost is not None and not batch:
         return reply_cost
-    cost = price(request.model, *usage)
+    cost = (batch_price if batch else price)(request.model, *usage)
     return 0.0 if math.isnan(cost) else cost
 
 
@@ -526,15 +527,12 @@ def litellm_cost(response: Any) -> float:
     """litellm's price of one of its replies (the ``response_cost`` it computed while
     logging the call, else ``completion_cost``; 0 when it has none)."""
     hidden = getattr(response, "_hidden_params", None) or {}
-    cost = hidden.get("response_cost") if isinstance(hidden, dict) else None
-    if cost is None:
-        try:
-            cost = get_litellm().completion_cost(completion_response=response)
-        except Exception:
-            cost = None
     try:
+        cost = hidden.get("response_cost") if isinstance(hidden, dict) else None
+        if cost is None:
+            cost = get_litellm().completion_cost(completion_response=response)
         return float(cost or 0.0)
-    except (TypeError, ValueError):
+    except Exception:  # no price known, or not a number
         return 0.0
 
 
@@ -631,19 +629,3 @@ def batch_price(model: str, prompt_tokens: int, completion_tokens: int) -> float
     if rates[0] is None or rates[1] is None:
         return BATCH_DISCOUNT * online
     return prompt_tokens * float(rates[0]) + completion_tokens * float(rates[1])
-
-
-def batch_cost_of(request: Request, usage: tuple[int, int], backend: str) -> float:
-    """The cost in USD of one request answered in a batch job (0 when unpriced).
-
-    Custom pricing in ``params`` (litellm's names, online prices) is charged at
-    :data:`BATCH_DISCOUNT`; otherwise :func:`batch_price`; 0 for simulated backends.
-    """
-    params = request.params
-    if any(name in params for name in _PRICING):
-        return BATCH_DISCOUNT * (usage[0] * float(params.get("input_cost_per_token", 0.0))
-                                 + usage[1] * float(params.get("output_cost_per_token", 0.0)))
-    if backend == "sim":
-        return 0.0
-    cost = batch_price(request.model, *usage)
-    return 0.0 if math.isnan(cost) else cost

@@ -1,17 +1,12 @@
-"""The three transports of the pipeline: what turns a prepared request into a raw reply.
+"""The pipeline's three transports: what turns a prepared request into a raw reply.
 
-* :class:`Sim` -- ``sim/<profile>`` models, answered in this process by
-  :func:`workbench.sim.engine.respond` (no litellm, no HTTP: a sim-only run never
-  imports litellm);
-* :class:`Direct` -- one ``POST {base}/chat/completions`` to an OpenAI-compatible
-  endpoint (:mod:`workbench.llm._http`), for the requests :func:`_http.eligible` takes;
-* :class:`Litellm` -- ``litellm.acompletion`` for everything else (imported on first use).
-
-A transport knows nothing of pacing, retries, budgets or the cache: ``prepare`` builds
-the call's arguments once per request, ``send`` makes one attempt and returns a
-:class:`Reply` (text unchecked, usage, logprobs, headers) or raises; the pipeline
-(:mod:`workbench.llm._pipeline`) classifies what it raises, retries, checks the reply and
-stores it, the same way for all three.
+:class:`Sim` answers ``sim/<profile>`` in this process (:func:`workbench.sim.engine.respond`:
+no litellm, no HTTP); :class:`Direct` POSTs to an OpenAI-compatible endpoint
+(:mod:`workbench.llm._http`, for what :func:`_http.eligible` takes); :class:`Litellm`
+sends the rest. A transport knows nothing of pacing, retries, budgets or the cache:
+``prepare`` builds a request's call arguments once, ``send`` makes one attempt and
+returns a :class:`Reply` or raises; the pipeline (:mod:`workbench.llm._pipeline`)
+classifies, retries, checks and stores, the same way for all three.
 """
 
 from __future__ import annotations
@@ -53,14 +48,6 @@ def reply_of(response: Any, headers: Any = None, cost_usd: float | None = None) 
                  headers, cost_usd)
 
 
-class SimNotFound(LookupError):
-    """An unknown ``sim/`` profile (``not_found``)."""
-
-
-class SimBadRequest(ValueError):
-    """Arguments the simulator refuses (``bad_request``)."""
-
-
 class Sim:
     """``sim/<profile>``: :mod:`workbench.sim.engine` in this process."""
 
@@ -78,10 +65,9 @@ class Sim:
                                    temperature=float(request.temperature), sample=request.sample,
                                    logprobs=request.logprobs, top_logprobs=request.top_logprobs,
                                    max_tokens=request.max_tokens)
-        except ValueError as exc:
-            if profile not in engine.profiles():
-                raise SimNotFound(f"unknown sim profile {profile!r}") from None
-            raise SimBadRequest(str(exc)) from None
+        except ValueError as exc:  # what the sim-server answers: 404, else 400
+            raise _http.HTTPStatusError(404 if profile not in engine.profiles() else 400,
+                                        f"{request.model}: {exc}") from None
         usage = {"prompt_tokens": reply.prompt_tokens,
                  "completion_tokens": reply.completion_tokens}
         logprobs = reply.logprobs if request.logprobs else None
@@ -118,13 +104,11 @@ class Direct:
 class Litellm:
     """``litellm.acompletion`` (litellm imported on first use; its own retries off).
 
-    A reply's rate-limit headers reach the pipeline through litellm's public logging
-    API: a ``CustomLogger`` whose success hook reads
-    ``kwargs["standard_logging_object"]["hidden_params"]["additional_headers"]``
-    (litellm's StandardLoggingPayload, https://docs.litellm.ai/docs/proxy/logging_spec),
-    matched to the reply by its ``id``. That hook runs a few event-loop turns after the
-    reply returns: ``send`` waits at most :data:`_HEADER_TURNS` turns for it (no timer);
-    a reply whose hook has not run by then is released without headers.
+    A reply's rate-limit headers come from litellm's public logging API: the success
+    callback :func:`_keep_headers` reads them from the call's StandardLoggingPayload
+    (``kwargs["standard_logging_object"]["hidden_params"]["additional_headers"]``,
+    https://docs.litellm.ai/docs/proxy/logging_spec) a few event-loop turns after the
+    reply; ``send`` waits at most :data:`_HEADER_TURNS` turns for them (no timer).
     """
 
     async def prepare(self, request: Request, route: _providers.Route,
@@ -135,8 +119,8 @@ class Litellm:
 
     async def send(self, prepared: dict[str, Any]) -> Reply:
         litellm = _providers.get_litellm()
-        if _listener[0] is None or _listener[0] not in litellm.callbacks:
-            _listen(litellm)
+        if _keep_headers not in litellm.success_callback:  # (again, if a user reset it)
+            litellm.success_callback.append(_keep_headers)
         response = await litellm.acompletion(**prepared)
         ident, headers = getattr(response, "id", None), None
         for _ in range(_HEADER_TURNS if ident else 0):
@@ -150,29 +134,19 @@ class Litellm:
 #: Event-loop turns a litellm reply waits for its headers (they came after 4 in a test).
 _HEADER_TURNS = 16
 _headers: dict[str, dict[str, Any]] = {}  # reply id -> its x-ratelimit-* headers
-_listener: list[Any] = [None]
 
 
-def _listen(litellm: Any) -> None:
-    """Register (again, if a user replaced ``litellm.callbacks``) the logger that keeps
-    each reply's rate-limit headers for :meth:`Litellm.send`."""
-    if _listener[0] is None:
-        from litellm.integrations.custom_logger import CustomLogger
-
-        class RateLimitHeaders(CustomLogger):
-            async def async_log_success_event(self, kwargs: Any, response_obj: Any,
-                                              start_time: Any, end_time: Any) -> None:
-                payload = kwargs.get("standard_logging_object") or {}
-                found = (payload.get("hidden_params") or {}).get("additional_headers") or {}
-                ident = getattr(response_obj, "id", None)
-                if ident:
-                    if len(_headers) > 10_000:  # replies nobody waited for (timed out)
-                        _headers.clear()
-                    _headers[ident] = {name.replace("_", "-"): value for name, value
-                                       in found.items() if name.startswith("x_ratelimit_")}
-
-        _listener[0] = RateLimitHeaders()
-    litellm.callbacks.append(_listener[0])
+async def _keep_headers(kwargs: Any, response: Any, start_time: Any, end_time: Any) -> None:
+    """litellm's success callback: the reply's ``x-ratelimit-*`` headers, by reply id."""
+    payload = kwargs.get("standard_logging_object") or {}
+    found = (payload.get("hidden_params") or {}).get("additional_headers") or {}
+    ident = getattr(response, "id", None)
+    if ident:
+        if len(_headers) > 10_000:  # replies nobody waited for (timed out)
+            _headers.clear()
+        _headers[ident] = {name.removeprefix("llm_provider-").replace("_", "-"): value
+                           for name, value in found.items()
+                           if name.startswith(("x_ratelimit_", "llm_provider-x-ratelimit-"))}
 
 
 SIM, DIRECT, LITELLM = Sim(), Direct(), Litellm()
