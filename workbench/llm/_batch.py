@@ -365,15 +365,11 @@ class BatchRun:
 
 
 def _errors_of(job: Any) -> str:
-    errors = getattr(job, "errors", None)
-    data = getattr(errors, "data", None) if errors is not None else None
-    if isinstance(errors, dict):
-        data = errors.get("data")
+    """The first reasons a job failed validation (its ``errors.data``)."""
+    data = get_field(get_field(job, "errors"), "data") or []
     if not data:
         return "no reason given"
-    parts = []
-    for item in data[:3]:
-        get = item.get if isinstance(item, dict) else lambda n, i=item: getattr(i, n, None)
-        parts.append(f"{get('code')}: {get('message')}" + (f" (line {get('line')})"
-                                                           if get("line") else ""))
+    parts = [f"{get_field(item, 'code')}: {get_field(item, 'message')}"
+             + (f" (line {get_field(item, 'line')})" if get_field(item, "line") else "")
+             for item in data[:3]]
     return "; ".join(parts) + (f"; and {len(data) - 3} more" if len(data) > 3 else "")

@@ -124,7 +124,7 @@ def run(requests: Iterable[Request], *, concurrency: int | None = None, progress
             if cache is not None:  # the live store: a repair may have replaced it
                 cache = _cache.open_cache(cache.directory)
                 _cache.require_writable(cache)
-            sender = _Sender(jobs, routes, slots={k: len(v) for k, v in todo.items()},
+            sender = _Sender(routes, slots={k: len(v) for k, v in todo.items()},
                              cache=cache, claims=mode == "readwrite", bar=bar,
                              concurrency=concurrency, budget_usd=budget_usd, rpm=rpm,
                              timeout=timeout, max_retries=max_retries,
@@ -212,11 +212,11 @@ class _Sender:
     """Stages 2-8 for the requests of one run: one task per distinct request online, or
     batch jobs; the counters (failures, stored replies, the circuit breaker) of the run."""
 
-    def __init__(self, jobs: dict[str, Request], routes: dict[tuple, _providers.Route], *,
-                 slots: dict[str, int], cache: Any, claims: bool, bar: Any,
-                 concurrency: int | None, budget_usd: float | None, rpm: Any,
-                 timeout: float | None, max_retries: int | None, deadline: float | None):
-        self.jobs, self.routes, self.slots, self.cache, self.bar = jobs, routes, slots, cache, bar
+    def __init__(self, routes: dict[tuple, _providers.Route], *, slots: dict[str, int],
+                 cache: Any, claims: bool, bar: Any, concurrency: int | None,
+                 budget_usd: float | None, rpm: Any, timeout: float | None,
+                 max_retries: int | None, deadline: float | None):
+        self.routes, self.slots, self.cache, self.bar = routes, slots, cache, bar
         self.claims, self.rpm, self.deadline = claims and cache is not None, rpm, deadline
         setting = config.call_setting
         self.concurrency = concurrency or setting("concurrency")

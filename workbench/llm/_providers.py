@@ -257,15 +257,10 @@ def call_kwargs(request: Request, route_: Route, *, timeout: float) -> dict[str,
     for name, value in request.params.items():
         if name not in _PRICING:
             kwargs[name] = value
-    kwargs["num_retries"] = 0
-    kwargs["max_retries"] = 0
-    kwargs["timeout"] = timeout
-    if route_.provider == "sim":
-        kwargs["workbench_sample"] = request.sample
-    elif route_.sim_server:
-        extra = dict(kwargs.get("extra_body") or {})
-        extra["workbench_sample"] = request.sample
-        kwargs["extra_body"] = extra
+    kwargs.update(num_retries=0, max_retries=0, timeout=timeout)
+    if route_.sim_server:  # the repeat index, which a sim-server reads from the body
+        kwargs["extra_body"] = {**(kwargs.get("extra_body") or {}),
+                                "workbench_sample": request.sample}
     kwargs.update(auth(request.params, route_))
     return kwargs
 
