@@ -2,10 +2,9 @@
 
 ``complete`` / ``complete_many`` send chat requests to any litellm model string --
 ``sim/<profile>`` for the offline simulated judges, ``gpt-4o``, ``anthropic/...``,
-``openai/<name>`` with ``api_base`` for local servers -- through a diskcache store
-keyed by :func:`cache_key`, along one pipeline (:mod:`workbench.llm._pipeline`) whose
-transports are the in-process simulator, direct HTTP and litellm
-(:mod:`workbench.llm._transports`).
+``openai/<name>`` with ``api_base`` for local servers -- through a diskcache store keyed
+by :func:`cache_key`, along one pipeline (:mod:`workbench.llm._pipeline`) over three
+transports (:mod:`workbench.llm._transports`: in-process simulator, direct HTTP, litellm).
 
 Settings (cache folder and mode, concurrency, timeout, retries, backoff) come from
 :func:`configure` in code, else the ``WORKBENCH_*`` environment variables read at each

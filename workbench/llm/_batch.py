@@ -181,8 +181,7 @@ class BatchRun:
         groups: dict[tuple, list[str]] = {}
         for key, request in self.jobs.items():
             if key not in covered:
-                groups.setdefault((request.model, request.params.get("api_base"),
-                                   bool(request.params.get("api_key"))), []).append(key)
+                groups.setdefault(_providers.route_id(request), []).append(key)
         for keys in groups.values():
             for start in range(0, len(keys), MAX_PER_JOB):
                 chunk = keys[start:start + MAX_PER_JOB]

@@ -2,10 +2,9 @@
 
 :func:`run` reads top to bottom as its stages:
 
-1. **replay** -- keys computed and the cache read in the calling thread before any async
-   machinery (a fully cached run never imports litellm); a corrupt entry is a miss,
-   reported once; in ``readonly`` mode a miss is a ``cache_miss`` row. A store that
-   cannot take the replies (read-only, full disk) stops the run before any call.
+1. **replay** -- the cache read in the calling thread, before any async machinery; a
+   corrupt entry is a miss, reported once; in ``readonly`` mode a miss is a ``cache_miss``
+   row. A store that cannot take the replies (read-only, full disk) stops the run here.
 2. **dedupe** -- identical requests (same key) are sent once and fill every slot; a
    request another run of this process is sending is awaited (:data:`_inflight`).
 3. **claim** -- across processes sharing a store (``readwrite``), a short-lived claim
@@ -116,8 +115,8 @@ def run(requests: Iterable[Request], *, concurrency: int | None = None, progress
     jobs = {key: requests[slots[0]] for key, slots in todo.items()}
     routes: dict[tuple, _providers.Route] = {}
     for request in jobs.values():  # unknown models and missing keys: before any call
-        if _route_id(request) not in routes:
-            routes[_route_id(request)] = _providers.route(request)
+        if _providers.route_id(request) not in routes:
+            routes[_providers.route_id(request)] = _providers.route(request)
     bar = _progress_bar(len(requests), progress, replayed)
     try:
         with (_cache.writing(cache.directory) if cache is not None else nullcontext()):
@@ -162,13 +161,10 @@ def run(requests: Iterable[Request], *, concurrency: int | None = None, progress
 def record(cache: Any, key: str, request: Request, route: _providers.Route,
            reply: _transports.Reply, *, latency: float, attempts: int, prices: Any,
            batch_id: str | None = None) -> Completion:
-    """Stage 8: check a raw reply, price it, store it; the :class:`Completion`.
-
-    Raises :class:`~workbench.llm._providers.EmptyReply`,
-    :class:`~workbench.llm._providers.TooLarge` or ``ValueError`` (malformed) for a
-    reply that is not kept, and what the store raises. A reply from a batch job
-    (``batch_id``) is priced at batch prices and has no per-call latency.
-    """
+    """Stage 8: check a raw reply, price it (at batch prices for a ``batch_id``), store
+    it; the :class:`Completion`. Raises what :func:`~workbench.llm._providers.check_text`
+    raises for a reply that is not kept (empty, too large, malformed), and what the store
+    raises."""
     text = _providers.check_text(reply.text)
     logprobs = _providers.normalise_logprobs(reply.logprobs)
     get = _providers.get_field
@@ -189,13 +185,8 @@ def record(cache: Any, key: str, request: Request, route: _providers.Route,
     return _cache.completion_from_entry(entry, cached=False)
 
 
-#: What the sender answers for a request ``mode="auto"`` sends in a batch job instead
-#: (never returned: the batch job's answer takes its slot).
+#: The answer for a request ``mode="auto"`` sends in a batch job (which fills its slot).
 DEFERRED: Any = object()
-
-
-def _route_id(request: Request) -> tuple:
-    return request.model, request.params.get("api_base"), bool(request.params.get("api_key"))
 
 
 def _error_headers(exc: BaseException) -> Any:
@@ -203,9 +194,7 @@ def _error_headers(exc: BaseException) -> Any:
     the direct path's :class:`~workbench.llm._http.HTTPStatusError`, or the public
     ``response`` (an ``httpx.Response``) of an openai/litellm exception."""
     headers = getattr(exc, "headers", None)
-    if headers is None:
-        headers = getattr(getattr(exc, "response", None), "headers", None)
-    return headers
+    return getattr(getattr(exc, "response", None), "headers", None) if headers is None else headers
 
 
 class _Sender:
@@ -243,7 +232,7 @@ class _Sender:
 
     def _record(self, key: str, request: Request, reply: _transports.Reply, *,
                 latency: float, attempts: int, batch_id: str | None = None) -> Completion:
-        completion = record(self.cache, key, request, self.routes[_route_id(request)], reply,
+        completion = record(self.cache, key, request, self.routes[_providers.route_id(request)], reply,
                             latency=latency, attempts=attempts, prices=self.prices,
                             batch_id=batch_id)
         self.written += self.cache is not None
@@ -257,7 +246,7 @@ class _Sender:
         online (3.): a request another process is sending is left out (the online stage
         then waits for its reply), and the others stay claimed until their job's replies
         are stored."""
-        routes = {key: self.routes[_route_id(request)] for key, request in jobs.items()}
+        routes = {key: self.routes[_providers.route_id(request)] for key, request in jobs.items()}
         mine = {key: request for key, request in jobs.items() if routes[key].provider != "sim"}
         for route in dict.fromkeys(routes[key] for key in mine):
             _batch.check(route)
@@ -334,10 +323,8 @@ class _Sender:
         wait for that reply in the store (and send it only if none comes). In-process
         ``sim/`` calls are cheap and take no claim."""
         model = request.model
-        semaphore = self.semaphores.get(model)
-        if semaphore is None:
-            semaphore = self.semaphores[model] = asyncio.Semaphore(self.concurrency)
-        claims = self.claims and self.routes[_route_id(request)].provider != "sim"
+        semaphore = self.semaphores.setdefault(model, asyncio.Semaphore(self.concurrency))
+        claims = self.claims and self.routes[_providers.route_id(request)].provider != "sim"
         ttl = self._timeout_of(request) + _MAX_BACKOFF_S + 10.0
         while True:
             async with semaphore:
@@ -395,7 +382,7 @@ class _Sender:
 
     async def _attempts(self, key: str, request: Request, ttl: float | None) -> Result:
         """5.-8. Pace each attempt at the gate, send it, retry what is worth it, record."""
-        route = self.routes[_route_id(request)]
+        route = self.routes[_providers.route_id(request)]
         model = request.model
         timeout = self._timeout_of(request)
         retries = request.params.get("num_retries")

@@ -116,6 +116,11 @@ def base_url(params: dict | Any, provider: str) -> str | None:
     return base or None
 
 
+def route_id(request: Request) -> tuple:
+    """What a request's :class:`Route` depends on (model, ``api_base``, an ``api_key``)."""
+    return request.model, request.params.get("api_base"), bool(request.params.get("api_key"))
+
+
 def route(request: Request) -> Route:
     """Check that ``request.model`` can be called, before any call is made.
 

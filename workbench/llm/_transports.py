@@ -68,10 +68,9 @@ class Sim:
         except ValueError as exc:  # what the sim-server answers: 404, else 400
             raise _http.HTTPStatusError(404 if profile not in engine.profiles() else 400,
                                         f"{request.model}: {exc}") from None
-        usage = {"prompt_tokens": reply.prompt_tokens,
-                 "completion_tokens": reply.completion_tokens}
-        logprobs = reply.logprobs if request.logprobs else None
-        return Reply(reply.text, usage, logprobs, "stop", request.model)
+        return Reply(reply.text, {"prompt_tokens": reply.prompt_tokens,
+                                  "completion_tokens": reply.completion_tokens},
+                     reply.logprobs if request.logprobs else None, "stop", request.model)
 
 
 async def _openai_kwargs(request: Request, route: _providers.Route, timeout: float,
@@ -154,8 +153,5 @@ SIM, DIRECT, LITELLM = Sim(), Direct(), Litellm()
 
 def transport_for(request: Request, route: _providers.Route) -> Sim | Direct | Litellm:
     """The transport that sends ``request``."""
-    if route.provider == "sim":
-        return SIM
-    if _http.eligible(request.model, request.params, route.provider):
-        return DIRECT
-    return LITELLM
+    return (SIM if route.provider == "sim" else
+            DIRECT if _http.eligible(request.model, request.params, route.provider) else LITELLM)
