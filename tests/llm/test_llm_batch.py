@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
 import pytest
@@ -58,6 +59,33 @@ def test_replies_are_mapped_back_to_their_requests_when_reordered(sim_server_fac
     assert [r.key for r in got] == [r.key for r in online]
     assert [r.text for r in got] == [r.text for r in online]
     assert len({r.text for r in got}) > 1 and sim_stats(url)["requests"] >= 24
+
+
+def test_two_runs_batching_the_same_requests_submit_each_once(monkeypatch):
+    """Batch jobs take the pipeline's claims: a run that finds requests claimed by another
+    (here another thread; another process alike) waits for their replies instead of
+    submitting them again (without claims, each run would submit all of them)."""
+    server = SimServer(batches=BatchService(latency_ms=1000.0))
+    with running_server(server=server) as (url, _):
+        requests = requests_for(url, 8, "twice")
+        out: list = [None, None]
+
+        def run(i: int) -> None:
+            out[i] = batch(requests)
+
+        threads = [threading.Thread(target=run, args=(i,)) for i in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+    lines = [json.loads(line)["custom_id"] for upload in server.batches.files.values()
+             if upload["meta"]["purpose"] == "batch"
+             for line in upload["data"].decode().splitlines()]
+    assert sorted(lines) == sorted(cache_key(r) for r in requests)  # each once
+    assert server.requests == 0  # nothing sent online either
+    assert all(r.ok for r in out[0] + out[1])
+    assert [r.text for r in out[0]] == [r.text for r in out[1]]
+    assert _batch.pending_jobs() == {}
 
 
 def test_batch_replies_replay_like_online_ones(sim_server_factory, sim_stats):

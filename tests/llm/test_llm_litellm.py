@@ -1,5 +1,6 @@
 """What the workbench relies on from litellm, through its public API only: prices (0 for
-simulated models, litellm's own for real ones) and success callbacks a user registers."""
+simulated models, litellm's own for real ones) and success callbacks a user registers
+(for the calls that go through litellm: ``sim/`` models are answered in process)."""
 
 from __future__ import annotations
 
@@ -58,8 +59,10 @@ def test_a_registered_callback_still_receives_success_events(litellm, monkeypatc
         # litellm copies registered loggers into these lists: undo that after the test
         monkeypatch.setattr(litellm, name, list(getattr(litellm, name)))
     monkeypatch.setattr(litellm, "callbacks", [recorder])
-    complete_many([Request("sim/judge-a", msgs(f"litellm: logged {i}")) for i in range(3)],
-                  progress=False)
+    # litellm's mock_response: no network, the full litellm path (callbacks included)
+    complete_many([Request("gpt-4o", msgs(f"litellm: logged {i}"),
+                           params={"api_key": "sk-test-not-real", "mock_response": "7"})
+                   for i in range(3)], progress=False)
 
     async def settle():  # litellm logs in background tasks on our loop
         for _ in range(100):
@@ -70,5 +73,5 @@ def test_a_registered_callback_still_receives_success_events(litellm, monkeypatc
     from workbench.llm._loop import run_sync
 
     run_sync(settle())
-    assert len(recorder.models) == 3
+    assert recorder.models == ["gpt-4o"] * 3
 

@@ -148,19 +148,22 @@ def test_rate_caps_are_validated(monkeypatch):
     assert config.rate_cap("tpm") is None
 
 
-def test_what_a_run_learned_serves_the_next_run(tmp_path):
+@pytest.mark.parametrize("path", ["direct", "litellm"])
+def test_what_a_run_learned_serves_the_next_run(path, tmp_path, monkeypatch):
     """The gate of (provider, model, endpoint) outlives a run: the next one starts at the
-    quota it learned (no probe, no burst past the bucket)."""
-    from workbench.llm import _client
+    quota it learned (no probe, no burst past the bucket). Through litellm too: there the
+    headers of a success come from litellm's public logging payload."""
+    from workbench.llm import _pipeline
 
+    monkeypatch.setenv("WORKBENCH_HTTP_PATH", path)
     quota = Quota(rpm=1200, burst_s=1.0)
     with running_server(latency_ms=5, quota=quota) as (url, _), \
             temporary_settings(cache_dir=tmp_path, cache_mode="off"):
         complete_many(requests(url, 3, "first"), concurrency=8, progress=False)
-        (gate,) = [g for key, g in _client._gates.items() if key[-1] == url]
+        (gate,) = [g for key, g in _pipeline._gates.items() if key[-1] == url]
         assert not gate.probing and gate.held() == pytest.approx(1200 * QUOTA_MARGIN)
         complete_many(requests(url, 30, "second"), concurrency=8, progress=False)
-        (again,) = [g for key, g in _client._gates.items() if key[-1] == url]
+        (again,) = [g for key, g in _pipeline._gates.items() if key[-1] == url]
         stats = fetch_stats(url)
     assert again is gate and gate.seq == 33
     assert stats["by_status"].get("429", 0) <= 1

@@ -1,9 +1,11 @@
-"""The only package that talks to providers (through litellm), owns the reply cache and prices.
+"""The only package that talks to providers, owns the reply cache and prices.
 
 ``complete`` / ``complete_many`` send chat requests to any litellm model string --
 ``sim/<profile>`` for the offline simulated judges, ``gpt-4o``, ``anthropic/...``,
 ``openai/<name>`` with ``api_base`` for local servers -- through the reply store
-(``_cache.py``: one SQLite table, ``replies.db``) keyed by :func:`cache_key`.
+(``_cache.py``: one SQLite table, ``replies.db``) keyed by :func:`cache_key`, along one
+pipeline (:mod:`workbench.llm._pipeline`) over three transports
+(:mod:`workbench.llm._transports`: in-process simulator, direct HTTP, litellm).
 
 Settings (cache folder and mode, concurrency, timeout, retries, backoff) come from
 :func:`configure` in code, else the ``WORKBENCH_*`` environment variables read at each

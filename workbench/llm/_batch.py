@@ -6,10 +6,11 @@ OpenAI Batch format (https://platform.openai.com/docs/guides/batch): one JSONL l
 per request, ``{"custom_id": <cache key>, "method": "POST", "url":
 "/v1/chat/completions", "body": {...}}``, one job per model and endpoint (split at
 :data:`MAX_PER_JOB`). The custom id is the request's cache key, so replies are
-mapped back whatever order the output file has, and each reply is written to the
-cache under that key exactly as an online reply is (``latency_s`` 0: a batch has no
-per-call latency; ``batch_id`` names the job; ``cost_usd`` at batch prices,
-:func:`~workbench.llm._providers.batch_cost_of`).
+mapped back whatever order the output file has. Each reply line is handed to the
+pipeline's ``keep`` (:func:`workbench.llm._pipeline.record`), which checks it and
+writes it to the cache under that key exactly as an online reply (``latency_s`` 0: a
+batch has no per-call latency; ``batch_id`` names the job; ``cost_usd`` at batch
+prices, :func:`~workbench.llm._providers.cost_of`).
 
 Jobs are polled with exponential backoff (from ``poll_interval`` seconds, doubling,
 at most :data:`MAX_POLL_S`). Every submitted job is recorded in a ledger,
@@ -40,9 +41,12 @@ from pathlib import Path
 from typing import Any
 
 from workbench import config
-from workbench.errors import CacheError, ProviderError
+from workbench.errors import ProviderError
 from workbench.llm import _cache, _providers
-from workbench.llm._types import CallFailure, Completion, Request, Usage
+from workbench.llm._http import HTTPStatusError
+from workbench.llm._providers import get_field
+from workbench.llm._transports import Reply, reply_of
+from workbench.llm._types import CallFailure, Completion, Request
 
 Result = Completion | CallFailure
 
@@ -141,19 +145,20 @@ def _client_kwargs(request: Request, route: _providers.Route) -> dict[str, Any]:
 
 
 class BatchRun:
-    """The batch jobs of one ``complete_many``: resume, submit, poll, store."""
+    """The batch jobs of one ``complete_many``: resume, submit, poll, and hand each reply
+    to ``keep(key, reply, batch_id)`` (the pipeline's record stage: its result, a
+    :class:`Completion` or a failure row) and each result to ``done(key, result)``."""
 
     def __init__(self, jobs: dict[str, Request], routes: dict[str, _providers.Route], *,
-                 cache: Any, poll_interval: float, done: Callable[[str, Result], None]):
+                 keep: Callable[[str, Reply, str], Result], poll_interval: float,
+                 done: Callable[[str, Result], None]):
         self.jobs = jobs
         self.routes = routes  # key -> route
-        self.cache = cache
+        self.keep = keep
         self.poll_interval = poll_interval
         self.done = done
         self.litellm = _providers.get_litellm()
-        self.prices = _providers.Prices()
         self.results: dict[str, Result] = {}
-        self.written = 0
 
     async def run(self) -> dict[str, Result]:
         with _ledger() as ledger:
@@ -176,8 +181,7 @@ class BatchRun:
         groups: dict[tuple, list[str]] = {}
         for key, request in self.jobs.items():
             if key not in covered:
-                groups.setdefault((request.model, request.params.get("api_base"),
-                                   bool(request.params.get("api_key"))), []).append(key)
+                groups.setdefault(_providers.route_id(request), []).append(key)
         for keys in groups.values():
             for start in range(0, len(keys), MAX_PER_JOB):
                 chunk = keys[start:start + MAX_PER_JOB]
@@ -246,12 +250,12 @@ class BatchRun:
             for _ in range(_MAX_PAGES):
                 page = await self.litellm.alist_batches(after=after, limit=100, **kwargs)
                 jobs = list(getattr(page, "data", None) or [])
-                found = next((job for job in jobs if (_field(job, "metadata") or {}).get(
+                found = next((job for job in jobs if (get_field(job, "metadata") or {}).get(
                     TAG_FIELD) == record["tag"]), None)
-                if found is not None or not jobs or not _field(page, "has_more") or min(
-                        int(_field(job, "created_at") or 0) for job in jobs) < since:
+                if found is not None or not jobs or not get_field(page, "has_more") or min(
+                        int(get_field(job, "created_at") or 0) for job in jobs) < since:
                     break
-                after = _field(jobs[-1], "id")
+                after = get_field(jobs[-1], "id")
         except Exception as exc:  # noqa: BLE001 (cannot tell: submit, as before intents)
             _cache.log.warning("could not list the batch jobs of %s to find one submitted "
                                "by a killed run (%s): its requests are submitted again",
@@ -261,11 +265,11 @@ class BatchRun:
             if found is None:
                 return None
             record = {name: value for name, value in record.items() if name != "since"}
-            record["input_file_id"] = _field(found, "input_file_id")
-            ledger[_field(found, "id")] = record
+            record["input_file_id"] = get_field(found, "input_file_id")
+            ledger[get_field(found, "id")] = record
         _cache.log.info("found batch job %s, submitted by a run that was killed",
-                        _field(found, "id"))
-        return _field(found, "id"), record
+                        get_field(found, "id"))
+        return get_field(found, "id"), record
 
     async def _poll(self, batch_id: str, record: dict[str, Any], key: str) -> None:
         """Poll ``batch_id`` (backoff) until final, then store its results (``key``: one
@@ -334,17 +338,13 @@ class BatchRun:
                 continue  # not a result line: its request is reported as not answered
             if key not in keys or key in self.results:
                 continue
-            try:
-                result = self._result(batch_id, key, self.jobs[key], line)
-            except CacheError:
-                raise
-            except Exception as exc:  # this line alone: never the job's other replies
-                result = CallFailure(key, "malformed", f"batch {batch_id}: the reply could "
-                                     "not be stored: " + _providers.error_message(
-                                         exc, self.jobs[key]), 1, self.jobs[key].model)
-            self._finish(key, result)
+            result = self._result(batch_id, key, self.jobs[key], line)
+            self._finish(key, result if isinstance(result, CallFailure)
+                         else self.keep(key, result, batch_id))
 
-    def _result(self, batch_id: str, key: str, request: Request, line: dict[str, Any]) -> Result:
+    def _result(self, batch_id: str, key: str, request: Request,
+                line: dict[str, Any]) -> Reply | CallFailure:
+        """The reply of one output line, or the failure row of an error line."""
         response = line.get("response") or {}
         status = response.get("status_code")
         body = response.get("body")
@@ -352,56 +352,23 @@ class BatchRun:
             error = line.get("error") or (body or {}).get("error") or {}
             code = error.get("code") if isinstance(error, dict) else None
             message = error.get("message") if isinstance(error, dict) else str(error)
-            kind = ("timeout" if code == "batch_expired" else
-                    _providers._STATUS_TYPES.get(status) if isinstance(status, int) else None)
-            kind = kind or ("server_error" if isinstance(status, int) and status >= 500
-                            else "other")
-            return CallFailure(key, kind, f"batch {batch_id}: HTTP {status}: {code or ''} "
-                               f"{message or ''}".strip() + "; send it again with "
-                               "mode='online'", 1, request.model)
-        route = self.routes[key]
+            exc = HTTPStatusError(status if isinstance(status, int) else 0,
+                                  f"{code or ''} {message or ''}".strip())
+            return _providers.failure(key, request, exc, 1, prefix=f"batch {batch_id}: ",
+                                      kind="timeout" if code == "batch_expired" else None,
+                                      suffix="; send it again with mode='online'")
         try:
-            choice = body["choices"][0]
-            try:
-                text = _providers.check_text(choice["message"]["content"])
-            except (_providers.EmptyReply, _providers.TooLarge) as exc:
-                return CallFailure(key, _providers.classify(exc), f"batch {batch_id}: {exc}",
-                                   1, request.model)
-            logprobs = _providers.normalise_logprobs(choice.get("logprobs"))
-            raw_usage = body.get("usage") or {}
-            usage = Usage(int(raw_usage.get("prompt_tokens") or 0),
-                          int(raw_usage.get("completion_tokens") or 0))
-        except (KeyError, IndexError, TypeError, ValueError) as exc:
-            return CallFailure(key, "malformed", f"batch {batch_id}: malformed reply "
-                               f"({type(exc).__name__}: {exc})", 1, request.model)
-        cost = _providers.batch_cost_of(request, (usage.prompt_tokens, usage.completion_tokens),
-                                        route.backend)
-        known = self.prices.known(request, route.backend)
-        entry = _cache.make_entry(key, request, text=text, logprobs=logprobs, usage=usage,
-                                  cost_usd=cost, latency_s=0.0, backend=route.backend,
-                                  finish_reason=choice.get("finish_reason"),
-                                  provider_model=body.get("model"), cost_known=known)
-        entry["batch_id"] = batch_id
-        if self.cache is not None and _cache.store(self.cache, entry):
-            self.written += 1
-        return _cache.completion_from_entry(entry, cached=False)
-
-
-def _field(obj: Any, name: str) -> Any:
-    """``obj.name``, or ``obj[name]`` for a dict (litellm gives objects, or dicts)."""
-    return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
+            return reply_of(body)
+        except ValueError as exc:
+            return CallFailure(key, "malformed", f"batch {batch_id}: {exc}", 1, request.model)
 
 
 def _errors_of(job: Any) -> str:
-    errors = getattr(job, "errors", None)
-    data = getattr(errors, "data", None) if errors is not None else None
-    if isinstance(errors, dict):
-        data = errors.get("data")
+    """The first reasons a job failed validation (its ``errors.data``)."""
+    data = get_field(get_field(job, "errors"), "data") or []
     if not data:
         return "no reason given"
-    parts = []
-    for item in data[:3]:
-        get = item.get if isinstance(item, dict) else lambda n, i=item: getattr(i, n, None)
-        parts.append(f"{get('code')}: {get('message')}" + (f" (line {get('line')})"
-                                                           if get("line") else ""))
+    parts = [f"{get_field(item, 'code')}: {get_field(item, 'message')}"
+             + (f" (line {get_field(item, 'line')})" if get_field(item, "line") else "")
+             for item in data[:3]]
     return "; ".join(parts) + (f"; and {len(data) - 3} more" if len(data) > 3 else "")

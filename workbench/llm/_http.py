@@ -1,19 +1,14 @@
-"""A direct sender for OpenAI-compatible endpoints: one ``POST {api_base}/chat/completions``.
+"""The direct transport's sender: one ``POST {api_base}/chat/completions`` to an
+OpenAI-compatible endpoint, with the JSON body litellm's OpenAI provider would send
+(model name without the ``openai/`` prefix, the sampling fields, ``extra_body`` merged
+in), over one pooled aiohttp session; the reply comes back as a plain dict.
 
-Why: on a 2-core machine the client's CPU, not the server, limits a run against a local
-OpenAI-compatible server (a sim-server, llama.cpp, vLLM): ``litellm.acompletion`` spends
-about 3 ms of CPU per call on parameter mapping, pydantic response objects and logging,
-which caps a run at roughly 300 calls/s whatever the concurrency. This path sends the
-same JSON body litellm's OpenAI provider sends (model name without the ``openai/``
-prefix, the sampling fields, ``extra_body`` merged in) over one pooled aiohttp session,
-and gives back the reply as a plain dict.
-
-It is used only where it is equivalent (:func:`eligible`): an ``openai/<model>`` request
-with a base URL -- its ``api_base``, or ``OPENAI_BASE_URL`` / ``OPENAI_API_BASE`` as
-litellm reads them -- whose other params are all ones this path understands
-(:data:`DIRECT_PARAMS`); hosted providers, and any request with another litellm
-parameter, go through litellm as before. ``WORKBENCH_HTTP_PATH=litellm`` sends everything
-through litellm. The cache key, the entry and the reply are the same on both paths
+Why: against a local server (a sim-server, llama.cpp, vLLM) on a 2-core machine the
+client's CPU is the limit, and ``litellm.acompletion`` spends about 3 ms of it per call.
+Used only where it is equivalent (:func:`eligible`): an ``openai/<model>`` request with
+a base URL (its ``api_base``, or ``OPENAI_BASE_URL`` / ``OPENAI_API_BASE`` as litellm
+reads them) and only params of :data:`DIRECT_PARAMS`; ``WORKBENCH_HTTP_PATH=litellm``
+sends everything through litellm. Cache key, entry and reply are the same either way
 (a test compares them field by field against a sim-server).
 
 Structured output: a request asking for ``response_format={"type": "json_schema", ...}``

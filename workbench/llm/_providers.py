@@ -1,8 +1,10 @@
-"""Routing requests to litellm: provider checks, call arguments, errors, logprobs, cost,
-and :func:`price` (litellm's local cost map).
+"""What every transport shares about providers: routes and key checks, call arguments
+and credentials, error classes and :func:`classify`, reply fields, cost, and
+:func:`price` (litellm's local cost map).
 
-litellm is imported lazily (it takes seconds), only when a request really has to be
-sent; a replay from the cache never imports it.
+litellm is imported lazily (it takes seconds), only when a request has to go through
+it (or be priced from its cost map); a replay from the cache, a ``sim/`` run and a call
+to an OpenAI-compatible URL on the direct path never import it.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from workbench.llm._secrets import (
     strip_url_credentials,
     url_credentials,
 )
-from workbench.llm._types import Request
+from workbench.llm._types import CallFailure, Request
 
 log = logging.getLogger("workbench.llm")
 
@@ -41,7 +43,7 @@ _litellm_module: Any = None
 
 
 def get_litellm() -> Any:
-    """Import litellm once, quiet, with the ``sim`` provider registered."""
+    """Import litellm once, quiet."""
     global _litellm_module
     if _litellm_module is None:
         with warnings.catch_warnings():  # pydantic schema warnings raised inside litellm
@@ -59,9 +61,6 @@ def get_litellm() -> Any:
                                 message=r"coroutine '\w*(Completion|LLM|Handler|Provider)\w*\.\w+' was never awaited")
         for name in _LOGGERS:
             logging.getLogger(name).setLevel(logging.ERROR)
-        from workbench.llm._sim import register
-
-        register()
         _freeze_heap()
         _litellm_module = litellm
     return _litellm_module
@@ -117,6 +116,11 @@ def base_url(params: dict | Any, provider: str) -> str | None:
     return base or None
 
 
+def route_id(request: Request) -> tuple:
+    """What a request's :class:`Route` depends on (model, ``api_base``, an ``api_key``)."""
+    return request.model, request.params.get("api_base"), bool(request.params.get("api_key"))
+
+
 def route(request: Request) -> Route:
     """Check that ``request.model`` can be called, before any call is made.
 
@@ -136,6 +140,9 @@ def route(request: Request) -> Route:
             raise ProviderError(f"unknown simulated model {model!r}: the sim profiles are "
                                 f"{', '.join('sim/' + p for p in known)}")
         return Route(model, "sim", "sim", False)
+    if model.startswith("openai/") and base_url(params, "openai"):  # litellm not needed
+        sim_server = is_sim_server(model, params)
+        return Route(model, "openai", "sim" if sim_server else "openai", sim_server)
     litellm = get_litellm()
     try:
         _, provider, _, default_base = litellm.get_llm_provider(
@@ -145,9 +152,7 @@ def route(request: Request) -> Route:
             f"unknown provider or model {model!r}: litellm cannot route it "
             "(use a litellm model string such as 'gpt-4o', 'anthropic/<model>', "
             "'ollama/<model>' or 'openai/<model>' with api_base)") from _quiet(exc)
-    sim_server = is_sim_server(model, params)
-    if not (base_url(params, provider) or params.get("api_key") or default_base
-            or sim_server):
+    if not (base_url(params, provider) or params.get("api_key") or default_base):
         try:
             env = litellm.validate_environment(model=model)
         except Exception:
@@ -158,17 +163,16 @@ def route(request: Request) -> Route:
                 f"model {model!r} (provider {provider!r}) needs an API key: set "
                 f"{' or '.join(missing)} in the environment, or pass api_key=... "
                 "(or api_base=... for a local server)")
-    if sim_server:
-        _zero_price(litellm, model)
-    return Route(model, provider, "sim" if sim_server else provider, sim_server)
+    return Route(model, provider, provider, False)  # (a sim-server has a base URL: above)
 
 
-def _zero_price(litellm: Any, model: str) -> None:
-    """Price a sim-server model at 0 in litellm's cost map.
+def zero_price(model: str) -> None:
+    """Price a sim-server model at 0 in litellm's cost map (before litellm calls it).
 
     Without an entry litellm searches its whole map for a fallback price on every
     reply, which costs milliseconds per call.
     """
+    litellm = get_litellm()
     name = model.split("/", 1)[1]
     if name not in litellm.model_cost:
         price = {"input_cost_per_token": 0.0, "output_cost_per_token": 0.0,
@@ -258,15 +262,10 @@ def call_kwargs(request: Request, route_: Route, *, timeout: float) -> dict[str,
     for name, value in request.params.items():
         if name not in _PRICING:
             kwargs[name] = value
-    kwargs["num_retries"] = 0
-    kwargs["max_retries"] = 0
-    kwargs["timeout"] = timeout
-    if route_.provider == "sim":
-        kwargs["workbench_sample"] = request.sample
-    elif route_.sim_server:
-        extra = dict(kwargs.get("extra_body") or {})
-        extra["workbench_sample"] = request.sample
-        kwargs["extra_body"] = extra
+    kwargs.update(num_retries=0, max_retries=0, timeout=timeout)
+    if route_.sim_server:  # the repeat index, which a sim-server reads from the body
+        kwargs["extra_body"] = {**(kwargs.get("extra_body") or {}),
+                                "workbench_sample": request.sample}
     kwargs.update(auth(request.params, route_))
     return kwargs
 
@@ -454,6 +453,18 @@ def error_message(exc: BaseException, request: Request, kind: str | None = None)
     return scrub(text, secrets_of(request))[:1000]
 
 
+def failure(key: str, request: Request, exc: BaseException, attempts: int, *,
+            kind: str | None = None, prefix: str = "", suffix: str = "",
+            timeout: float | None = None) -> CallFailure:
+    """The failure row of ``exc``: classified (unless ``kind`` is given), one secret-free
+    line between ``prefix`` and ``suffix`` (a timeout without a message says how long)."""
+    kind = kind or classify(exc)
+    message = error_message(exc, request, kind)
+    if kind == "timeout" and not str(exc) and timeout is not None:
+        message = f"no reply within {timeout:g} s"
+    return CallFailure(key, kind, prefix + message + suffix, attempts, request.model)
+
+
 # --- replies ----------------------------------------------------------------------------
 
 def get_field(obj: Any, name: str, default: Any = None) -> Any:
@@ -489,32 +500,39 @@ def normalise_logprobs(raw: Any) -> list[dict] | None:
     return out
 
 
-def cost_of(request: Request, response: Any, usage: tuple[int, int], backend: str) -> float:
-    """The call's cost in USD.
+def cost_of(request: Request, usage: tuple[int, int], backend: str,
+            reply_cost: float | None = None, *, batch: bool = False) -> float:
+    """The call's cost in USD (``batch``: answered in a provider batch job).
 
     Custom pricing in ``params`` (``input_cost_per_token``, ``output_cost_per_token``,
-    litellm's names) applies to any model, sim included; otherwise litellm's cost map
-    (0 when the model is unknown) and 0 for simulated backends.
+    litellm's names, online prices: :data:`BATCH_DISCOUNT` of them in a batch) applies
+    to any model, sim included; otherwise 0 for simulated backends, the transport's own
+    price (``reply_cost``: litellm's), else :func:`price` / :func:`batch_price` (0 when
+    the model is unknown).
     """
     params = request.params
     if any(name in params for name in _PRICING):
-        return (usage[0] * float(params.get("input_cost_per_token", 0.0))
+        cost = (usage[0] * float(params.get("input_cost_per_token", 0.0))
                 + usage[1] * float(params.get("output_cost_per_token", 0.0)))
+        return BATCH_DISCOUNT * cost if batch else cost
     if backend == "sim":
         return 0.0
-    if isinstance(response, dict):  # a direct-path reply: litellm's cost map by model name
-        cost = price(request.model, *usage)
-        return 0.0 if math.isnan(cost) else cost
+    if reply_cost is not None and not batch:
+        return reply_cost
+    cost = (batch_price if batch else price)(request.model, *usage)
+    return 0.0 if math.isnan(cost) else cost
+
+
+def litellm_cost(response: Any) -> float:
+    """litellm's price of one of its replies (the ``response_cost`` it computed while
+    logging the call, else ``completion_cost``; 0 when it has none)."""
     hidden = getattr(response, "_hidden_params", None) or {}
-    cost = hidden.get("response_cost") if isinstance(hidden, dict) else None
-    if cost is None:
-        try:
-            cost = get_litellm().completion_cost(completion_response=response)
-        except Exception:
-            cost = None
     try:
+        cost = hidden.get("response_cost") if isinstance(hidden, dict) else None
+        if cost is None:
+            cost = get_litellm().completion_cost(completion_response=response)
         return float(cost or 0.0)
-    except (TypeError, ValueError):
+    except Exception:  # no price known, or not a number
         return 0.0
 
 
@@ -611,19 +629,3 @@ def batch_price(model: str, prompt_tokens: int, completion_tokens: int) -> float
     if rates[0] is None or rates[1] is None:
         return BATCH_DISCOUNT * online
     return prompt_tokens * float(rates[0]) + completion_tokens * float(rates[1])
-
-
-def batch_cost_of(request: Request, usage: tuple[int, int], backend: str) -> float:
-    """The cost in USD of one request answered in a batch job (0 when unpriced).
-
-    Custom pricing in ``params`` (litellm's names, online prices) is charged at
-    :data:`BATCH_DISCOUNT`; otherwise :func:`batch_price`; 0 for simulated backends.
-    """
-    params = request.params
-    if any(name in params for name in _PRICING):
-        return BATCH_DISCOUNT * (usage[0] * float(params.get("input_cost_per_token", 0.0))
-                                 + usage[1] * float(params.get("output_cost_per_token", 0.0)))
-    if backend == "sim":
-        return 0.0
-    cost = batch_price(request.model, *usage)
-    return 0.0 if math.isnan(cost) else cost

@@ -1,5 +1,5 @@
-"""Admission control of provider calls: the budget guard, the requests-per-minute pacer
-and the adaptive :class:`Gate` of one (provider, model, endpoint)."""
+"""Admission control of provider calls: the budget guard and the adaptive :class:`Gate`
+of one (provider, model, endpoint), which paces to a user's caps and the provider's quota."""
 
 from __future__ import annotations
 
@@ -55,22 +55,6 @@ class Budget:
             if probe:
                 self.probing.discard(model)
             self.cond.notify_all()
-
-
-class Pacer:
-    """Requests-per-minute limit: starts spaced at least ``60 / rpm`` seconds apart."""
-
-    def __init__(self, rpm: int):
-        self.interval = 60.0 / rpm
-        self.next_start = 0.0
-
-    async def wait(self) -> None:
-        loop = asyncio.get_running_loop()
-        now = loop.time()
-        start = max(now, self.next_start)
-        self.next_start = start + self.interval
-        if start > now:
-            await asyncio.sleep(start - now)
 
 
 # --- the adaptive limiter of one (provider, model, endpoint) ----------------------------

@@ -1,0 +1,547 @@
+"""The one pipeline every request goes through, whichever transport answers it.
+
+:func:`run` reads top to bottom as its stages:
+
+1. **replay** -- the cache read in the calling thread, before any async machinery; a
+   corrupt entry is a miss, reported once; in ``readonly`` mode a miss is a ``cache_miss``
+   row. A store that cannot take the replies (read-only, full disk) stops the run here.
+2. **dedupe** -- identical requests (same key) are sent once and fill every slot; a
+   request another run of this process is sending is awaited (:data:`_inflight`).
+3. **claim** -- across processes sharing a store (``readwrite``), a short-lived claim
+   per key: a request claimed elsewhere is waited for in the store.
+4. **budget** -- :class:`~workbench.llm._throttle.Budget` admits each call, or stops the run.
+5. **pace** -- the :class:`~workbench.llm._throttle.Gate` of the (provider, model,
+   endpoint) admits each attempt (``mode="auto"``: what could no longer finish by the
+   deadline goes to a batch job instead).
+6. **retry** -- failures classified (:func:`~workbench.llm._providers.classify`), the
+   retryable ones sent again after a backoff (or a 429's ``Retry-After``); a circuit
+   breaker per model.
+7. **send** -- a transport (:mod:`workbench.llm._transports`) makes one attempt.
+8. **record** -- :func:`record` checks the reply, prices it and stores it at once.
+
+``mode="batch"`` sends what is left after stage 3 in provider batch jobs
+(:mod:`workbench.llm._batch`); their replies go through the same :func:`record`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from contextlib import nullcontext
+from typing import Any
+
+from workbench import config
+from workbench.errors import BudgetExceeded, CacheError
+from workbench.llm import _batch, _cache, _providers, _transports
+from workbench.llm._keys import cache_key
+from workbench.llm._loop import run_sync
+from workbench.llm._settings import rpm_for
+from workbench.llm._throttle import RATE_LIMIT_RETRIES, Budget, Gate, prompt_estimate
+from workbench.llm._types import RETRYABLE, CallFailure, Completion, Request, Usage
+
+Result = Completion | CallFailure
+_MAX_BACKOFF_S = 60.0
+#: Seconds a claim taken for a batch job lives unless renewed (every third of it).
+_BATCH_CLAIM_S = 600.0
+#: The request keys being sent by a run of this process, each with the future of its
+#: result: a concurrent run (another thread's ``complete``) waits for it instead.
+_inflight: dict[str, asyncio.Future] = {}
+#: The gates of this process, by (event loop, provider, model, endpoint): what one run
+#: learned of a quota serves the next (and runs in flight together share it).
+_gates: dict[tuple, Gate] = {}
+
+
+def run(requests: Iterable[Request], *, concurrency: int | None = None, progress: bool = True,
+        budget_usd: float | None = None, rpm: int | Mapping[str, int] | None = None,
+        timeout: float | None = None, max_retries: int | None = None,
+        warn_misses: bool = True, batch_poll: float | None = None,
+        deadline: float | None = None) -> list[Result]:
+    """The results of ``requests`` in order (see :func:`~workbench.llm.complete_many`;
+    ``batch_poll`` set: batch mode; ``deadline``: ``time.monotonic()`` of ``mode="auto"``)."""
+    requests = list(requests)
+    if budget_usd is not None and not budget_usd >= 0:
+        raise ValueError(f"budget_usd={budget_usd!r}: expected a number >= 0")
+    if concurrency is not None and (not isinstance(concurrency, int) or concurrency < 1):
+        raise ValueError(f"concurrency={concurrency!r}: expected an integer >= 1")
+    mode = config.cache_mode()
+    cache = (None if mode == "off" else
+             _cache.open_reader() if mode == "readonly" else _cache.open_cache())
+    for i, request in enumerate(requests):
+        if type(request) is not Request and not isinstance(request, Request):
+            raise ValueError(f"requests[{i}]: expected a workbench.llm.Request, "
+                             f"got {type(request).__name__}")
+    keys = [cache_key(request) for request in requests]
+    distinct = list(dict.fromkeys(keys))
+
+    # 1. replay, 2. dedupe: the distinct keys left to send, each with its slots
+    hits: dict[str, Completion] = {}
+    corrupt: dict[str, str] = {}
+    if mode in ("readwrite", "readonly"):
+        hits, corrupt = _cache.replay_many(_cache.iter_stored(cache, distinct))
+        if corrupt:
+            _cache.log.warning(
+                "cache %s: %d entr%s failed the replay check (e.g. %s): %s; `workbench cache "
+                "check` lists them", cache.directory, len(corrupt),
+                "y" if len(corrupt) == 1 else "ies", next(iter(corrupt.values())),
+                "treated as misses" if mode == "readonly" else "sent again and overwritten")
+    results: list[Result | None] = [hits.get(key) for key in keys]
+    todo: dict[str, list[int]] = {}  # key -> its slots
+    if len(hits) < len(distinct):
+        for i, key in enumerate(keys):
+            if results[i] is None:
+                todo.setdefault(key, []).append(i)
+    replayed = len(requests) - sum(len(s) for s in todo.values())
+    if progress and requests and (not todo or mode == "readonly"):  # nothing to wait for
+        _progress_line(replayed, len(requests) - replayed)
+    if todo and mode == "readonly":
+        for key, slots in todo.items():
+            request = requests[slots[0]]
+            _cache.record_miss(request, key)
+            why = f"corrupt entry: {corrupt[key]}" if key in corrupt else "not cached"
+            failure = CallFailure(key, "cache_miss", f"{why} (readonly mode): "
+                                  f"model={request.model!r} key={key}", 0, request.model)
+            for i in slots:
+                results[i] = failure
+        if warn_misses:
+            _cache.log.warning("%d request(s) not in the cache (readonly mode); run "
+                               "`workbench cache explain --last` to see why", len(todo))
+    if not todo or mode == "readonly":
+        return results  # type: ignore[return-value]
+
+    jobs = {key: requests[slots[0]] for key, slots in todo.items()}
+    routes: dict[tuple, _providers.Route] = {}
+    for request in jobs.values():  # unknown models and missing keys: before any call
+        if _providers.route_id(request) not in routes:
+            routes[_providers.route_id(request)] = _providers.route(request)
+    bar = _progress_bar(len(requests), progress, replayed)
+    try:
+        with (_cache.writing(cache.directory) if cache is not None else nullcontext()):
+            if cache is not None:  # the live store: a repair may have replaced it
+                cache = _cache.open_cache(cache.directory)
+                _cache.require_writable(cache)
+            sender = _Sender(routes, slots={k: len(v) for k, v in todo.items()},
+                             cache=cache, claims=mode == "readwrite", bar=bar,
+                             concurrency=concurrency, budget_usd=budget_usd, rpm=rpm,
+                             timeout=timeout, max_retries=max_retries,
+                             deadline=deadline if cache is not None else None)
+            try:
+                outcome = sender.batches(jobs, batch_poll) if batch_poll and not deadline else {}
+                rest = {key: request for key, request in jobs.items() if key not in outcome}
+                outcome.update(run_sync(sender.online(rest)) if rest else {})
+                deferred = {k: jobs[k] for k, result in outcome.items() if result is DEFERRED}
+                if deferred:  # mode="auto": what could not be answered online in time
+                    outcome.update(sender.batches(deferred, batch_poll))
+                    sender.deadline = None  # left out of the jobs (claimed elsewhere): wait
+                    late = {k: r for k, r in deferred.items() if outcome[k] is DEFERRED}
+                    outcome.update(run_sync(sender.online(late)) if late else {})
+            finally:
+                if sender.written:
+                    _cache.checkpoint(cache)
+        for key, slots in todo.items():
+            for i in slots:
+                results[i] = outcome[key]
+        for model, why in sender.down.items():
+            if sender.skipped[model]:
+                _cache.log.warning("%s: %s; %d request(s) of this model were not run",
+                                   model, why, sender.skipped[model])
+        if sender.budget is not None and sender.budget.stopped:
+            raise BudgetExceeded(
+                f"budget of ${budget_usd:.4f} reached after spending "
+                f"${sender.budget.spent:.4f}: {sender.budget.refused} request(s) not run",
+                partial=list(results), spent_usd=sender.budget.spent)
+    finally:
+        bar.close()
+    return results  # type: ignore[return-value]
+
+
+def record(cache: Any, key: str, request: Request, route: _providers.Route,
+           reply: _transports.Reply, *, latency: float, attempts: int, prices: Any,
+           batch_id: str | None = None) -> Completion:
+    """Stage 8: check a raw reply, price it (at batch prices for a ``batch_id``), store
+    it; the :class:`Completion`. Raises what :func:`~workbench.llm._providers.check_text`
+    raises for a reply that is not kept (empty, too large, malformed), and what the store
+    raises."""
+    text = _providers.check_text(reply.text)
+    logprobs = _providers.normalise_logprobs(reply.logprobs)
+    get = _providers.get_field
+    usage = Usage(int(get(reply.usage, "prompt_tokens", 0) or 0),
+                  int(get(reply.usage, "completion_tokens", 0) or 0))
+    tokens = (usage.prompt_tokens, usage.completion_tokens)
+    cost = _providers.cost_of(request, tokens, route.backend, reply.cost_usd,
+                              batch=batch_id is not None)
+    entry = _cache.make_entry(
+        key, request, text=text, logprobs=logprobs, usage=usage, cost_usd=cost,
+        latency_s=round(latency, 6), backend=route.backend, finish_reason=reply.finish_reason,
+        provider_model=reply.model, attempts=attempts,
+        cost_known=prices.known(request, route.backend))
+    if batch_id:
+        entry["batch_id"] = batch_id
+    if cache is not None:
+        _cache.store(cache, entry)
+    return _cache.completion_from_entry(entry, cached=False)
+
+
+#: The answer for a request ``mode="auto"`` sends in a batch job (which fills its slot).
+DEFERRED: Any = object()
+
+
+def _error_headers(exc: BaseException) -> Any:
+    """The headers of the reply behind a failed call (``Retry-After``, ``x-ratelimit-*``):
+    the direct path's :class:`~workbench.llm._http.HTTPStatusError`, or the public
+    ``response`` (an ``httpx.Response``) of an openai/litellm exception."""
+    headers = getattr(exc, "headers", None)
+    return getattr(getattr(exc, "response", None), "headers", None) if headers is None else headers
+
+
+class _Sender:
+    """Stages 2-8 for the requests of one run: one task per distinct request online, or
+    batch jobs; the counters (failures, stored replies, the circuit breaker) of the run."""
+
+    def __init__(self, routes: dict[tuple, _providers.Route], *, slots: dict[str, int],
+                 cache: Any, claims: bool, bar: Any, concurrency: int | None,
+                 budget_usd: float | None, rpm: Any, timeout: float | None,
+                 max_retries: int | None, deadline: float | None):
+        self.routes, self.slots, self.cache, self.bar = routes, slots, cache, bar
+        self.claims, self.rpm, self.deadline = claims and cache is not None, rpm, deadline
+        setting = config.call_setting
+        self.concurrency = concurrency or setting("concurrency")
+        self.timeout = timeout if timeout is not None else setting("timeout")
+        self.max_retries = max_retries if max_retries is not None else setting("max_retries")
+        self.backoff, self.breaker_after = setting("retry_backoff"), setting("circuit_breaker")
+        self.budget = Budget(budget_usd) if budget_usd is not None else None
+        self.rng = random.Random()  # jitter only: it never changes a result
+        self.streak: Counter[str] = Counter()  # consecutive connection failures per model
+        self.down: dict[str, str] = {}  # models whose breaker opened, and why
+        self.skipped: Counter[str] = Counter()  # requests not run per model
+        self.failed = self.written = 0
+        self.prices = _providers.Prices()
+        self.semaphores: dict[str, asyncio.Semaphore] = {}
+        self.gates: dict[tuple, Gate] = {}
+        self.wake: dict[str, asyncio.Event] = {}  # per model: set when its breaker opens
+        self.shown: str | None = None  # the quota on the progress bar
+
+    def _done(self, key: str, result: Result) -> None:
+        if isinstance(result, CallFailure):
+            self.failed += self.slots[key]
+            self._postfix()
+        self.bar.update(self.slots[key])
+
+    def _record(self, key: str, request: Request, reply: _transports.Reply, *,
+                latency: float, attempts: int, batch_id: str | None = None) -> Completion:
+        completion = record(self.cache, key, request, self.routes[_providers.route_id(request)], reply,
+                            latency=latency, attempts=attempts, prices=self.prices,
+                            batch_id=batch_id)
+        self.written += self.cache is not None
+        return completion
+
+    # --- batch jobs ---------------------------------------------------------------------
+
+    def batches(self, jobs: dict[str, Request], poll_interval: float) -> dict[str, Result]:
+        """The replies to the ``jobs`` that go in provider batch jobs (all but in-process
+        ``sim/`` models), via :class:`~workbench.llm._batch.BatchRun`. Claims first, as
+        online (3.): a request another process is sending is left out (the online stage
+        then waits for its reply), and the others stay claimed until their job's replies
+        are stored."""
+        routes = {key: self.routes[_providers.route_id(request)] for key, request in jobs.items()}
+        mine = {key: request for key, request in jobs.items() if routes[key].provider != "sim"}
+        for route in dict.fromkeys(routes[key] for key in mine):
+            _batch.check(route)
+        claimed: list[str] = []
+        stored: dict[str, Completion] = {}
+        if self.claims and mine:
+            claimed = [key for key in mine if self._claim(key, _BATCH_CLAIM_S)]
+            stored, _ = _cache.replay_many(_cache.iter_stored(self.cache, claimed))
+            mine = {key: mine[key] for key in claimed if key not in stored}
+            for key, hit in stored.items():  # sent elsewhere since the first read
+                self._done(key, hit)
+
+        def keep(key: str, reply: _transports.Reply, batch_id: str) -> Result:
+            request = mine[key]
+            try:
+                return self._record(key, request, reply, latency=0.0, attempts=1,
+                                    batch_id=batch_id)
+            except CacheError:
+                raise
+            except Exception as exc:  # this reply alone: never the job's other replies
+                return _providers.failure(key, request, exc, 1, prefix=f"batch {batch_id}: ")
+
+        try:
+            if not mine:
+                return dict(stored)
+            run = _batch.BatchRun(mine, {key: routes[key] for key in mine}, keep=keep,
+                                  poll_interval=poll_interval, done=self._done)
+            return {**stored, **run_sync(self._keeping(run.run(), claimed, _BATCH_CLAIM_S))}
+        finally:
+            for key in claimed:
+                _cache.release(self.cache, key)
+
+    # --- online: one task per distinct request ------------------------------------------
+
+    async def online(self, jobs: dict[str, Request]) -> dict[str, Result]:
+        tasks = {key: asyncio.ensure_future(self._job(key, request))
+                 for key, request in jobs.items()}
+        try:
+            await asyncio.gather(*tasks.values())
+        except BaseException:
+            for task in tasks.values():
+                task.cancel()
+            raise
+        return {key: task.result() for key, task in tasks.items()}
+
+    async def _job(self, key: str, request: Request) -> Result:
+        result = await self._deduped(key, request)
+        if result is not DEFERRED:  # a deferred one is counted when its batch job answers
+            self._done(key, result)
+        return result
+
+    async def _deduped(self, key: str, request: Request) -> Result:
+        """2. Send ``request`` unless a run of this process is sending it: then share its
+        reply (a failure is not shared: this run tries on its own)."""
+        loop = asyncio.get_running_loop()
+        other = _inflight.get(key)
+        if other is not None and other.get_loop() is loop:
+            shared = await asyncio.shield(other)
+            if isinstance(shared, Completion):
+                return shared
+        mine = loop.create_future()
+        _inflight[key] = mine
+        result = None
+        try:
+            result = await self._claimed(key, request)
+            return result
+        finally:
+            if _inflight.get(key) is mine:
+                del _inflight[key]
+            mine.set_result(result)
+
+    async def _claimed(self, key: str, request: Request) -> Result:
+        """3. Send ``request`` unless another process sharing the store is sending it: then
+        wait for that reply in the store (and send it only if none comes). In-process
+        ``sim/`` calls are cheap and take no claim."""
+        model = request.model
+        semaphore = self.semaphores.setdefault(model, asyncio.Semaphore(self.concurrency))
+        claims = self.claims and self.routes[_providers.route_id(request)].provider != "sim"
+        ttl = self._timeout_of(request) + _MAX_BACKOFF_S + 10.0
+        while True:
+            async with semaphore:
+                if model in self.down:
+                    self.skipped[model] += 1
+                    return CallFailure(key, "not_run", f"not run: {self.down[model]}", 0, model)
+                if not claims:
+                    return await self._budgeted(key, request, ttl=None)
+                if self._claim(key, ttl):
+                    try:
+                        found = self._stored(key)  # sent elsewhere since the first read?
+                        return found if found is not None else await self._budgeted(
+                            key, request, ttl=ttl)
+                    finally:
+                        _cache.release(self.cache, key)
+            delay = 0.05
+            while _cache.claimed_elsewhere(self.cache, key):
+                await asyncio.sleep(delay)
+                delay = min(1.0, delay * 1.5)
+            found = self._stored(key)
+            if found is not None:
+                return found
+
+    def _claim(self, key: str, ttl: float) -> bool:
+        """Claim ``key``, also when the claim left on it is a dead process's."""
+        return _cache.claim(self.cache, key, ttl) or (
+            not _cache.claimed_elsewhere(self.cache, key) and _cache.claim(self.cache, key, ttl))
+
+    def _stored(self, key: str) -> Completion | None:
+        try:
+            return _cache.replay(key, _cache.read_values(self.cache, [key])[key])
+        except _cache.CorruptEntry:
+            return None
+
+    def _timeout_of(self, request: Request) -> float:
+        return float(request.params.get("timeout") or self.timeout)
+
+    async def _budgeted(self, key: str, request: Request, *, ttl: float | None) -> Result:
+        """4. The budget's admission, then the attempts (``ttl``: keep the claim alive)."""
+        if self.budget is None:
+            return await self._attempts(key, request, ttl)
+        model = request.model
+        reservation = await self.budget.admit(model)
+        if reservation is None:
+            return CallFailure(key, "budget", "not run: the budget would be crossed "
+                               f"(limit ${self.budget.limit:.4f})", 0, model)
+        cost = None
+        try:
+            result = await self._attempts(key, request, ttl)
+            if isinstance(result, Completion):
+                cost = result.cost_usd
+        finally:
+            await self.budget.settle(model, reservation, cost)
+        return result
+
+    async def _attempts(self, key: str, request: Request, ttl: float | None) -> Result:
+        """5.-8. Pace each attempt at the gate, send it, retry what is worth it, record."""
+        route = self.routes[_providers.route_id(request)]
+        model = request.model
+        timeout = self._timeout_of(request)
+        retries = request.params.get("num_retries")
+        retries = self.max_retries if retries is None else int(retries)
+        transport = _transports.transport_for(request, route)
+        prepared = await transport.prepare(request, route, timeout)
+        gate = self._gate(request, route, prepared.get("api_base"))
+        charge = gate.estimate(prompt_estimate(request.messages), request.max_tokens)
+        attempts = waited = 0  # waited: 429s retried at the time the provider named
+        by_deadline = self.deadline is not None and route.provider != "sim" \
+            and route.provider in _batch.PROVIDERS
+        while True:
+            if by_deadline and attempts == 0:  # mode="auto": in time, or in a batch job
+                left = self.deadline - time.monotonic() - gate.latency
+                try:
+                    if left <= 0:
+                        raise TimeoutError
+                    ticket = await asyncio.wait_for(self._admit(gate, charge, key, ttl), left)
+                except TimeoutError:
+                    return DEFERRED
+            else:
+                ticket = await self._admit(gate, charge, key, ttl)
+            if ttl is not None:
+                _cache.extend(self.cache, key, ttl)
+            attempts += 1
+            started = time.perf_counter()
+            try:
+                async with asyncio.timeout(timeout):  # wait_for without its extra task
+                    reply = await transport.send(prepared)
+                latency = time.perf_counter() - started
+                completion = self._record(key, request, reply, latency=latency,
+                                          attempts=attempts)
+            except asyncio.CancelledError:
+                gate.release(ticket, ok=False)
+                raise
+            except CacheError:
+                gate.release(ticket, ok=True)
+                raise
+            except Exception as exc:  # classified; never lost
+                kind = _providers.classify(exc)
+                wait = gate.release(ticket, ok=False, rate_limited=kind == "rate_limit",
+                                    headers=_error_headers(exc))
+                failed = _providers.failure(key, request, exc, attempts, kind=kind,
+                                             timeout=timeout)
+                self._count(model, kind, failed.message)
+                if wait is not None and retries > 0 and waited < RATE_LIMIT_RETRIES \
+                        and model not in self.down:
+                    waited += 1  # the gate holds every call until then: no backoff
+                    continue
+                if kind in RETRYABLE and attempts - waited <= retries and model not in self.down:
+                    await self._pause(model, self._backoff(attempts - waited))
+                    if model not in self.down:
+                        continue
+                return failed
+            gate.release(ticket, ok=True, headers=reply.headers,
+                         completion_tokens=completion.usage.completion_tokens)
+            self._count(model, None, "")
+            self._show(gate)
+            gate.latency = 0.8 * gate.latency + 0.2 * latency if gate.latency else latency
+            return completion
+
+    async def _admit(self, gate: Gate, charge: float, key: str, ttl: float | None) -> Any:
+        """The gate's ticket; while waiting for it (a queue at a low quota may take longer
+        than a claim lives), the request's claim is kept alive."""
+        if ttl is None:
+            return await gate.acquire(charge)
+        task = asyncio.ensure_future(gate.acquire(charge))
+        try:
+            return await self._keeping(task, [key], ttl)
+        except BaseException:
+            if task.done() and not task.cancelled() and task.exception() is None:
+                gate.release(task.result(), ok=False)  # admitted as this run was stopped
+            raise
+
+    async def _keeping(self, awaitable: Any, keys: list[str], ttl: float) -> Any:
+        """``awaitable``'s result; while it runs, the claims on ``keys`` are kept alive."""
+        task = asyncio.ensure_future(awaitable)
+        try:
+            while True:
+                done, _ = await asyncio.wait({task}, timeout=ttl / 3)
+                if done:
+                    return task.result()
+                for key in keys:
+                    _cache.extend(self.cache, key, ttl)
+        except BaseException:
+            if not task.done():
+                task.cancel()
+            raise
+
+    def _gate(self, request: Request, route: _providers.Route, api_base: str | None) -> Gate:
+        """The :class:`Gate` of the request's (provider, model, endpoint)."""
+        ident = (route.provider, request.model, api_base or "")
+        gate = self.gates.get(ident)
+        if gate is None:
+            rpm = rpm_for(request.model, self.rpm) or config.rate_cap("rpm")
+            tpm = config.rate_cap("tpm")
+            shared = (id(asyncio.get_running_loop()), *ident)
+            gate = _gates.get(shared)
+            if gate is None or not gate.reuse(self.concurrency, rpm, tpm):
+                gate = _gates[shared] = Gate(self.concurrency, rpm, tpm,
+                                             probe=route.provider != "sim")
+            self.gates[ident] = gate
+        return gate
+
+    def _show(self, gate: Gate) -> None:
+        """Put the rate the gate holds (a known or learned quota) on the progress bar."""
+        held = gate.held()
+        if held is not None:
+            text = f"{held:,.0f}/min"
+            if text != self.shown:
+                self.shown = text
+                self._postfix()
+
+    def _postfix(self) -> None:
+        fields = {"failed": self.failed} if self.failed else {}
+        if self.shown:
+            fields["quota"] = self.shown
+        self.bar.set_postfix(**fields, refresh=False)
+
+    def _count(self, model: str, kind: str | None, message: str) -> None:
+        """The circuit breaker: count consecutive connection failures of ``model``."""
+        if kind != "connection_error":
+            self.streak[model] = 0
+            return
+        self.streak[model] += 1
+        if self.breaker_after and self.streak[model] >= self.breaker_after \
+                and model not in self.down:
+            self.down[model] = (f"stopped after {self.streak[model]} consecutive connection "
+                                f"failures (circuit_breaker setting); last: {message}")
+            self.wake.setdefault(model, asyncio.Event()).set()
+
+    async def _pause(self, model: str, seconds: float) -> None:
+        """Sleep ``seconds`` before a retry, or less if the model's breaker opens."""
+        try:
+            await asyncio.wait_for(self.wake.setdefault(model, asyncio.Event()).wait(), seconds)
+        except TimeoutError:
+            pass
+
+    def _backoff(self, attempt: int) -> float:
+        ceiling = min(_MAX_BACKOFF_S, self.backoff * 2 ** (attempt - 1))
+        return ceiling / 2 + self.rng.uniform(0, ceiling / 2)
+
+
+def _progress_bar(total: int, progress: bool, replayed: int = 0) -> Any:
+    """The tqdm bar of a run that sends requests (disabled: ``progress=False``); the
+    ``replayed`` ones (cached) are its starting count, so that its rate counts only the
+    calls made (tqdm's ``initial``)."""
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, initial=replayed, unit="call", mininterval=0.2,
+                dynamic_ncols=True, disable=not progress or total == 0,
+                desc=f"LLM calls ({replayed} cached)" if replayed else "LLM calls")
+
+
+def _progress_line(replayed: int, missing: int) -> None:
+    """The one line that stands for the progress bar of a run that sends nothing: a bar
+    filled at once would show an absurd rate (millions of calls per second). On stdout:
+    it is news, not an error (JupyterLab shows stderr as a pink error block)."""
+    line = f"LLM calls: {replayed} replayed from cache"
+    if missing:
+        line += f", {missing} not in the cache (readonly mode)"
+    print(line, file=sys.stdout)
