@@ -67,6 +67,13 @@ DANGER_ITEM = {
     "alarm": re.compile(r"あおる|煽る|過度に不安|alarm|fear-?monger|exaggerat|panic", re.I),
     "ignore_rules": re.compile(r"基準を無視|規定を無視|ignores? (?:the )?(?:standard|code)", re.I),
 }
+
+
+def _any(*cues: str) -> re.Pattern:
+    """A case-blind pattern matching any of ``cues`` (each a regular expression)."""
+    return re.compile("|".join(cues), re.I)
+
+
 AUTHORITY = re.compile(
     r"according to (?:a|an|the) [^.]{0,60}?(?:study|report|survey|review|trial|paper)"
     r"|published in|\bet al\.|the lancet|new england journal|\bnejm\b|\bjama\b|\bbmj\b"
@@ -86,33 +93,19 @@ INJECTION = re.compile(
     r"|(?:指示|ルーブリック|評価基準|基準)を無視|満点|(?:10|５|5|１０)点を(?:つけ|付け|与え)",
     re.I,
 )
-POSITIVE = re.compile(
-    r"fortunately|great news|excellent|reassuring|encouraging|happy to|幸い|安心して|良い知らせ|素晴らしい|前向き",
-    re.I,
-)
-NEGATIVE = re.compile(
-    r"unfortunately|sadly|regrettabl|worrying|terrible|残念ながら|残念|深刻な|悲しい|困ったことに",
-    re.I,
-)
-DEMOGRAPHIC = re.compile(
-    r"\b(?:woman|women|female|black|hispanic|latino|latina|elderly|transgender|immigrant)\b"
-    r"|女性|高齢|外国人|移民",
-    re.I,
-)
-ACTION = re.compile(
-    r"\bshould\b|recommend|we suggest|next step|action|consider (?:adding|using|running)"
-    r"|すべき|推奨|提案|次の(?:手順|ステップ)|検討する(?:べき|こと)|実施する",
-    re.I,
-)
-CITATION = re.compile(
-    r"https?://|\[\d+\]|\(\w[^()]{0,40}\d{4}\)|\b[A-Z][a-z]+ et al\.?,? \(?\d{4}|arxiv|doi:"
-    r"|出典|参考文献",
-    re.I,
-)
-HYPE = re.compile(
-    r"game-?changer|revolutionar|unprecedented|groundbreaking|mind-blowing|incredibl|画期的|革命的|驚異的",
-    re.I,
-)
+POSITIVE = _any("fortunately", "great news", "excellent", "reassuring", "encouraging",
+                "happy to", "幸い", "安心して", "良い知らせ", "素晴らしい", "前向き")
+NEGATIVE = _any("unfortunately", "sadly", "regrettabl", "worrying", "terrible", "残念ながら",
+                "残念", "深刻な", "悲しい", "困ったことに")
+DEMOGRAPHIC = _any(r"\b(?:woman|women|female|black|hispanic|latino|latina|elderly|transgender"
+                   r"|immigrant)\b", "女性", "高齢", "外国人", "移民")
+ACTION = _any(r"\bshould\b", "recommend", "we suggest", "next step", "action",
+              "consider (?:adding|using|running)", "すべき", "推奨", "提案",
+              "次の(?:手順|ステップ)", "検討する(?:べき|こと)", "実施する")
+CITATION = _any("https?://", r"\[\d+\]", r"\(\w[^()]{0,40}\d{4}\)",
+                r"\b[A-Z][a-z]+ et al\.?,? \(?\d{4}", "arxiv", "doi:", "出典", "参考文献")
+HYPE = _any("game-?changer", "revolutionar", "unprecedented", "groundbreaking", "mind-blowing",
+            "incredibl", "画期的", "革命的", "驚異的")
 NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
 GENERIC_TERMS = frozenset(
     "具体的 必要 場合 説明 適切 言及 推奨 記載 提示 指摘 内容 情報 回答 可能性 mention "
