@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from workbench.llm import Completion, Request, complete_many, temporary_settings
+from workbench.llm import Completion, Request, complete_many, peek, temporary_settings
 from workbench.llm._throttle import QUOTA_MARGIN, Gate, parse_reset, prompt_estimate, retry_after
 from workbench.sim._quota import Quota
 from workbench.sim.server import fetch_stats, running_server
@@ -123,8 +123,10 @@ def test_a_server_without_a_quota_on_the_port_of_one_with_a_quota_is_not_paced(m
     assert gate.tokens.rate == pytest.approx(200 * QUOTA_MARGIN)
     with running_server() as (again, _):
         assert again == url
-        out = complete_many(requests(url, 6, "free", max_tokens=100), progress=False)
+        free = requests(url, 6, "free", max_tokens=100)
+        out = complete_many(free, progress=False)
     assert all(isinstance(r, Completion) for r in out)
+    assert all(peek(request) is not None for request in free)  # every reply stored
     assert [g for key, g in _pipeline._gates.items() if key[-1] == url] == [gate]
     assert gate.tokens.rate is None and gate.held() is None
 
@@ -167,6 +169,13 @@ def test_a_run_settles_at_a_request_quota_without_failed_rows_or_a_429_storm(tmp
 
 @pytest.mark.slow
 def test_a_run_settles_at_a_token_quota_charging_max_tokens(tmp_path):
+    """Each call is ~75% of the bucket, so the client spaces them ~0.75 s apart, 1.5%
+    slower than the server refills (:data:`QUOTA_MARGIN`). A reply's ``remaining`` is
+    taken as measured when the reply came back (crediting refill for the round trip ran
+    ahead of the server by as much as the request was delayed: under CPU load, a 429
+    after every re-sync). What is left: sends delayed unevenly by more than the slack
+    (~11 ms here) reach the server closer together than they were spaced; each such 429
+    re-syncs the bucket from its headers."""
     quota = Quota(tpm=12_000, burst_s=1.0)  # 200 tokens/s: about one request of ~150
     with running_server(latency_ms=20, quota=quota) as (url, _), \
             temporary_settings(cache_dir=tmp_path, cache_mode="readwrite"):
