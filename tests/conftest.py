@@ -1,6 +1,7 @@
 """Shared test fixtures.
 
-* every test gets its own empty LLM cache folder in ``readwrite`` mode (autouse);
+* every test gets its own empty LLM cache folder in ``readwrite`` mode, and starts with
+  no rate-limit gates learned by earlier tests (autouse);
 * ``sim_server`` is the base URL (``http://127.0.0.1:P/v1``) of a fault-free
   ``workbench sim-server`` started once per session in its own process;
 * ``sim_server_factory(**options)`` starts (once per option set) a server with the
@@ -59,6 +60,9 @@ def _llm_cache(tmp_path_factory, monkeypatch):
     cache_module = sys.modules.get("workbench.llm._cache")
     if cache_module is not None:  # release the per-folder handles (file descriptors)
         cache_module.close_caches()
+    pipeline = sys.modules.get("workbench.llm._pipeline")
+    if pipeline is not None:  # what a test's servers taught of their quotas: the next
+        pipeline._gates.clear()  # test's server may get the same port (the same endpoint)
 
 
 @pytest.fixture(scope="session")

@@ -211,6 +211,27 @@ def test_an_unpriced_model_costs_zero_with_a_flag(sim_server, monkeypatch, caplo
     assert "cost_known" not in _stored(paid.key)["response"]  # priced entries unchanged
 
 
+def test_the_zero_price_of_a_sim_server_is_not_taken_for_a_real_server(sim_server,
+                                                                       monkeypatch):
+    """Through litellm a sim-server's model is priced 0 in litellm's process-wide cost
+    map; a real server serving a model of the same name later has no price all the same
+    (its calls flagged, its price unknown), not litellm's 0."""
+    import math
+
+    from workbench.llm import _providers, price
+
+    monkeypatch.setenv("WORKBENCH_HTTP_PATH", "litellm")
+    (sim,) = complete_many([Request(MODEL, msgs("priced 0"), params={"api_base": sim_server})],
+                           progress=False)
+    assert sim.ok and sim.cost_usd == 0.0 and sim.cost_known is True
+    assert MODEL in _providers.get_litellm().model_cost  # what litellm needs (no search)
+    monkeypatch.setattr(_providers, "is_sim_server", lambda model, params: False)
+    (real,) = complete_many([Request(MODEL, msgs("unpriced"), params={"api_base": sim_server})],
+                            progress=False)
+    assert real.ok and real.cost_usd == 0.0 and real.cost_known is False
+    assert math.isnan(price(MODEL, 1000, 1000))
+
+
 def test_prices_are_looked_up_once_per_model_and_run(monkeypatch, caplog):
     """The online runner and the batch path share ``Prices``: one cost-map lookup per model
     (and custom pricing or not) per run, and one warning for an unpriced model."""

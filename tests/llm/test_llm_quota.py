@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from workbench.llm import Completion, Request, complete_many, temporary_settings
+from workbench.llm import Completion, Request, complete_many, peek, temporary_settings
 from workbench.llm._throttle import QUOTA_MARGIN, Gate, parse_reset, prompt_estimate, retry_after
 from workbench.sim._quota import Quota
 from workbench.sim.server import fetch_stats, running_server
@@ -67,6 +67,70 @@ def test_headers_teach_the_gate_the_quota_and_its_burst():
     assert gate.requests.level == pytest.approx(9 - 3, abs=0.1)
 
 
+def test_a_reply_is_taken_as_measured_when_it_came_back():
+    """The provider measured ``remaining`` at some time between the send and the reply:
+    no refill is credited for the round trip (on a starved CPU it lasts long enough to
+    run ahead of the provider's bucket, and a 429 follows)."""
+    async def go():
+        gate = Gate(8, probe=False)
+        ticket = await gate.acquire(150.0)
+        await asyncio.sleep(0.3)  # a slow round trip: 59 tokens of refill at 197/s
+        gate.release(ticket, ok=True, headers={"x-ratelimit-limit-tokens": "12000",
+                                               "x-ratelimit-remaining-tokens": "50",
+                                               "x-ratelimit-reset-tokens": "750ms"})
+        return gate
+
+    gate = run(go())
+    assert gate.tokens.level == pytest.approx(50.0)
+    assert gate.tokens.wait(150.0, gate.tokens.stamp) == pytest.approx(100 / 197.0)
+
+
+def test_a_quota_the_replies_no_longer_report_is_forgotten():
+    async def go():
+        gate = Gate(8, probe=False)
+        ticket = await gate.acquire(150.0)
+        gate.release(ticket, ok=True, headers={"x-ratelimit-limit-tokens": "12000",
+                                               "x-ratelimit-remaining-tokens": "50"})
+        assert gate.tokens.rate == pytest.approx(200 * QUOTA_MARGIN)
+        late = await gate.acquire(150.0)
+        failed = await gate.acquire(150.0)
+        gate.release(failed, ok=False, headers={})  # a failure says nothing of the quota
+        assert gate.tokens.rate is not None
+        gate.release(late, ok=True, headers={"content-type": "application/json"})
+        return gate
+
+    gate = run(go())
+    assert gate.tokens.rate is None and gate.tokens.wait(1e6, 0.0) == 0.0
+    assert gate.held() is None
+
+
+def test_a_server_without_a_quota_on_the_port_of_one_with_a_quota_is_not_paced(monkeypatch):
+    """A local server restarted on the port (the endpoint) of another: the gate it
+    inherits forgets the quota the first server reported when its replies do not."""
+    import socket
+
+    from workbench.llm import _pipeline
+    from workbench.sim import server as sim_server
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    start = sim_server.start
+    monkeypatch.setattr(sim_server, "start", lambda server, **kw: start(server, port=port))
+    with running_server(latency_ms=5, quota=Quota(tpm=12_000, burst_s=1.0)) as (url, _):
+        complete_many(requests(url, 2, "quota", max_tokens=100), progress=False)
+    (gate,) = [g for key, g in _pipeline._gates.items() if key[-1] == url]
+    assert gate.tokens.rate == pytest.approx(200 * QUOTA_MARGIN)
+    with running_server() as (again, _):
+        assert again == url
+        free = requests(url, 6, "free", max_tokens=100)
+        out = complete_many(free, progress=False)
+    assert all(isinstance(r, Completion) for r in out)
+    assert all(peek(request) is not None for request in free)  # every reply stored
+    assert [g for key, g in _pipeline._gates.items() if key[-1] == url] == [gate]
+    assert gate.tokens.rate is None and gate.held() is None
+
+
 def test_probe_sends_one_call_until_the_first_reply():
     async def go():
         gate = Gate(8)
@@ -105,6 +169,13 @@ def test_a_run_settles_at_a_request_quota_without_failed_rows_or_a_429_storm(tmp
 
 @pytest.mark.slow
 def test_a_run_settles_at_a_token_quota_charging_max_tokens(tmp_path):
+    """Each call is ~75% of the bucket, so the client spaces them ~0.75 s apart, 1.5%
+    slower than the server refills (:data:`QUOTA_MARGIN`). A reply's ``remaining`` is
+    taken as measured when the reply came back (crediting refill for the round trip ran
+    ahead of the server by as much as the request was delayed: under CPU load, a 429
+    after every re-sync). What is left: sends delayed unevenly by more than the slack
+    (~11 ms here) reach the server closer together than they were spaced; each such 429
+    re-syncs the bucket from its headers."""
     quota = Quota(tpm=12_000, burst_s=1.0)  # 200 tokens/s: about one request of ~150
     with running_server(latency_ms=20, quota=quota) as (url, _), \
             temporary_settings(cache_dir=tmp_path, cache_mode="readwrite"):

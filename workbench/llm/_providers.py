@@ -166,11 +166,19 @@ def route(request: Request) -> Route:
     return Route(model, provider, provider, False)  # (a sim-server has a base URL: above)
 
 
+#: The model names :func:`zero_price` added to litellm's cost map: a price of 0 that holds
+#: for a sim-server only, never a real price (see :func:`price`).
+_ZERO_PRICED: set[str] = set()
+
+
 def zero_price(model: str) -> None:
     """Price a sim-server model at 0 in litellm's cost map (before litellm calls it).
 
     Without an entry litellm searches its whole map for a fallback price on every
-    reply, which costs milliseconds per call.
+    reply, which costs milliseconds per call. The map is litellm's, shared by the whole
+    process, so the names added are remembered (:data:`_ZERO_PRICED`): a server at
+    another URL that serves a model of the same name is not a sim-server, and its
+    calls have no price (:func:`price`, :func:`cost_of`).
     """
     litellm = get_litellm()
     name = model.split("/", 1)[1]
@@ -178,6 +186,7 @@ def zero_price(model: str) -> None:
         price = {"input_cost_per_token": 0.0, "output_cost_per_token": 0.0,
                  "litellm_provider": "openai", "mode": "chat"}
         litellm.register_model({model: dict(price), name: dict(price)})
+        _ZERO_PRICED.update((model, name))
 
 
 def _quiet(exc: BaseException) -> ProviderError:
@@ -517,8 +526,8 @@ def cost_of(request: Request, usage: tuple[int, int], backend: str,
         return BATCH_DISCOUNT * cost if batch else cost
     if backend == "sim":
         return 0.0
-    if reply_cost is not None and not batch:
-        return reply_cost
+    if reply_cost is not None and not batch and request.model not in _ZERO_PRICED:
+        return reply_cost  # (litellm's price of a name priced 0 for a sim-server is none)
     cost = (batch_price if batch else price)(request.model, *usage)
     return 0.0 if math.isnan(cost) else cost
 
@@ -589,6 +598,8 @@ def price(model: str, prompt_tokens: int, completion_tokens: int) -> float:
     """
     if model.startswith(SIM_PREFIX) or not prompt_tokens + completion_tokens:
         return 0.0
+    if model in _ZERO_PRICED:  # priced 0 for sim-servers only: their calls are never
+        return math.nan        # priced here (backend "sim"), so this is a real server
     try:
         prompt_usd, completion_usd = get_litellm().cost_per_token(
             model=model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)

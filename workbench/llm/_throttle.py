@@ -130,6 +130,12 @@ class _Bucket:
         self.stamp = 0.0
         self.synced = -1  # sequence number of the send the last header was about
 
+    def forget(self) -> None:
+        """Back to the user's cap alone: the provider no longer reports this bucket."""
+        self.rate = self.cap / 60.0 if self.cap else None
+        self.capacity = self.level = self.cap_capacity
+        self.synced = -1
+
     def wait(self, amount: float, now: float) -> float:
         if self.rate is None:
             return 0.0
@@ -158,7 +164,12 @@ class _Bucket:
             1.0, self.capacity or remaining)
         if self.cap_capacity is not None:
             self.capacity = min(self.capacity, self.cap_capacity)
-        self.level = min(self.capacity, remaining + (now - since) * self.rate) - sent_after
+        # ``remaining`` is the provider's level when the request reached it: at some time
+        # between ``since`` (sent) and ``now`` (answered), which the reply does not say.
+        # Taken at ``now`` (no refill credited for the round trip): crediting it from
+        # ``since`` runs ahead of the provider by the time the request spent on its way
+        # (seconds on a starved CPU) and overruns the quota.
+        self.level = min(self.capacity, remaining) - sent_after
         self.stamp = now
 
 
@@ -279,8 +290,8 @@ class Gate:
         self.in_flight -= 1
         self.probing = False
         before = self.history.pop(ticket.seq, (float(ticket.seq), self.sent))
-        if headers:
-            self._learn(headers, ticket, before, now)
+        if headers is not None:
+            self._learn(headers, ticket, before, now, answered=ok)
         wait = None
         if rate_limited:
             self.rate_limited += 1
@@ -304,7 +315,11 @@ class Gate:
         return wait
 
     def _learn(self, headers: Any, ticket: Ticket, before: tuple[float, float],
-               now: float) -> None:
+               now: float, *, answered: bool) -> None:
+        """Sync the buckets with a reply's ``x-ratelimit-*`` headers. A success whose
+        headers report no longer a bucket learned before makes it forgotten: providers
+        that have a quota report it on every reply, so the endpoint has none now (e.g.
+        another server answers at its URL, as a local server restarted on a port)."""
         sends_before, tokens_before = before
         for bucket, name, after in (
                 (self.requests, "requests", self.seq - sends_before - 1),
@@ -312,6 +327,8 @@ class Gate:
             limit, remaining = _header(headers, f"x-ratelimit-limit-{name}"), \
                 _header(headers, f"x-ratelimit-remaining-{name}")
             if limit is None or remaining is None:
+                if answered and bucket.synced >= 0 and ticket.seq > bucket.synced:
+                    bucket.forget()
                 continue
             try:
                 bucket.learn(float(limit), float(remaining),
