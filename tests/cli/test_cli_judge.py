@@ -167,3 +167,12 @@ def test_a_judge_without_a_price_shows_its_cost_as_unknown(data, sim_server, mon
     assert result.exit_code == 0, result.output
     assert "cost unknown (no price for openai/sim-judge-a)" in result.stdout
     assert "$0.0000" not in result.stdout
+
+
+def test_a_judge_on_a_sim_server_costs_nothing(data, sim_server, monkeypatch, tmp_path):
+    # a sim-server's replies are simulated (backend "sim"): priced 0, not "cost unknown"
+    monkeypatch.setenv("OPENAI_API_BASE", sim_server)
+    monkeypatch.setenv("WORKBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    result = _judge(str(data), "--judge", "openai/sim-judge-a", "--no-progress")
+    assert result.exit_code == 0, result.output
+    assert "$0.0000" in result.stdout and "cost unknown" not in result.stdout

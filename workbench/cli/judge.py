@@ -86,6 +86,8 @@ def _cost_text(scores, spec) -> str:
 
     from workbench.llm import price
 
+    if "backend" in scores and scores["backend"].eq("sim").all():
+        return f"${scores['cost_usd'].sum():.4f}"  # simulated judges (sim/ or a sim-server)
     models = {spec.judge_model} | ({spec.summarizer_model} if spec.protocol == "summarize_then" else set())
     unpriced = sorted(m for m in models if not m.startswith("sim/")
                       and math.isnan(price(m, 1000, 1000)))
