@@ -67,10 +67,10 @@ def test_headers_teach_the_gate_the_quota_and_its_burst():
     assert gate.requests.level == pytest.approx(9 - 3, abs=0.1)
 
 
-def test_a_reply_is_taken_as_measured_when_it_came_back():
-    """The provider measured ``remaining`` at some time between the send and the reply:
-    no refill is credited for the round trip (on a starved CPU it lasts long enough to
-    run ahead of the provider's bucket, and a 429 follows)."""
+def test_refill_is_credited_from_the_send():
+    """The provider measured ``remaining`` when the request reached it; refill is credited
+    from the send (taking it at the reply loses a round trip per re-sync: 0.82 of a
+    60 RPM quota at 200 ms latency in ``workbench bench quota``)."""
     async def go():
         gate = Gate(8, probe=False)
         ticket = await gate.acquire(150.0)
@@ -81,8 +81,9 @@ def test_a_reply_is_taken_as_measured_when_it_came_back():
         return gate
 
     gate = run(go())
-    assert gate.tokens.level == pytest.approx(50.0)
-    assert gate.tokens.wait(150.0, gate.tokens.stamp) == pytest.approx(100 / 197.0)
+    assert gate.tokens.rate == pytest.approx(200 * QUOTA_MARGIN)
+    assert 50 + 0.3 * gate.tokens.rate <= gate.tokens.level + 1e-9
+    assert gate.tokens.level <= gate.tokens.capacity
 
 
 def test_a_quota_the_replies_no_longer_report_is_forgotten():
@@ -170,12 +171,10 @@ def test_a_run_settles_at_a_request_quota_without_failed_rows_or_a_429_storm(tmp
 @pytest.mark.slow
 def test_a_run_settles_at_a_token_quota_charging_max_tokens(tmp_path):
     """Each call is ~75% of the bucket, so the client spaces them ~0.75 s apart, 1.5%
-    slower than the server refills (:data:`QUOTA_MARGIN`). A reply's ``remaining`` is
-    taken as measured when the reply came back (crediting refill for the round trip ran
-    ahead of the server by as much as the request was delayed: under CPU load, a 429
-    after every re-sync). What is left: sends delayed unevenly by more than the slack
-    (~11 ms here) reach the server closer together than they were spaced; each such 429
-    re-syncs the bucket from its headers."""
+    slower than the server refills (:data:`QUOTA_MARGIN`). Sends delayed unevenly by more
+    than that slack (~11 ms here; a starved CPU can do it) reach the server closer
+    together than they were spaced: such a 429 re-syncs the bucket from its headers and
+    is retried when it says, never a failed row."""
     quota = Quota(tpm=12_000, burst_s=1.0)  # 200 tokens/s: about one request of ~150
     with running_server(latency_ms=20, quota=quota) as (url, _), \
             temporary_settings(cache_dir=tmp_path, cache_mode="readwrite"):
