@@ -50,8 +50,8 @@ def filled(_llm_cache):
 
 
 def _raw_entries(folder) -> dict[str, dict]:
-    cache = _cache.open_reader(folder)
-    return {k: json.loads(cache.get(k)) for k in cache.iterkeys()}
+    cache = _cache.open_cache(folder, readonly=True)
+    return {k: json.loads(raw) for k, raw in cache.execute("SELECT key, entry FROM replies")}
 
 
 def test_stats_counts_entries_models_and_cost(filled, _llm_cache):
@@ -172,21 +172,20 @@ def test_cli_sim_server_rejects_bad_rates(app):
 def test_bulk_read_agrees_with_cache_get(filled, _llm_cache):
     big = Request(SIM, msgs("x" * 40_000))  # > 32 KB: on SQLite's overflow pages
     complete(SIM, big.messages)
-    for cache in (_cache.open_cache(), _cache.open_reader()):
+    for cache in (_cache.open_cache(), _cache.open_cache(readonly=True)):
         _cache.open_cache().set("0" * 64, "corrupt value")
         keys = [cache_key(r) for r in filled] + [cache_key(big), "f" * 64, "0" * 64]
-        bulk = _cache.read_values(cache, keys)
-        assert list(bulk) == keys  # in the order asked, the file-kept value too
-        assert bulk["f" * 64] is _cache.MISS and repr(_cache.MISS) == "MISS"
+        bulk = {key: (value, tag) for key, value, tag in cache.rows(keys)}
+        assert set(bulk) == set(keys) - {"f" * 64}  # the long value too
+        assert cache.get("f" * 64) is None and _cache.replay(cache, "f" * 64) is None
+        hits, corrupt = _cache.replay_many(cache.rows(keys))
+        assert set(corrupt) == {"0" * 64} and set(hits) == set(keys) - {"f" * 64, "0" * 64}
         for key, value in bulk.items():
-            got = cache.get(key, default=_cache.MISS, tag=True)
-            assert value == (_cache.MISS if got[0] is _cache.MISS else got)
-            # the replay path gives the same completions either way
-            if key != "0" * 64:
-                assert _cache.replay(key, value) == _cache.replay(
-                    key, _cache.read_values(cache, [key])[key])
+            assert cache.get(key, tag=True) == value
+            if key != "0" * 64:  # the replay path gives the same completions either way
+                assert _cache.replay(cache, key) == hits[key]
         with pytest.raises(_cache.CorruptEntry):
-            _cache.replay("0" * 64, bulk["0" * 64])
+            _cache.replay(cache, "0" * 64)
     replay = complete_many([*filled, big], progress=False)
     assert all(r.cached for r in replay)
 

@@ -52,7 +52,7 @@ def server_requests(url: str, n: int, *, prefix: str = "q", **kwargs) -> list[Re
 def entries_in(folder) -> int:
     """Cache entries in ``folder`` (0 while another process sets its store up)."""
     try:
-        return len(_cache.open_reader(folder))
+        return len(_cache.open_cache(folder, readonly=True))
     except sqlite3.OperationalError:
         return 0
 
@@ -494,7 +494,7 @@ def test_price_from_the_local_cost_map():
 
 def test_cache_entry_holds_request_reply_and_bookkeeping(_llm_cache):
     reply = complete(SIM, msgs("entry"), temperature=0.7, sample=4, max_tokens=64)
-    entry = decode_entry(_cache.open_reader(_llm_cache).get(reply.key))
+    entry = decode_entry(_cache.open_cache(_llm_cache, readonly=True).get(reply.key))
     assert entry["key"] == reply.key
     assert entry["request"]["sample"] == 4 and entry["request"]["temperature"] == 0.7
     assert entry["response"]["text"] == reply.text

@@ -33,6 +33,7 @@ from workbench.llm import (
     CallFailure,
     Request,
     _cache,
+    _maintenance,
     cache_key,
     cache_stats,
     check_cache,
@@ -100,7 +101,7 @@ def older_store(folder: Path, n: int, prefix: str) -> list[Request]:
     diskcache's ``cache.db``, sealed in its ``tag`` column."""
     with temporary_settings(cache_dir=folder.with_name(folder.name + "-new")):
         requests = fill(n, prefix)
-        new = _cache.open_reader()
+        new = _cache.open_cache(readonly=True)
         rows = [(cache_key(r), *new.get(cache_key(r), tag=True)) for r in requests]
     with diskcache.Cache(str(folder), eviction_policy="none") as old:
         for key, raw, tag in rows:
@@ -349,7 +350,7 @@ def test_readonly_mode_opens_the_store_read_only(_llm_cache, monkeypatch):
     monkeypatch.setenv("WORKBENCH_CACHE_MODE", "readonly")
     assert all(r.cached for r in complete_many(requests, progress=False))
     with pytest.raises(sqlite3.OperationalError, match="readonly"):  # even as root
-        _cache.open_reader().execute("DELETE FROM replies")
+        _cache.open_cache(readonly=True).execute("DELETE FROM replies")
     assert (_llm_cache / "replies.db").read_bytes() == data
 
 
@@ -521,7 +522,7 @@ def test_a_process_that_wrote_before_a_repair_writes_into_the_repaired_store(_ll
 def test_a_run_started_during_a_repair_waits_for_it(_llm_cache):
     fill(1, "before")
     done: list = []
-    with _cache.replacing(_llm_cache):  # as a repair holds it
+    with _cache.writing(_llm_cache, exclusive=True):  # as a repair holds it
         thread = threading.Thread(target=lambda: done.extend(
             complete_many([Request(SIM, msgs("during"))], progress=False)))
         thread.start()
@@ -681,7 +682,7 @@ def test_url_credentials_are_never_stored_hashed_or_shown(sim_server, _llm_cache
     monkeypatch.setenv("WORKBENCH_CACHE_MODE", "readonly")
     with pytest.raises(Exception, match="cache miss"):
         complete(SIM, msgs("not cached"), api_base=base)
-    last = _llm_cache / _cache.LAST_MISS_FILE
+    last = _llm_cache / _maintenance.LAST_MISS_FILE
     assert last.stat().st_mode & 0o777 == 0o600
     assert [p for p in files_under(_llm_cache) if secret.encode() in p.read_bytes()] == []
 
@@ -713,7 +714,7 @@ def test_nested_secrets_and_url_passwords_never_reach_disk_key_or_log(case, _llm
         monkeypatch.setenv("WORKBENCH_CACHE_MODE", "readonly")
         with pytest.raises(Exception, match="cache miss"):
             complete(SIM, msgs("not cached"), **params)
-    assert (_llm_cache / _cache.LAST_MISS_FILE).is_file()
+    assert (_llm_cache / _maintenance.LAST_MISS_FILE).is_file()
     assert [p for p in files_under(_llm_cache) if secret.encode() in p.read_bytes()] == []
     assert secret not in caplog.text
 

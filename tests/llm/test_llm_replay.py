@@ -128,15 +128,13 @@ def stored(_llm_cache, monkeypatch):
     return cache, keys, edited
 
 
-def test_iter_stored_agrees_with_read_values_and_get(stored):
+def test_rows_agree_with_get(stored):
     cache, keys, _ = stored
-    for store in (cache, _cache.open_reader()):
-        rows = list(_cache.iter_stored(store, keys))
+    for store in (cache, _cache.open_cache(readonly=True)):
+        rows = list(store.rows(keys))
         assert len(rows) == len({key for key, _, _ in rows}) == len(keys) - 1
-        values = _cache.read_values(store, keys)
-        assert values["f" * 64] is _cache.MISS
-        assert {key: (value, tag) for key, value, tag in rows} == {
-            key: value for key, value in values.items() if value is not _cache.MISS}
+        assert "f" * 64 not in {key for key, _, _ in rows}
+        assert store.get("f" * 64, tag=True) == (None, None)
         for key, value, tag in rows:
             assert store.get(key, tag=True) == (value, tag)
 
@@ -144,13 +142,13 @@ def test_iter_stored_agrees_with_read_values_and_get(stored):
 def test_replay_many_checks_every_entry_as_replay_does(stored):
     cache, keys, edited = stored
     for _ in range(2):  # the second time, entries are recognised as checked
-        hits, corrupt = _cache.replay_many(_cache.iter_stored(cache, keys))
+        hits, corrupt = _cache.replay_many(cache.rows(keys))
         assert set(corrupt) == {edited} and "seal" in corrupt[edited]
         assert set(hits) == set(keys) - {edited, "f" * 64}
         for key in hits:
-            assert hits[key] == _cache.replay(key, _cache.read_values(cache, [key])[key])
+            assert hits[key] == _cache.replay(cache, key)
         with pytest.raises(_cache.CorruptEntry):
-            _cache.replay(edited, _cache.read_values(cache, [edited])[edited])
+            _cache.replay(cache, edited)
 
 
 def test_complete_many_reports_a_corrupt_entry_once_and_sends_it_again(stored, caplog):
@@ -168,13 +166,13 @@ def test_replay_many_leaves_the_garbage_collector_as_it_found_it(stored, enabled
     cache, keys, _ = stored
 
     def failing_rows():
-        yield from _cache.iter_stored(cache, keys[:3])
+        yield from cache.rows(keys[:3])
         raise RuntimeError("the store went away")
 
     was = gc.isenabled()
     try:
         (gc.enable if enabled else gc.disable)()
-        _cache.replay_many(_cache.iter_stored(cache, keys))
+        _cache.replay_many(cache.rows(keys))
         assert gc.isenabled() is enabled
         with pytest.raises(RuntimeError):
             _cache.replay_many(failing_rows())

@@ -140,7 +140,7 @@ def test_a_rerun_follows_an_entry_rewritten_with_a_new_seal(project):
     store = llm.open_cache()
     entry = json.loads(store.get(key))
     entry["response"]["text"] = entry["response"]["text"] + " (rewritten)"
-    store.delete(key)
+    store.execute("DELETE FROM replies WHERE key = ?", (key,))
     write_entry(store, entry)
     rerun = _run()
     raw = rerun["judgments"].loc[rerun["judgments"]["cache_key"] == key, "raw_reply"]

@@ -67,7 +67,7 @@ def bench_replay(n: int = 10_000, *, repeats: int = 5) -> dict[str, Any]:
         temporary_settings,
         write_replay_file,
     )
-    from workbench.llm._cache import close_caches, iter_stored
+    from workbench.llm._cache import close_caches
 
     with tempfile.TemporaryDirectory(prefix="workbench-bench-") as folder:
         with temporary_settings(cache_dir=folder, cache_mode="readwrite"):
@@ -83,7 +83,7 @@ def bench_replay(n: int = 10_000, *, repeats: int = 5) -> dict[str, Any]:
             # the baseline: the same entries in a bare diskcache store, read by its get
             bare_store = diskcache.Cache(str(Path(folder) / "bare"), eviction_policy="none")
             with bare_store.transact():
-                for key, raw, _ in iter_stored(open_cache(), keys):
+                for key, raw, _ in open_cache().rows(keys):
                     bare_store.set(key, raw)
             shown = io.StringIO()
 

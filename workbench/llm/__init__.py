@@ -25,7 +25,7 @@ replays, a full disk or a damaged store stops a run with one
 from __future__ import annotations
 
 from workbench import config as _config  # noqa: F401  (offline switches before litellm)
-from workbench.llm._cache import last_miss, open_cache, peek
+from workbench.llm._cache import open_cache, peek
 from workbench.llm._client import (
     complete,
     complete_many,
@@ -38,6 +38,7 @@ from workbench.llm._maintenance import (
     explain,
     export_cache,
     import_cache,
+    last_miss,
     repair_cache,
     replay_entry,
     validate_entry,

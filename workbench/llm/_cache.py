@@ -1,41 +1,30 @@
-"""The reply store: where a reply is stored and how it is checked.
+"""The reply store: one SQLite file, ``replies.db``, in the cache folder.
 
-**Where.** One SQLite file per folder, ``replies.db`` in ``WORKBENCH_CACHE_DIR`` (else
-``data/cache/llm``; :func:`~workbench.llm.configure` sets it in code), in WAL mode. Its
-table ``replies`` (:data:`SCHEMA`) holds a row per key :func:`~workbench.llm.cache_key` of
-a request (``_keys.py``): the *entry*, its *seal* and when it was written. The entry is
-one JSON object: ``key, model, backend, cost_usd, latency_s, usage, response`` first
-(what a replay reads), then ``attempts, timestamp, workbench_version, schema`` and
-``request`` (its ``to_dict()``: no API key, header nor URL password). Errors are never
-stored. Beside it, ``claims`` says which process is sending which request, and
-``tally`` counts the replies (kept by triggers: a damaged store still says how many
-it held).
+**Where.** The folder is ``WORKBENCH_CACHE_DIR`` (else ``data/cache/llm``;
+:func:`~workbench.llm.configure` sets it in code); the file is in WAL mode. Its table
+``replies`` (:data:`SCHEMA`) holds a row per :func:`~workbench.llm.cache_key` of a request.
 
-**How it is checked.** The seal is the sha256 of the entry's JSON, compared on every
-replay; an entry without one (written before seals) has its stored request hashed back
-to its key instead. A value that is not text, fails its seal or belongs to another key
-is a *corrupt entry*: a miss, counted and reported, never replayed. (A seal catches
-damage and edits, not a forger who recomputes it: the store keeps no secret.) Nothing
-is ever unpickled.
+**A row** holds the *entry*, its *seal* and when it was written. The entry is one JSON
+object: the reply fields ``key, model, backend, cost_usd, latency_s, usage, response``
+first (all a replay decodes), then ``attempts, timestamp, workbench_version, schema`` and
+the ``request`` (no API key, header nor URL password). Errors are never stored. ``tally``
+counts the rows (kept by triggers: a damaged store still says how many it held).
 
-**How it is read and written.** Each reply is its own transaction, committed as the
-call that brought it ends (``synchronous=NORMAL``: a killed process loses nothing
-committed; a power cut may lose the last ones, never the file). A replay reads a chunk
-of keys per query (:meth:`Store.rows`). :func:`open_reader` (the ``readonly`` mode,
-:func:`peek`, ``workbench cache stats/export/explain/check``) opens the file read-only
-and never writes; a read-only folder still replays. A full disk or a damaged store
-stops a run with one :class:`~workbench.errors.CacheError` naming the folder. The
-writers' lock (:data:`LOCK_FILE`) keeps ``workbench cache repair`` away from a run that
-may write.
+**The seal** is the sha256 of the entry's JSON, compared at every replay; an entry written
+before seals has its request hashed back to its key instead. An entry that fails is a
+*corrupt entry*: a miss, counted, never replayed. Nothing is ever unpickled.
 
-**Older stores.** A folder written before this table (diskcache's ``cache.db``) is moved
-in when first opened for writing: read through diskcache's public API and a text-only
-:class:`TextDisk` into a new file, which then takes the name ``replies.db`` at once (a
-move that fails half way leaves the folder as it was); ``cache.db`` is kept as
-``cache.db.migrated``. Opened read-only, it is read the same way into a temporary copy,
-and the folder is left as it is.
+**Claims.** Table ``claims`` names the process sending a request until it ``expires``, so
+that processes sharing a folder send each request once.
 
-Maintenance (stats, export, import, explain, clear, check, repair) is in ``_maintenance.py``.
+**Reading and writing.** Each reply is committed as its call ends; ``readonly`` opens the
+file read-only and never writes. A full disk or a damaged store stops a run with one
+:class:`~workbench.errors.CacheError` naming the folder; the writers' lock keeps
+``workbench cache repair`` away from a run that may write.
+
+**Older stores** (diskcache's ``cache.db``) are moved in when first opened for writing
+(read into a temporary copy when opened read-only): that code is in ``_maintenance.py``,
+with stats, export, import, explain, clear, check and repair.
 """
 
 from __future__ import annotations
@@ -48,22 +37,16 @@ import hashlib
 import json
 import logging
 import os
-import re
 import shutil
 import socket
 import sqlite3
-import tempfile
 import threading
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
-from itertools import chain
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
-
-import diskcache
-from diskcache.core import MODE_RAW, MODE_TEXT
 
 try:
     import fcntl
@@ -80,13 +63,11 @@ log = logging.getLogger("workbench.llm")
 ENTRY_SCHEMA = 1
 DB_FILE = "replies.db"
 LEGACY_DB = "cache.db"
-LAST_MISS_FILE = "last_miss.json"
 #: A file every run that may write holds a shared ``flock`` on, a repair an exclusive one.
 LOCK_FILE = "writers.lock"
 #: Below this much free space on the store's disk, a run that would write stops first.
 MIN_FREE_BYTES = 32 * 2**20
 _HOST = socket.gethostname()
-_HEX64 = re.compile(r"^[0-9a-f]{64}$")
 
 
 # --- the entry: what is stored ---------------------------------------------------------------
@@ -103,9 +84,8 @@ def make_entry(key: str, request: Request, *, text: str, logprobs: list | None,
                attempts: int = 1, cost_known: bool = True) -> dict[str, Any]:
     """A cache entry: the reply and its bookkeeping, then the request without secrets.
 
-    A reply whose model has no price is flagged ``response.cost_known: false`` (absent
-    otherwise). The reply text and logprob tokens are stored as :func:`unicode_text`
-    makes them."""
+    A reply whose model has no price is flagged ``response.cost_known: false``; its text
+    and logprob tokens are stored as :func:`unicode_text` makes them."""
     if logprobs:
         logprobs = [{**item, "token": unicode_text(item["token"]),
                      "top_logprobs": [{**top, "token": unicode_text(top["token"])}
@@ -132,10 +112,9 @@ def unicode_text(text: str) -> str:
     """``text`` with each unpaired surrogate (``"\\ud83d"``) replaced by U+FFFD.
 
     A server that cuts a reply inside a surrogate pair (an emoji cut at a token
-    boundary) sends half of it as a JSON escape, which cannot be written as UTF-8 (to
-    the store, a results table or a notebook). Such halves become U+FFFD, as a UTF-8
-    decoder makes of broken bytes; a pair split over two code points is joined. Other
-    text is returned unchanged (the same object).
+    boundary) sends half of it as a JSON escape, which UTF-8 cannot encode (for the
+    store, a results table or a notebook); a pair split over two code points is joined.
+    Other text is returned unchanged (the same object).
 
     Examples
     --------
@@ -172,10 +151,9 @@ def decode_entry(raw: str) -> dict[str, Any]:
 
 
 def read_reply(raw: str) -> dict[str, Any]:
-    """The reply fields of a stored entry, without decoding the request behind them: the
-    prefix :func:`encode_entry` writes before ``"attempts"`` is decoded alone, with the
-    stdlib decoder's scanner, so a replay costs the same however long the prompt. Any
-    other layout is decoded whole.
+    """The reply fields of a stored entry: the prefix :func:`encode_entry` writes before
+    ``"attempts"`` is decoded alone (with the stdlib decoder's scanner), so a replay costs
+    the same however long the prompt. Any other layout is decoded whole.
 
     Examples
     --------
@@ -219,7 +197,8 @@ class CorruptEntry(ValueError):
 
 
 def seal(raw: str) -> str:
-    """The digest stored beside an entry (its ``seal`` column) when it is written.
+    """The digest stored beside an entry (its ``seal`` column). It catches damage and
+    edits, not a forger who recomputes it: the store keeps no secret.
 
     Examples
     --------
@@ -236,12 +215,10 @@ _checked: dict[str, int] = {}
 def check_entry(key: str, raw: Any, tag: Any, *, full: bool = False) -> None:
     """Raise :class:`CorruptEntry`, saying why, unless ``raw`` may be replayed for ``key``.
 
-    ``raw`` must be text. Sealed (``tag`` set): the seal must match it. Unsealed: the
-    stored ``key`` must be ``key`` and the stored request must hash to it. ``full``
-    (``workbench cache check``) hashes the request of a sealed entry too. A value that
-    passed in this process is recognised by its ``hash()`` (keyed per process, so not
-    forgeable) and not checked again. :func:`replay` then checks the stored ``key``
-    and the reply fields of every entry.
+    ``raw`` must be text. Sealed (``tag`` set): the seal must match it. Unsealed, or
+    ``full`` (``workbench cache check``): its stored ``key`` must be ``key`` and its
+    request must hash to it. A value that passed in this process is known by its
+    ``hash()`` (keyed per process, so not forgeable) and not checked again.
     """
     if type(raw) is not str:
         raise CorruptEntry(f"not text but {type(raw).__name__}")
@@ -264,40 +241,23 @@ def check_entry(key: str, raw: Any, tag: Any, *, full: bool = False) -> None:
     _checked[key] = fingerprint
 
 
-def entry_of(key: str, raw: Any, tag: Any, *, full: bool = False) -> dict[str, Any]:
-    """The entry stored as ``raw`` under ``key``, fully decoded, after every check a replay
-    makes (:func:`check_entry`, stored key, reply fields); :class:`CorruptEntry` if not."""
-    check_entry(key, raw, tag, full=full)
-    try:
-        entry = decode_entry(raw)
-        completion_from_entry(entry)
-    except Exception as exc:
-        raise CorruptEntry(f"malformed entry ({type(exc).__name__}: {str(exc)[:80]})") from None
-    if entry["key"] != key:
-        raise CorruptEntry("it is the entry of another key")
-    return entry
-
-
-def replay(key: str, stored: tuple[Any, Any] | Any) -> Completion | None:
-    """The completion stored under ``key`` (``(entry, seal)`` from :func:`read_values`), or
-    ``None`` when nothing is stored; :class:`CorruptEntry` when the entry fails its check."""
-    if stored is MISS:
-        return None
-    hits, corrupt = replay_many([(key, *stored)])
-    if corrupt:
+def replay(store: Store, key: str) -> Completion | None:
+    """The completion stored under ``key`` (``None``: none); :class:`CorruptEntry` when the
+    entry fails its check."""
+    hits, corrupt = replay_many(store.rows([key]))
+    if key in corrupt:
         raise CorruptEntry(corrupt[key])
-    return hits[key]
+    return hits.get(key)
 
 
 def replay_many(rows: Iterable[tuple[str, Any, Any]]
                 ) -> tuple[dict[str, Completion], dict[str, str]]:
-    """:func:`replay` of many stored rows ``(key, entry, seal)`` (as :func:`iter_stored`
-    gives them): the completions by key, and the corrupt entries met (key -> why).
+    """The completions of stored rows ``(key, entry, seal)`` (:meth:`Store.rows`) by key,
+    and the corrupt entries met (key -> why).
 
-    Python's cyclic garbage collector is off meanwhile (process-wide; back on after,
-    also on an error, unless it was off): these objects hold no cycle, yet tens of
-    thousands of new completions set off its passes over older and older generations
-    (an eighth of the time of a 100,000-entry replay, measured; see :func:`gc.disable`).
+    Python's cyclic garbage collector is off meanwhile (back on after, unless it was off):
+    these objects hold no cycle, yet tens of thousands of new completions set off its
+    passes (an eighth of the time of a 100,000-entry replay, measured).
     """
     hits: dict[str, Completion] = {}
     corrupt: dict[str, str] = {}
@@ -354,26 +314,19 @@ def _wanted(size: int) -> str:
     return ",".join(f"({i},?)" for i in range(size))
 
 
-class _Missing:
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "MISS"
-
-
-#: "No entry stored under this key".
-MISS = _Missing()
+def make_tables(store: Store) -> None:
+    for statement in SCHEMA:
+        store.execute(statement)
+    store.execute("PRAGMA user_version = 1")
 
 
 class Store:
     """The store of one folder: its ``replies.db`` through a connection per thread.
 
-    ``readonly``: the file is opened read-only, and a missing one is an empty store
-    (nothing is created); ``why`` says why a writable open fell back to that
-    (``read-only`` or ``full``); ``left_out`` counts the rows of an older store that
-    could not be read (why -> rows). ``get``/``set``/``delete``/``in``/``len``/
-    ``iterkeys`` map keys to raw entry text; :func:`store` and :func:`replay` are the
-    checked doors.
+    ``readonly``: opened read-only, a missing file being an empty store; ``why``: why a
+    writable open fell back to that (``read-only`` or ``full``); ``left_out``: the rows
+    of an older store that could not be read (why -> rows). ``get``/``set`` read and write
+    raw entry text; :func:`store` and :func:`replay` are the checked doors.
     """
 
     def __init__(self, directory: str | os.PathLike, *, readonly: bool = False,
@@ -401,7 +354,7 @@ class Store:
                 local.con = connect_ro(self.db)
             else:
                 local.con = sqlite3.connect(self.db, timeout=60, isolation_level=None)
-                local.con.execute("PRAGMA synchronous = NORMAL")
+                local.con.execute("PRAGMA synchronous = NORMAL")  # a kill loses no commit
             local.pid = os.getpid()
         return local.con.execute(statement, tuple(args))
 
@@ -416,10 +369,11 @@ class Store:
             raise
         self.execute("COMMIT")
 
-    def rows(self, keys: list[str]) -> Iterator[list[tuple[str, Any, Any]]]:
-        """Per chunk of ``keys`` (distinct), ``(key, entry, seal)`` of those stored. A
-        damaged store raises :class:`~workbench.errors.CacheError`; any other failed
-        read is a miss."""
+    def rows(self, keys: list[str]) -> Iterator[tuple[str, Any, Any]]:
+        """``(key, entry, seal)`` of each of ``keys`` (distinct) that is stored, lazily, a
+        chunk of keys per query: a replay checks each chunk while it is fresh in the CPU's
+        cache. A damaged store raises :class:`~workbench.errors.CacheError`; any other
+        failed read is a miss."""
         for start in range(0, len(keys), _CHUNK):
             chunk = keys[start: start + _CHUNK]
             try:
@@ -429,34 +383,18 @@ class Store:
                     raise damaged(self.directory, exc) from None
                 log.debug("cache %s: read failed (%s): misses", self.directory, exc)
                 continue
-            yield [(chunk[i], entry, seal_) for i, entry, seal_ in found]
+            yield from [(chunk[i], entry, tag) for i, entry, tag in found]
 
     def get(self, key: str, default: Any = None, *, tag: bool = False) -> Any:
-        found = next(iter(self.rows([key])), None) or [(key, default, None)]
-        return found[0][1:] if tag else found[0][1]
+        for _, entry, seal_ in self.rows([key]):
+            return (entry, seal_) if tag else entry
+        return (default, None) if tag else default
 
     def set(self, key: str, value: Any, *, tag: str | None = None) -> None:
         self.execute(_WRITE, (key, value, tag, time.time()))
 
-    def delete(self, key: str) -> bool:
-        return self.execute("DELETE FROM replies WHERE key = ?", (key,)).rowcount > 0
-
-    def clear(self) -> None:
-        with self.transaction():
-            self.execute("DELETE FROM replies")
-            self.execute("DELETE FROM claims")
-
-    def __contains__(self, key: str) -> bool:
-        return bool(self.execute("SELECT 1 FROM replies WHERE key = ?", (key,)).fetchall())
-
     def __len__(self) -> int:
         return self.execute("SELECT count(*) FROM replies").fetchone()[0]
-
-    def __bool__(self) -> bool:  # an empty store is still a store
-        return True
-
-    def iterkeys(self) -> Iterator[Any]:
-        return (key for (key,) in self.execute("SELECT key FROM replies ORDER BY key"))
 
     def volume(self) -> int:
         """Bytes of the database file."""
@@ -500,14 +438,13 @@ def connect_ro(db: Path) -> sqlite3.Connection:
 
 # --- opening -----------------------------------------------------------------------------------
 
-_handles: dict[tuple[str, int, bool], tuple[Store, Any]] = {}
-_handles_lock = threading.Lock()
+_stores: dict[tuple[str, int, bool], tuple[Store, Any]] = {}
+_stores_lock = threading.Lock()
 
 
 def _identity(folder: Path) -> tuple[int, int, bool] | None:
     """The folder's ``(device, inode)`` and whether it holds ``replies.db``: a folder
-    replaced (``workbench cache repair`` in another process) or moved in since is
-    opened again."""
+    replaced (a repair in another process) or moved in since is opened again."""
     try:
         stat = folder.stat()
     except OSError:
@@ -515,205 +452,76 @@ def _identity(folder: Path) -> tuple[int, int, bool] | None:
     return stat.st_dev, stat.st_ino, (folder / DB_FILE).exists()
 
 
-def _handle(folder: Path, readonly: bool) -> Store:
+def open_cache(path: str | os.PathLike | None = None, *, readonly: bool = False) -> Store:
+    """The store at ``path`` (default: the configured folder), opened once per folder,
+    process and mode (again when the folder was replaced).
+
+    ``readonly`` never writes nor creates the folder. Opened for writing, a read-only
+    folder or a full disk gives a read-only store (its ``why`` says which); a damaged
+    store raises :class:`~workbench.errors.CacheError` naming the folder.
+    """
+    folder = Path(config.cache_dir() if path is None else path).expanduser()
     key = (str(folder), os.getpid(), readonly)
-    found = _handles.get(key)
+    found = _stores.get(key)
     if found is None or found[1] != _identity(folder):
-        with _handles_lock:  # another thread may have opened it meanwhile
-            found, identity = _handles.get(key), _identity(folder)
+        with _stores_lock:  # another thread may have opened it meanwhile
+            found, identity = _stores.get(key), _identity(folder)
             if found is not None and found[1] != identity:
-                _handles.pop(key)[0].close()
+                _stores.pop(key)[0].close()
                 found = None
             if found is None:
-                store = _open_reader(folder) if readonly else _open_writable(folder)
-                found = _handles[key] = (store, _identity(folder))
+                found = _stores[key] = (_open(folder, readonly), _identity(folder))
     return found[0]
 
 
-def open_cache(path: str | os.PathLike | None = None) -> Store:
-    """The store at ``path`` (default: the configured folder) for reading and writing,
-    opened once per folder and process (again when the folder was replaced).
-
-    A read-only folder or a full disk gives a read-only store (its ``why`` says which);
-    a damaged store raises :class:`~workbench.errors.CacheError` naming the folder and
-    ``workbench cache repair``.
-    """
-    return _handle(Path(config.cache_dir() if path is None else path).expanduser(), False)
-
-
-def open_reader(path: str | os.PathLike | None = None) -> Store:
-    """The store at ``path`` (default: the configured folder) for reading only (never
-    writes, never creates the folder)."""
-    return _handle(Path(config.cache_dir() if path is None else path).expanduser(), True)
-
-
-def close_caches(folder: str | os.PathLike | None = None) -> None:
-    """Close the open stores (of ``folder``, else all): tests, a forked child, a repair."""
-    with _handles_lock:
-        for key in list(_handles):
-            if folder is None or key[0] == str(Path(folder).expanduser()):
-                try:
-                    _handles.pop(key)[0].close()
-                except Exception:  # closing must never raise
-                    pass
+def _open(folder: Path, readonly: bool) -> Store:
+    why = None
+    if not readonly:
+        try:
+            return create(folder)
+        except (sqlite3.Error, OSError) as exc:
+            if is_damage(exc):
+                raise damaged(folder, exc) from None
+            why = cannot_write(exc)
+            if why is None:
+                raise
+            log.debug("%s is %s: opened for reading only", folder, why)
+    if (folder / DB_FILE).exists() or not (folder / LEGACY_DB).exists():
+        store = Store(folder, readonly=True)
+    else:
+        from workbench.llm._maintenance import read_older  # (it imports this module)
+        store = read_older(folder)
+    store.why = why
+    return store
 
 
 def create(folder: Path) -> Store:
-    """The writable store of ``folder``, an older store moved in first (:func:`_move_in`);
-    the first process to open it makes the tables (another waits, then finds them)."""
+    """The writable store of ``folder``, an older store moved in first; the first process
+    to open it makes the tables (another waits, then finds them)."""
     check_not_empty(folder / DB_FILE)
     folder.mkdir(parents=True, exist_ok=True)
     if not (folder / DB_FILE).exists() and (folder / LEGACY_DB).exists():
-        _move_in(folder)
+        from workbench.llm._maintenance import move_in
+        move_in(folder)
     store = Store(folder)
     try:
         store.execute("PRAGMA journal_mode = WAL")
         with store.transaction():
             if store.execute("PRAGMA user_version").fetchone()[0] == 0:
-                _make_tables(store)
+                make_tables(store)
     except BaseException:
         store.close()
         raise
     return store
 
 
-def _make_tables(store: Store) -> None:
-    for statement in SCHEMA:
-        store.execute(statement)
-    store.execute("PRAGMA user_version = 1")
-
-
-def _open_writable(folder: Path) -> Store:
-    try:
-        return create(folder)
-    except (sqlite3.Error, OSError) as exc:
-        if is_damage(exc):
-            raise damaged(folder, exc) from None
-        why = cannot_write(exc)
-        if why is None:
-            raise
-        log.debug("%s is %s: opened for reading only", folder, why)
-        store = _open_reader(folder)
-        store.why = why
-        return store
-
-
-def _open_reader(folder: Path) -> Store:
-    if (folder / DB_FILE).exists() or not (folder / LEGACY_DB).exists():
-        return Store(folder, readonly=True)
-    scratch = tempfile.TemporaryDirectory(prefix="workbench-cache-")  # an older store:
-    copy = Path(scratch.name)                                          # read into a copy
-    try:
-        check_not_empty(folder / LEGACY_DB)
-        shutil.copytree(folder, copy / "old", ignore=shutil.ignore_patterns("*.lock", "*.json"))
-        moved, left_out = migrate(copy / "old", copy / DB_FILE)
-    except BaseException as exc:
-        scratch.cleanup()
-        if isinstance(exc, sqlite3.Error) and is_damage(exc):
-            raise damaged(folder, exc) from None
-        raise
-    log.info("%s: an older store (cache.db), %d entries read into a temporary copy; open it "
-             "for writing once to move it in", folder, moved)
-    store = Store(folder, readonly=True, db=copy / DB_FILE, scratch=scratch)
-    store.left_out = left_out
-    return store
-
-
-# --- older stores: diskcache's cache.db, read through its public API -------------------------
-
-_VALUE_FILE = re.compile(r"^[0-9a-f]{2}[/\\][0-9a-f]{2}[/\\][0-9a-f]{28}\.val$")
-
-
-class TextDisk(diskcache.Disk):
-    """diskcache's ``Disk`` for text only (its documented extension point): a pickled key
-    reads as ``"<pickled key>"``; a value that is not text, or a file outside diskcache's
-    layout in the folder, raises :class:`CorruptEntry`. Nothing is unpickled or deleted."""
-
-    def get(self, key: Any, raw: bool) -> Any:
-        return super().get(key, raw) if raw else "<pickled key>"
-
-    def fetch(self, mode: int, filename: str | None, value: Any, read: bool) -> Any:
-        if mode == MODE_RAW and type(value) is str:
-            return value
-        if mode != MODE_TEXT:
-            raise CorruptEntry(f"diskcache mode {mode} (binary or pickle): never decoded")
-        if read or not isinstance(filename, str) or not _VALUE_FILE.match(filename):
-            raise CorruptEntry(f"a value file outside the cache's layout: {filename!r}")
-        try:
-            return super().fetch(mode, filename, value, read)
-        except UnicodeDecodeError:
-            raise CorruptEntry("a value file that is not UTF-8 text") from None
-
-    def remove(self, file_path: str) -> None:
-        pass
-
-
-def _readable(keys: Iterator[Any], left_out: Counter) -> Iterator[Any]:
-    try:
-        yield from keys
-    except sqlite3.DatabaseError:  # a damaged page of its keys: those after it are lost
-        left_out["unreadable: the store's list of keys is damaged"] += 1
-
-
-def migrate(folder: Path, db: Path) -> tuple[int, Counter]:
-    """Make the new SQLite file ``db`` hold each entry of the diskcache store in ``folder``
-    as it was stored, seal included (claims are not copied), in one transaction. Returns
-    how many were copied, and the rows left out (why -> rows)."""
-    left_out: Counter[str] = Counter()
-    moved = 0
-    into = Store(db.parent, db=db)
-    try:
-        with into.transaction(), \
-                diskcache.Cache(str(folder), disk=TextDisk, eviction_policy="none") as old:
-            _make_tables(into)
-            for key in _readable(old.iterkeys(), left_out):
-                if not (isinstance(key, str) and _HEX64.match(key)):
-                    if not (isinstance(key, str) and key.startswith("claim/")):
-                        left_out["its key is not a cache key"] += 1
-                    continue
-                try:
-                    value, tag = old.get(key, default=MISS, tag=True)
-                except CorruptEntry as exc:
-                    left_out[str(exc)] += 1
-                    continue
-                except (OSError, sqlite3.Error) as exc:
-                    left_out[f"unreadable ({type(exc).__name__})"] += 1
-                    continue
-                if value is not MISS:
-                    into.set(key, value, tag=tag)
-                    moved += 1
-    finally:
-        into.close()
-    return moved, left_out
-
-
-def _move_in(folder: Path) -> None:
-    """Move the older store of ``folder`` into its ``replies.db``, built aside and then
-    renamed into place, by one process at a time (the others wait, then find it done);
-    ``cache.db`` is then renamed ``cache.db.migrated``."""
-    check_not_empty(folder / LEGACY_DB)
-    aside, target = folder / f"{DB_FILE}.moving", folder / DB_FILE
-    with open(folder / f"{LEGACY_DB}.moving.lock", "a") as lock:
-        if fcntl is not None:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-        if target.exists() or not (folder / LEGACY_DB).exists():  # done meanwhile
-            Path(lock.name).unlink(missing_ok=True)
-            return
-        for leftover in (aside, aside.with_name(aside.name + "-journal")):  # of a crash
-            leftover.unlink(missing_ok=True)
-        try:
-            moved, left_out = migrate(folder, aside)
-            os.replace(aside, target)
-        finally:
-            aside.unlink(missing_ok=True)
-        for suffix in ("", "-wal", "-shm"):
-            old = folder / (LEGACY_DB + suffix)
-            if old.exists():
-                old.rename(old.with_name(old.name + ".migrated"))
-        Path(lock.name).unlink()
-    log.warning("%s: %d entries of the older store moved into %s (cache.db kept as "
-                "cache.db.migrated)%s", folder, moved, DB_FILE,
-                f"; left out: {dict(left_out)}" if left_out else "")
+def close_caches(folder: str | os.PathLike | None = None) -> None:
+    """Close the open stores (of ``folder``, else all): tests, a forked child, a repair."""
+    with _stores_lock:
+        for key in list(_stores):
+            if folder is None or key[0] == str(Path(folder).expanduser()):
+                with suppress(Exception):  # closing must never raise
+                    _stores.pop(key)[0].close()
 
 
 # --- errors that name the folder ---------------------------------------------------------------
@@ -800,8 +608,12 @@ def check_not_empty(db: Path) -> None:
 # --- the writers' lock: no repair while a run may write --------------------------------------
 
 @contextmanager
-def _held(folder: Path, *, exclusive: bool) -> Iterator[None]:
-    descriptor = _lock(folder, exclusive=exclusive)
+def writing(folder: str | os.PathLike, *, exclusive: bool = False) -> Iterator[None]:
+    """Hold the store's writers' lock (:data:`LOCK_FILE`): shared while a run may write
+    (a repair refuses meanwhile, and a run started during a repair waits for it), or
+    ``exclusive`` while a repair replaces the store (a
+    :class:`~workbench.errors.CacheError` at once while a run may write)."""
+    descriptor = _lock(Path(folder), exclusive=exclusive)
     try:
         yield
     finally:
@@ -810,9 +622,8 @@ def _held(folder: Path, *, exclusive: bool) -> Iterator[None]:
 
 
 def _lock(folder: Path, *, exclusive: bool) -> int | None:
-    """A descriptor of ``folder``'s :data:`LOCK_FILE` holding its lock (``None``: no lock
-    can be taken there, e.g. a read-only folder, where nothing is written anyway). The
-    system releases it when a process dies."""
+    """A descriptor holding the lock (``None``: no lock can be taken there, e.g. a
+    read-only folder, where nothing is written anyway); released when a process dies."""
     if fcntl is None:  # not POSIX: no lock
         return None
     path = folder / LOCK_FILE
@@ -846,39 +657,7 @@ def _lock(folder: Path, *, exclusive: bool) -> int | None:
         os.close(descriptor)
 
 
-@contextmanager
-def writing(folder: str | os.PathLike) -> Iterator[None]:
-    """Hold the store's writers' lock, shared, while a run may write to it: a repair
-    (:func:`replacing`) refuses meanwhile, and a run started during a repair waits for
-    it."""
-    with _held(Path(folder), exclusive=False):
-        yield
-
-
-@contextmanager
-def replacing(folder: str | os.PathLike) -> Iterator[None]:
-    """Hold the store's writers' lock alone, while the store is replaced; raise
-    :class:`~workbench.errors.CacheError` at once while a run may write to it."""
-    with _held(Path(folder), exclusive=True):
-        yield
-
-
-# --- reading and writing ---------------------------------------------------------------------
-
-def read_values(store: Store, keys: list[str]) -> dict[str, tuple[Any, Any] | _Missing]:
-    """``(entry, seal)`` stored under each of ``keys`` (distinct), :data:`MISS` where none."""
-    found: dict[str, tuple[Any, Any] | _Missing] = dict.fromkeys(keys, MISS)
-    for key, value, tag in iter_stored(store, keys):
-        found[key] = (value, tag)
-    return found
-
-
-def iter_stored(store: Store, keys: list[str]) -> Iterator[tuple[str, Any, Any]]:
-    """``(key, entry, seal)`` for each of ``keys`` (distinct) that has an entry, lazily, a
-    chunk of keys per query (:meth:`Store.rows`): a replay checks and decodes each
-    chunk while it is fresh in the CPU's cache, and never holds all of them at once."""
-    return chain.from_iterable(store.rows(keys))
-
+# --- writing -----------------------------------------------------------------------------------
 
 def require_writable(store: Store) -> None:
     """Raise :class:`~workbench.errors.CacheError` unless ``store`` can take new entries
@@ -931,8 +710,8 @@ def peek(request: Request) -> Completion | None:
 
     Exactly what :func:`~workbench.llm.complete` would replay (``cached=True``): in the
     ``refresh`` and ``off`` modes nothing counts as cached, and a corrupt entry is a
-    miss. The store is opened read-only: a cache folder that does not exist yet is not
-    created, and a damaged one raises :class:`~workbench.errors.CacheError`.
+    miss. A cache folder that does not exist yet is not created, and a damaged one
+    raises :class:`~workbench.errors.CacheError`.
 
     Examples
     --------
@@ -948,9 +727,8 @@ def peek(request: Request) -> Completion | None:
     """
     if config.cache_mode() not in ("readwrite", "readonly"):
         return None
-    key = cache_key(request)
     try:
-        return replay(key, read_values(open_reader(), [key])[key])
+        return replay(open_cache(readonly=True), cache_key(request))
     except CorruptEntry:
         return None
 
@@ -963,11 +741,8 @@ def _owner() -> str:
 
 def claim(store: Store, key: str, ttl: float) -> bool:
     """Try to become the sender of ``key`` for ``ttl`` seconds (an expired claim is taken
-    over); False if another sender holds it.
-
-    A store that cannot be written raises (as :func:`store`); any other failure
-    answers True (the request is sent, as without claims).
-    """
+    over); False if another sender holds it. A store that cannot be written raises (as
+    :func:`store`); any other failure answers True (sent, as without claims)."""
     now = time.time()
     try:
         return store.execute(
@@ -983,27 +758,20 @@ def claim(store: Store, key: str, ttl: float) -> bool:
 
 def extend(store: Store, key: str, ttl: float) -> None:
     """Keep this process's claim on ``key`` alive for another ``ttl`` seconds."""
-    try:
+    with suppress(Exception):  # else the claim expires: at worst the request is sent twice
         store.execute("UPDATE claims SET expires = ? WHERE key = ? AND owner = ?",
                       (time.time() + ttl, key, _owner()))
-    except Exception:  # the claim then expires: at worst the request is sent twice
-        pass
 
 
 def release(store: Store, key: str) -> None:
     """Give up this process's claim on ``key`` (after the reply is stored, or on failure)."""
-    try:
+    with suppress(Exception):  # else it expires
         store.execute("DELETE FROM claims WHERE key = ? AND owner = ?", (key, _owner()))
-    except Exception:  # it expires anyway
-        pass
 
 
 def claimed_elsewhere(store: Store, key: str) -> bool:
-    """True while a live sender holds the claim on ``key``.
-
-    A claim expires on its own; one left by a dead process of this machine (``kill
-    -9``) is dropped at once.
-    """
+    """True while a live sender holds the claim on ``key`` (one left by a dead process of
+    this machine, ``kill -9``, is dropped at once)."""
     try:
         found = store.execute("SELECT owner FROM claims WHERE key = ? AND expires > ?",
                               (key, time.time())).fetchall()
@@ -1026,36 +794,3 @@ def _alive(pid: int) -> bool:
     except OSError:  # exists, owned by someone else
         return True
     return True
-
-
-# --- the last readonly miss, for `workbench cache explain --last` ----------------------------
-
-_last_miss: dict[str, Any] = {}
-
-
-def record_miss(request: Request, key: str) -> None:
-    """Remember the last readonly miss for ``workbench cache explain --last`` (the file is
-    private to its owner, mode 600: a prompt may be confidential)."""
-    data = {"key": key, "request": request.to_dict()}
-    _last_miss.clear()
-    _last_miss.update(data)
-    try:
-        folder = config.cache_dir()
-        folder.mkdir(parents=True, exist_ok=True)
-        descriptor = os.open(folder / LAST_MISS_FILE, os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
-                             0o600)
-        os.fchmod(descriptor, 0o600)  # also when the file was there before
-        with os.fdopen(descriptor, "w", encoding="utf-8") as out:
-            out.write(json.dumps(data, ensure_ascii=False, indent=1))
-    except Exception:  # diagnostics only (e.g. a read-only folder)
-        pass
-
-
-def last_miss() -> dict[str, Any] | None:
-    """The last recorded readonly miss (this process, else the cache folder's file)."""
-    if _last_miss:
-        return dict(_last_miss)
-    try:
-        return json.loads((config.cache_dir() / LAST_MISS_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None

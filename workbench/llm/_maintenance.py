@@ -1,17 +1,20 @@
-"""Cache maintenance behind ``workbench cache``: stats, export, import, explain, clear,
-check and repair; and replay files (replies recorded elsewhere, in the export format).
+"""Maintenance of the reply store (``_cache.py``) behind ``workbench cache``: stats,
+export, import, explain, clear, check and repair; replay files (replies recorded
+elsewhere, in the export format); and the move of an older store into ``replies.db``.
 
 Stats, export and explain read the store read-only and check every entry as a replay
-does (:func:`workbench.llm._cache.entry_of`): a corrupt entry is counted, never
-decoded past its check, never exported. Import and export strip secret-bearing fields
-(:func:`workbench.llm._secrets.strip_entry_secrets`).
+does (:func:`_entry_of`): a corrupt entry is counted, never exported. Import and export
+strip secret-bearing fields (:func:`workbench.llm._secrets.strip_entry_secrets`).
 
-Check and repair read ``replies.db`` read-only and row by row where whole ranges fail
-(:func:`_rows`), so a damaged page costs the entries on it, not the store. An entry is
-salvaged when its row is readable and it passes the full check of a replay. A repair
-never deletes: the old folder is kept beside the new one as
-``<folder>.before-repair-<time>``. An older store (diskcache's ``cache.db``) is checked
-and repaired through the copy :func:`workbench.llm._cache.open_reader` reads it into.
+Check and repair read ``replies.db`` row by row where whole ranges fail (:func:`_rows`),
+so a damaged page costs the entries on it, not the store. A repair never deletes: the old
+folder is kept as ``<folder>.before-repair-<time>``.
+
+An older store (diskcache's ``cache.db``) is read through diskcache's public API and a
+text-only :class:`TextDisk`: into a new file that then takes the name ``replies.db`` at
+once (:func:`move_in`: a move that fails half way leaves the folder as it was; ``cache.db``
+is kept as ``cache.db.migrated``), or, opened read-only, into a temporary copy
+(:func:`read_older`), the folder left as it is.
 """
 
 from __future__ import annotations
@@ -23,15 +26,21 @@ import os
 import re
 import shutil
 import sqlite3
+import tempfile
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
+
+import diskcache
+from diskcache.core import MODE_RAW, MODE_TEXT
 
 from workbench import config
 from workbench.errors import CacheError
 from workbench.llm import _cache
 from workbench.llm._batch import LEDGER_FILE
+from workbench.llm._cache import CorruptEntry
 from workbench.llm._keys import cache_key, hash_fields, key_fields
 from workbench.llm._secrets import strip_entry_secrets
 from workbench.llm._types import Request, Usage
@@ -39,6 +48,20 @@ from workbench.llm._types import Request, Usage
 log = logging.getLogger("workbench.llm")
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 _BATCH = 1000
+
+
+def _entry_of(key: str, raw: Any, tag: Any, *, full: bool = False) -> dict[str, Any]:
+    """The entry stored as ``raw`` under ``key``, decoded whole, after every check a replay
+    makes; :class:`CorruptEntry` if it fails one."""
+    _cache.check_entry(key, raw, tag, full=full)
+    try:
+        entry = _cache.decode_entry(raw)
+        _cache.completion_from_entry(entry)
+    except Exception as exc:
+        raise CorruptEntry(f"malformed entry ({type(exc).__name__}: {str(exc)[:80]})") from None
+    if entry["key"] != key:
+        raise CorruptEntry("it is the entry of another key")
+    return entry
 
 
 def _entries(store: _cache.Store, *, full: bool = False
@@ -52,8 +75,8 @@ def _entries(store: _cache.Store, *, full: bool = False
                 yield repr(key)[:40], None, "its key is not a cache key"
                 continue
             try:
-                yield key, _cache.entry_of(key, raw, tag, full=full), None
-            except _cache.CorruptEntry as exc:
+                yield key, _entry_of(key, raw, tag, full=full), None
+            except CorruptEntry as exc:
                 yield key, None, str(exc)
     except sqlite3.DatabaseError as exc:
         if _cache.is_damage(exc):
@@ -77,7 +100,7 @@ def cache_stats(path: str | os.PathLike | None = None) -> dict[str, Any]:
         ``folder, entries, size_bytes, corrupt, total_cost_usd, by_model`` (model ->
         entries), ``by_backend`` (backend -> entries), ``first``/``last`` timestamps.
     """
-    cache = _cache.open_reader(path)
+    cache = _cache.open_cache(path, readonly=True)
     by_model: Counter[str] = Counter()
     by_backend: Counter[str] = Counter()
     cost = 0.0
@@ -122,7 +145,7 @@ def export_cache(file: str | os.PathLike, *, path: str | os.PathLike | None = No
         _cache.checkpoint(_cache.open_cache(folder), truncate=True)
     count = corrupt = stripped = 0
     with open(file, "w", encoding="utf-8") as out:
-        for _, entry, _why in _entries(_cache.open_reader(folder)):
+        for _, entry, _why in _entries(_cache.open_cache(folder, readonly=True)):
             if entry is None:
                 corrupt += 1
                 continue
@@ -292,7 +315,7 @@ def import_cache(file: str | os.PathLike, *, path: str | os.PathLike | None = No
         for start in range(0, len(entries), _BATCH):
             with cache.transaction():  # a thousand entries per commit
                 for key, entry in entries[start: start + _BATCH]:
-                    if not overwrite and key in cache:
+                    if not overwrite and cache.get(key) is not None:
                         skipped += 1
                         continue
                     if not _cache.store(cache, entry):
@@ -308,11 +331,10 @@ def clear_cache(path: str | os.PathLike | None = None) -> int:
     cache = _cache.open_cache(path)
     if cache.readonly:
         raise _cache.unwritable(cache.directory, cache.why or "read-only")
-    count = len(cache)
-    cache.clear()
-    last = Path(cache.directory) / _cache.LAST_MISS_FILE
-    if last.exists():
-        last.unlink()
+    with cache.transaction():
+        count = cache.execute("DELETE FROM replies").rowcount
+        cache.execute("DELETE FROM claims")
+    (Path(cache.directory) / LAST_MISS_FILE).unlink(missing_ok=True)
     return count
 
 
@@ -375,13 +397,13 @@ def explain(request: Request | Mapping[str, Any], *,
     if not isinstance(request, Request):
         request = Request.from_dict(request)
     key = cache_key(request)
-    cache = _cache.open_reader(path)
+    cache = _cache.open_cache(path, readonly=True)
     notes = []
     try:
-        if _cache.replay(key, _cache.read_values(cache, [key])[key]) is not None:
+        if _cache.replay(cache, key) is not None:
             return {"key": key, "cached": True, "nearest_key": key, "differences": [],
                     "notes": []}
-    except _cache.CorruptEntry as exc:
+    except CorruptEntry as exc:
         notes.append(f"the entry stored under this key is corrupt: {exc}")
     mine = key_fields(request)
     mine_text = json.dumps(mine["messages"], ensure_ascii=False, sort_keys=True)
@@ -471,8 +493,8 @@ def _salvage(db: Path, counts: Counter, problems: Counter) -> Iterator[tuple[str
                 problems["its key is not a cache key"] += 1
                 continue
             try:
-                _cache.entry_of(key, text, tag, full=True)
-            except _cache.CorruptEntry as exc:
+                _entry_of(key, text, tag, full=True)
+            except CorruptEntry as exc:
                 problems[str(exc)] += 1
                 continue
             counts["sealed" if tag is not None else "unsealed"] += 1
@@ -515,7 +537,7 @@ def check_cache(path: str | os.PathLike | None = None) -> dict[str, Any]:
         "unreadable": 0, "expected": None, "missing": None, "ok": False,
     }
     try:
-        reader = _cache.open_reader(folder)  # an older store: the copy it is read into
+        reader = _cache.open_cache(folder, readonly=True)  # an older store: the copy it is read into
     except CacheError as exc:  # an older store that cannot be read at all
         report["integrity"] = [str(exc)]
         return report
@@ -579,7 +601,7 @@ def repair_cache(path: str | os.PathLike | None = None) -> dict[str, Any]:
     folder = _folder(path)
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder}: no cache folder to repair")
-    with _cache.replacing(folder):  # refused while a run may write to the store
+    with _cache.writing(folder, exclusive=True):  # refused while a run may write to the store
         try:
             return _repair(folder)
         finally:
@@ -593,7 +615,7 @@ def _repair(folder: Path) -> dict[str, Any]:
     backup = folder.with_name(f"{folder.name}.before-repair-{stamp}")
     counts: Counter[str] = Counter()
     try:
-        source = _cache.open_reader(folder)  # an older store: the copy it is read into
+        source = _cache.open_cache(folder, readonly=True)  # an older store: the copy it is read into
     except CacheError as exc:  # an older store that cannot be read at all
         log.warning("%s", exc)
         source = None
@@ -633,3 +655,152 @@ def _repair(folder: Path) -> dict[str, Any]:
         "unreadable": unreadable, "expected": expected,
         "lost": None if expected is None else max(expected - salvaged, 0),
     }
+
+
+# --- older stores: diskcache's cache.db, read through its public API -------------------------
+
+_VALUE_FILE = re.compile(r"^[0-9a-f]{2}[/\\][0-9a-f]{2}[/\\][0-9a-f]{28}\.val$")
+
+
+class TextDisk(diskcache.Disk):
+    """diskcache's ``Disk`` for text only (its documented extension point): a pickled key
+    reads as ``"<pickled key>"``; a value that is not text, or a file outside diskcache's
+    layout in the folder, raises :class:`CorruptEntry`. Nothing is unpickled or deleted."""
+
+    def get(self, key: Any, raw: bool) -> Any:
+        return super().get(key, raw) if raw else "<pickled key>"
+
+    def fetch(self, mode: int, filename: str | None, value: Any, read: bool) -> Any:
+        if mode == MODE_RAW and type(value) is str:
+            return value
+        if mode != MODE_TEXT:
+            raise CorruptEntry(f"diskcache mode {mode} (binary or pickle): never decoded")
+        if read or not isinstance(filename, str) or not _VALUE_FILE.match(filename):
+            raise CorruptEntry(f"a value file outside the cache's layout: {filename!r}")
+        try:
+            return super().fetch(mode, filename, value, read)
+        except UnicodeDecodeError:
+            raise CorruptEntry("a value file that is not UTF-8 text") from None
+
+    def remove(self, file_path: str) -> None:
+        pass
+
+
+def _readable(keys: Iterator[Any], left_out: Counter) -> Iterator[Any]:
+    try:
+        yield from keys
+    except sqlite3.DatabaseError:  # a damaged page of its keys: those after it are lost
+        left_out["unreadable: the store's list of keys is damaged"] += 1
+
+
+def migrate(folder: Path, db: Path) -> tuple[int, Counter]:
+    """Make the new SQLite file ``db`` hold each entry of the diskcache store in ``folder``
+    as it was stored, seal included (claims are not copied), in one transaction. Returns
+    how many were copied, and the rows left out (why -> rows)."""
+    left_out: Counter[str] = Counter()
+    moved = 0
+    into = _cache.Store(db.parent, db=db)
+    try:
+        with into.transaction(), \
+                diskcache.Cache(str(folder), disk=TextDisk, eviction_policy="none") as old:
+            _cache.make_tables(into)
+            for key in _readable(old.iterkeys(), left_out):
+                if not (isinstance(key, str) and _HEX64.match(key)):
+                    if not (isinstance(key, str) and key.startswith("claim/")):
+                        left_out["its key is not a cache key"] += 1
+                    continue
+                try:
+                    value, tag = old.get(key, tag=True)
+                except CorruptEntry as exc:
+                    left_out[str(exc)] += 1
+                except (OSError, sqlite3.Error) as exc:
+                    left_out[f"unreadable ({type(exc).__name__})"] += 1
+                else:
+                    if value is not None:  # else: gone meanwhile (TextDisk returns no None)
+                        into.set(key, value, tag=tag)
+                        moved += 1
+    finally:
+        into.close()
+    return moved, left_out
+
+
+def move_in(folder: Path) -> None:
+    """Move the older store of ``folder`` into its ``replies.db``, built aside and then
+    renamed into place, by one process at a time (the others wait, then find it done);
+    ``cache.db`` is then renamed ``cache.db.migrated``."""
+    _cache.check_not_empty(folder / _cache.LEGACY_DB)
+    aside, target = folder / f"{_cache.DB_FILE}.moving", folder / _cache.DB_FILE
+    with open(folder / f"{_cache.LEGACY_DB}.moving.lock", "a") as lock:
+        if _cache.fcntl is not None:
+            _cache.fcntl.flock(lock, _cache.fcntl.LOCK_EX)
+        if target.exists() or not (folder / _cache.LEGACY_DB).exists():  # done meanwhile
+            Path(lock.name).unlink(missing_ok=True)
+            return
+        for leftover in (aside, aside.with_name(aside.name + "-journal")):  # of a crash
+            leftover.unlink(missing_ok=True)
+        try:
+            moved, left_out = migrate(folder, aside)
+            os.replace(aside, target)
+        finally:
+            aside.unlink(missing_ok=True)
+        for suffix in ("", "-wal", "-shm"):
+            old = folder / (_cache.LEGACY_DB + suffix)
+            if old.exists():
+                old.rename(old.with_name(old.name + ".migrated"))
+        Path(lock.name).unlink()
+    log.warning("%s: %d entries of the older store moved into %s (cache.db kept as "
+                "cache.db.migrated)%s", folder, moved, _cache.DB_FILE,
+                f"; left out: {dict(left_out)}" if left_out else "")
+
+
+def read_older(folder: Path) -> _cache.Store:
+    """The older store of ``folder`` read into a temporary copy, opened read-only (the
+    copy goes when the store is closed); the folder is left as it is."""
+    scratch = tempfile.TemporaryDirectory(prefix="workbench-cache-")
+    copy = Path(scratch.name)
+    try:
+        _cache.check_not_empty(folder / _cache.LEGACY_DB)
+        shutil.copytree(folder, copy / "old", ignore=shutil.ignore_patterns("*.lock", "*.json"))
+        moved, left_out = migrate(copy / "old", copy / _cache.DB_FILE)
+    except BaseException as exc:
+        scratch.cleanup()
+        if isinstance(exc, sqlite3.Error) and _cache.is_damage(exc):
+            raise _cache.damaged(folder, exc) from None
+        raise
+    log.info("%s: an older store (cache.db), %d entries read into a temporary copy; open it "
+             "for writing once to move it in", folder, moved)
+    store = _cache.Store(folder, readonly=True, db=copy / _cache.DB_FILE, scratch=scratch)
+    store.left_out = left_out
+    return store
+
+
+# --- the last readonly miss, for `workbench cache explain --last` ----------------------------
+
+LAST_MISS_FILE = "last_miss.json"
+_last_miss: dict[str, Any] = {}
+
+
+def record_miss(request: Request, key: str) -> None:
+    """Remember the last readonly miss for ``workbench cache explain --last`` (the file is
+    private to its owner, mode 600: a prompt may be confidential)."""
+    data = {"key": key, "request": request.to_dict()}
+    _last_miss.clear()
+    _last_miss.update(data)
+    with suppress(Exception):  # diagnostics only (e.g. a read-only folder)
+        folder = config.cache_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        descriptor = os.open(folder / LAST_MISS_FILE, os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
+                             0o600)
+        os.fchmod(descriptor, 0o600)  # also when the file was there before
+        with os.fdopen(descriptor, "w", encoding="utf-8") as out:
+            out.write(json.dumps(data, ensure_ascii=False, indent=1))
+
+
+def last_miss() -> dict[str, Any] | None:
+    """The last recorded readonly miss (this process, else the cache folder's file)."""
+    if _last_miss:
+        return dict(_last_miss)
+    try:
+        return json.loads((config.cache_dir() / LAST_MISS_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None

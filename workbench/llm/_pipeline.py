@@ -36,7 +36,7 @@ from typing import Any
 
 from workbench import config
 from workbench.errors import BudgetExceeded, CacheError
-from workbench.llm import _batch, _cache, _providers, _transports
+from workbench.llm import _batch, _cache, _maintenance, _providers, _transports
 from workbench.llm._keys import cache_key
 from workbench.llm._loop import run_sync
 from workbench.llm._settings import rpm_for
@@ -69,7 +69,7 @@ def run(requests: Iterable[Request], *, concurrency: int | None = None, progress
         raise ValueError(f"concurrency={concurrency!r}: expected an integer >= 1")
     mode = config.cache_mode()
     cache = (None if mode == "off" else
-             _cache.open_reader() if mode == "readonly" else _cache.open_cache())
+             _cache.open_cache(readonly=mode == "readonly"))
     for i, request in enumerate(requests):
         if type(request) is not Request and not isinstance(request, Request):
             raise ValueError(f"requests[{i}]: expected a workbench.llm.Request, "
@@ -81,7 +81,7 @@ def run(requests: Iterable[Request], *, concurrency: int | None = None, progress
     hits: dict[str, Completion] = {}
     corrupt: dict[str, str] = {}
     if mode in ("readwrite", "readonly"):
-        hits, corrupt = _cache.replay_many(_cache.iter_stored(cache, distinct))
+        hits, corrupt = _cache.replay_many(cache.rows(distinct))
         if corrupt:
             _cache.log.warning(
                 "cache %s: %d entr%s failed the replay check (e.g. %s): %s; `workbench cache "
@@ -100,7 +100,7 @@ def run(requests: Iterable[Request], *, concurrency: int | None = None, progress
     if todo and mode == "readonly":
         for key, slots in todo.items():
             request = requests[slots[0]]
-            _cache.record_miss(request, key)
+            _maintenance.record_miss(request, key)
             why = f"corrupt entry: {corrupt[key]}" if key in corrupt else "not cached"
             failure = CallFailure(key, "cache_miss", f"{why} (readonly mode): "
                                   f"model={request.model!r} key={key}", 0, request.model)
@@ -254,7 +254,7 @@ class _Sender:
         stored: dict[str, Completion] = {}
         if self.claims and mine:
             claimed = [key for key in mine if self._claim(key, _BATCH_CLAIM_S)]
-            stored, _ = _cache.replay_many(_cache.iter_stored(self.cache, claimed))
+            stored, _ = _cache.replay_many(self.cache.rows(claimed))
             mine = {key: mine[key] for key in claimed if key not in stored}
             for key, hit in stored.items():  # sent elsewhere since the first read
                 self._done(key, hit)
@@ -355,7 +355,7 @@ class _Sender:
 
     def _stored(self, key: str) -> Completion | None:
         try:
-            return _cache.replay(key, _cache.read_values(self.cache, [key])[key])
+            return _cache.replay(self.cache, key)
         except _cache.CorruptEntry:
             return None
 

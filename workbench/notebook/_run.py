@@ -231,9 +231,9 @@ def _kernel_settings() -> dict[str, Any]:
 def _cache_entries() -> int | None:
     """Entries in the LLM cache folder now (``None`` if it cannot be read)."""
     try:
-        from workbench.llm._cache import open_reader
+        from workbench.llm._cache import open_cache
 
-        return len(open_reader(config.cache_dir()))
+        return len(open_cache(config.cache_dir(), readonly=True))
     except Exception:  # the count is informative only; never fail a run over it
         return None
 
