@@ -9,7 +9,7 @@ import logging
 
 import pytest
 
-from workbench.llm import Request, _http, complete_many, peek
+from workbench.llm import Request, _http, clear_cache, complete_many, peek
 from workbench.llm._cache import open_cache
 from workbench.sim.server import SimServer, running_server
 
@@ -52,7 +52,7 @@ def test_the_direct_path_writes_the_entry_litellm_would(sim_server, monkeypatch)
     entries = {}
     for path in ("litellm", "direct"):
         monkeypatch.setenv("WORKBENCH_HTTP_PATH", path)
-        open_cache().clear()
+        clear_cache()
         (reply,) = complete_many([request], progress=False)
         entry = _stored(reply.key)
         for volatile in ("latency_s", "timestamp"):

@@ -1,30 +1,26 @@
-"""The reply store: one SQLite file, ``replies.db``, in the cache folder.
+"""The reply store: one SQLite file, ``replies.db``, in WAL mode in the cache folder
+(``WORKBENCH_CACHE_DIR``, else ``data/cache/llm``; :func:`~workbench.llm.configure`).
 
-**Where.** The folder is ``WORKBENCH_CACHE_DIR`` (else ``data/cache/llm``;
-:func:`~workbench.llm.configure` sets it in code); the file is in WAL mode. Its table
-``replies`` (:data:`SCHEMA`) holds a row per :func:`~workbench.llm.cache_key` of a request.
+**A row** of table ``replies`` (:data:`SCHEMA`) holds, under the
+:func:`~workbench.llm.cache_key` of a request, its *entry*, *seal* and time written. The
+entry is one JSON object: the reply fields ``key, model, backend, cost_usd, latency_s,
+usage, response`` first (all a replay decodes), then ``attempts, timestamp,
+workbench_version, schema`` and the ``request`` (no API key, header nor URL password).
+Errors are never stored. ``tally`` counts the rows (kept by triggers).
 
-**A row** holds the *entry*, its *seal* and when it was written. The entry is one JSON
-object: the reply fields ``key, model, backend, cost_usd, latency_s, usage, response``
-first (all a replay decodes), then ``attempts, timestamp, workbench_version, schema`` and
-the ``request`` (no API key, header nor URL password). Errors are never stored. ``tally``
-counts the rows (kept by triggers: a damaged store still says how many it held).
+**The seal** is the sha256 of the entry's JSON, compared at every replay (an entry written
+before seals has its request hashed back to its key instead). An entry that fails is a
+*corrupt entry*: a miss, never replayed. Nothing is ever unpickled.
 
-**The seal** is the sha256 of the entry's JSON, compared at every replay; an entry written
-before seals has its request hashed back to its key instead. An entry that fails is a
-*corrupt entry*: a miss, counted, never replayed. Nothing is ever unpickled.
-
-**Claims.** Table ``claims`` names the process sending a request until it ``expires``, so
+**Claims** (table ``claims``) name the process sending a request until they expire, so
 that processes sharing a folder send each request once.
 
-**Reading and writing.** Each reply is committed as its call ends; ``readonly`` opens the
-file read-only and never writes. A full disk or a damaged store stops a run with one
-:class:`~workbench.errors.CacheError` naming the folder; the writers' lock keeps
-``workbench cache repair`` away from a run that may write.
+**Writes** are committed one reply at a time, as its call ends; ``readonly`` never writes.
+A full disk or a damaged store stops a run with one :class:`~workbench.errors.CacheError`
+naming the folder; the writers' lock keeps ``workbench cache repair`` away from a run.
 
-**Older stores** (diskcache's ``cache.db``) are moved in when first opened for writing
-(read into a temporary copy when opened read-only): that code is in ``_maintenance.py``,
-with stats, export, import, explain, clear, check and repair.
+**Older stores** (diskcache's ``cache.db``) are moved in when first opened for writing:
+that code is in ``_maintenance.py``, with stats, export, import, check and repair.
 """
 
 from __future__ import annotations
@@ -109,12 +105,9 @@ def make_entry(key: str, request: Request, *, text: str, logprobs: list | None,
 
 
 def unicode_text(text: str) -> str:
-    """``text`` with each unpaired surrogate (``"\\ud83d"``) replaced by U+FFFD.
-
-    A server that cuts a reply inside a surrogate pair (an emoji cut at a token
-    boundary) sends half of it as a JSON escape, which UTF-8 cannot encode (for the
-    store, a results table or a notebook); a pair split over two code points is joined.
-    Other text is returned unchanged (the same object).
+    """``text`` with each unpaired surrogate (``"\\ud83d"``, half an emoji a server cut at
+    a token boundary: UTF-8 cannot encode it) replaced by U+FFFD; a pair split over two
+    code points is joined. Other text is returned unchanged (the same object).
 
     Examples
     --------
@@ -152,8 +145,8 @@ def decode_entry(raw: str) -> dict[str, Any]:
 
 def read_reply(raw: str) -> dict[str, Any]:
     """The reply fields of a stored entry: the prefix :func:`encode_entry` writes before
-    ``"attempts"`` is decoded alone (with the stdlib decoder's scanner), so a replay costs
-    the same however long the prompt. Any other layout is decoded whole.
+    ``"attempts"`` alone, so a replay costs the same however long the prompt (any other
+    layout is decoded whole).
 
     Examples
     --------
@@ -253,12 +246,9 @@ def replay(store: Store, key: str) -> Completion | None:
 def replay_many(rows: Iterable[tuple[str, Any, Any]]
                 ) -> tuple[dict[str, Completion], dict[str, str]]:
     """The completions of stored rows ``(key, entry, seal)`` (:meth:`Store.rows`) by key,
-    and the corrupt entries met (key -> why).
-
-    Python's cyclic garbage collector is off meanwhile (back on after, unless it was off):
-    these objects hold no cycle, yet tens of thousands of new completions set off its
-    passes (an eighth of the time of a 100,000-entry replay, measured).
-    """
+    and the corrupt entries met (key -> why). The cyclic garbage collector is off
+    meanwhile: these objects hold no cycle, yet its passes took an eighth of the time of
+    a 100,000-entry replay (measured)."""
     hits: dict[str, Completion] = {}
     corrupt: dict[str, str] = {}
     passed = _checked.get
@@ -323,10 +313,9 @@ def make_tables(store: Store) -> None:
 class Store:
     """The store of one folder: its ``replies.db`` through a connection per thread.
 
-    ``readonly``: opened read-only, a missing file being an empty store; ``why``: why a
-    writable open fell back to that (``read-only`` or ``full``); ``left_out``: the rows
-    of an older store that could not be read (why -> rows). ``get``/``set`` read and write
-    raw entry text; :func:`store` and :func:`replay` are the checked doors.
+    ``readonly``: a missing file is an empty store; ``why``: why a writable open fell back
+    to read-only (``read-only`` or ``full``); ``left_out``: rows of an older store not read
+    (why -> rows). :func:`store` and :func:`replay` are the checked doors.
     """
 
     def __init__(self, directory: str | os.PathLike, *, readonly: bool = False,
@@ -396,11 +385,6 @@ class Store:
     def __len__(self) -> int:
         return self.execute("SELECT count(*) FROM replies").fetchone()[0]
 
-    def volume(self) -> int:
-        """Bytes of the database file."""
-        return (self.execute("PRAGMA page_count").fetchone()[0]
-                * self.execute("PRAGMA page_size").fetchone()[0])
-
     def close(self) -> None:
         """Close this thread's connection (another thread's closes with the thread, or
         with the store once nothing holds it: never under a query)."""
@@ -412,12 +396,8 @@ class Store:
 
 
 def connect_ro(db: Path) -> sqlite3.Connection:
-    """A read-only connection to the SQLite file ``db`` (``mode=ro``, else ``immutable=1``).
-
-    ``mode=ro`` sees the WAL but needs its index file (``-shm``) to exist or be
-    creatable; where neither is possible (a read-only folder without one), the file is
-    read as it is, and a warning says when the WAL holds pages that are then not seen.
-    """
+    """A read-only connection to the SQLite file ``db``: ``mode=ro`` (it sees the WAL, but
+    needs its ``-shm`` file), else, in a read-only folder without one, ``immutable=1``."""
     uri = db.resolve().as_uri()
     con = sqlite3.connect(f"{uri}?mode=ro", uri=True, isolation_level=None)
     try:

@@ -29,7 +29,8 @@ import sqlite3
 import tempfile
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
-from contextlib import suppress
+from contextlib import closing, suppress
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -64,10 +65,9 @@ def _entry_of(key: str, raw: Any, tag: Any, *, full: bool = False) -> dict[str, 
     return entry
 
 
-def _entries(store: _cache.Store, *, full: bool = False
-             ) -> Iterator[tuple[str, dict | None, str | None]]:
+def _entries(store: _cache.Store) -> Iterator[tuple[str, dict | None, str | None]]:
     """Every entry of ``store`` by key, checked: ``(key, entry, None)``, or ``(key, None,
-    why)`` for a corrupt one (``full``: also hash the request of sealed entries)."""
+    why)`` for a corrupt one."""
     try:
         rows = store.execute("SELECT key, entry, seal FROM replies ORDER BY key")
         for key, raw, tag in rows:
@@ -75,7 +75,7 @@ def _entries(store: _cache.Store, *, full: bool = False
                 yield repr(key)[:40], None, "its key is not a cache key"
                 continue
             try:
-                yield key, _entry_of(key, raw, tag, full=full), None
+                yield key, _entry_of(key, raw, tag), None
             except CorruptEntry as exc:
                 yield key, None, str(exc)
     except sqlite3.DatabaseError as exc:
@@ -101,6 +101,8 @@ def cache_stats(path: str | os.PathLike | None = None) -> dict[str, Any]:
         entries), ``by_backend`` (backend -> entries), ``first``/``last`` timestamps.
     """
     cache = _cache.open_cache(path, readonly=True)
+    (size,), = cache.execute("SELECT page_count * page_size FROM pragma_page_count(), "
+                             "pragma_page_size()").fetchall()
     by_model: Counter[str] = Counter()
     by_backend: Counter[str] = Counter()
     cost = 0.0
@@ -118,7 +120,7 @@ def cache_stats(path: str | os.PathLike | None = None) -> dict[str, Any]:
     return {
         "folder": str(cache.directory),
         "entries": n,
-        "size_bytes": int(cache.volume()),
+        "size_bytes": size,
         "corrupt": corrupt,
         "total_cost_usd": cost,
         "by_model": dict(sorted(by_model.items())),
@@ -354,8 +356,7 @@ def _message_diffs(mine: list, theirs: list) -> list[str]:
             if a.get(part) == b.get(part):
                 continue
             x, y = str(a.get(part)), str(b.get(part))
-            at = next((j for j, (c, d) in enumerate(zip(x, y, strict=False)) if c != d),
-                      min(len(x), len(y)))
+            at = len(os.path.commonprefix([x, y]))
             notes.append(f"messages[{i}].{part} differs from character {at}: "
                          f"{_short(x[max(0, at - 20): at + 40])} vs "
                          f"{_short(y[max(0, at - 20): at + 40])}")
@@ -364,16 +365,8 @@ def _message_diffs(mine: list, theirs: list) -> list[str]:
 
 def _distance(a: str, b: str) -> int:
     """Characters outside the common prefix and suffix of ``a`` and ``b`` (cheap, O(n))."""
-    prefix = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        prefix += 1
-    suffix = 0
-    for x, y in zip(reversed(a[prefix:]), reversed(b[prefix:]), strict=False):
-        if x != y:
-            break
-        suffix += 1
+    prefix = len(os.path.commonprefix([a, b]))
+    suffix = len(os.path.commonprefix([a[prefix:][::-1], b[prefix:][::-1]]))
     return len(a) + len(b) - 2 * (prefix + suffix)
 
 
@@ -487,7 +480,7 @@ def _salvage(db: Path, counts: Counter, problems: Counter) -> Iterator[tuple[str
         problems[f"cannot open: {exc}"] += 1
         counts["table"] += 1
         return
-    try:
+    with closing(con):
         for key, text, tag in _rows(con, _size(db) or 0, counts):
             if not (isinstance(key, str) and _HEX64.match(key)):
                 problems["its key is not a cache key"] += 1
@@ -499,18 +492,13 @@ def _salvage(db: Path, counts: Counter, problems: Counter) -> Iterator[tuple[str
                 continue
             counts["sealed" if tag is not None else "unsealed"] += 1
             yield key, text
-    finally:
-        con.close()
 
 
 def _expected(db: Path) -> int | None:
     """How many entries the store's own count says it held (None if unreadable)."""
     try:
-        con = _cache.connect_ro(db)
-        try:
+        with closing(_cache.connect_ro(db)) as con:
             return int(con.execute("SELECT replies FROM tally").fetchone()[0])
-        finally:
-            con.close()
     except (sqlite3.DatabaseError, ValueError, TypeError):
         return None
 
@@ -551,13 +539,9 @@ def check_cache(path: str | os.PathLike | None = None) -> dict[str, Any]:
         report["ok"] = False
         return report
     try:
-        con = _cache.connect_ro(db)
-        try:
-            lines = [line for (row,) in con.execute("PRAGMA integrity_check(20)")
-                     for line in str(row).splitlines()]
-        finally:
-            con.close()
-        report["integrity"] = lines[:20]
+        with closing(_cache.connect_ro(db)) as con:
+            report["integrity"] = [line for (row,) in con.execute("PRAGMA integrity_check(20)")
+                                   for line in str(row).splitlines()][:20]
     except sqlite3.DatabaseError as exc:
         report["integrity"] = [str(exc)]
     counts: Counter[str] = Counter()
@@ -581,8 +565,7 @@ def repair_cache(path: str | os.PathLike | None = None) -> dict[str, Any]:
     ``<folder>.before-repair-<YYYYmmdd-HHMMSS>`` (kept: delete it when satisfied) and the
     fresh store takes its name. Every salvaged entry is written sealed. A run that may
     write to the store (in any process) makes a repair refuse at once, and a run
-    started during a repair waits for it (:func:`workbench.llm._cache.replacing`): the
-    replies of a run are never written into the store moved aside.
+    started during a repair waits for it (:func:`workbench.llm._cache.writing`).
 
     Returns
     -------
@@ -627,17 +610,11 @@ def _repair(folder: Path) -> dict[str, Any]:
     try:
         if db_bytes:
             entries = _salvage(source.db, counts, problems)  # type: ignore[union-attr]
-            while True:
+            while batch := list(islice(entries, _RANGE)):
                 with store.transaction():  # one transaction per range: fast, and atomic
-                    batch = 0
-                    for key, text in entries:
+                    for key, text in batch:
                         store.set(key, text, tag=_cache.seal(text))
-                        batch += 1
-                        if batch == _RANGE:
-                            break
-                salvaged += batch
-                if batch < _RANGE:
-                    break
+                salvaged += len(batch)
         store.close()
         ledger = folder / LEDGER_FILE  # the batch jobs still to collect stay with the cache
         if ledger.exists():

@@ -39,32 +39,12 @@ def configure(
 ) -> dict[str, Any]:
     """Set the LLM layer's settings in code; returns the settings now in force.
 
-    The values are kept for this process (:func:`workbench.config.overrides`) and win
-    over the ``WORKBENCH_*`` environment variables of the same names, which are not
-    changed (child processes do not see these settings). ``None`` leaves a setting as
-    it is; :func:`temporary_settings` undoes them after a ``with`` block.
-
-    Parameters
-    ----------
-    cache_dir, cache_mode
-        The cache folder and mode (``readwrite``, ``readonly``, ``refresh``, ``off``),
-        as ``WORKBENCH_CACHE_DIR`` / ``WORKBENCH_CACHE_MODE``.
-    concurrency, timeout, max_retries
-        Calls in flight per model, seconds per call and retries of a retryable error
-        (as ``WORKBENCH_CONCURRENCY``, ``WORKBENCH_TIMEOUT``, ``WORKBENCH_MAX_RETRIES``).
-    retry_backoff
-        The first retry waits up to this many seconds (full jitter), doubling per
-        attempt, capped at 60 (as ``WORKBENCH_RETRY_BACKOFF``).
-    circuit_breaker
-        After this many consecutive connection failures of a model, its other
-        requests in the batch are not run (``0``: never; as ``WORKBENCH_CIRCUIT_BREAKER``).
-    rpm
-        Requests per minute: one number for every model, or ``{model: rpm}``;
-        ``0``/``None`` in the mapping means unlimited.
-    call_mode, batch_poll
-        ``online`` or ``batch``: the default ``mode`` of
-        :func:`~workbench.llm.complete_many` (as ``WORKBENCH_CALL_MODE``); the first
-        wait before polling a batch job, in seconds (as ``WORKBENCH_BATCH_POLL``).
+    Each is the setting of the ``WORKBENCH_*`` environment variable of its name (their
+    table, with meanings and defaults, is in :mod:`workbench.config`), kept for this
+    process (:func:`workbench.config.overrides`) and winning over that variable, which is
+    not changed (child processes do not see it). ``None`` leaves a setting as it is;
+    :func:`temporary_settings` undoes them after a ``with`` block. ``rpm`` (requests per
+    minute) is one number for every model, or ``{model: rpm}`` (``0``/``None``: unlimited).
     """
     values: dict[str, Any] = {}
     if cache_mode is not None:
