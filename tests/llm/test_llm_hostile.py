@@ -522,7 +522,7 @@ def test_a_process_that_wrote_before_a_repair_writes_into_the_repaired_store(_ll
 def test_a_run_started_during_a_repair_waits_for_it(_llm_cache):
     fill(1, "before")
     done: list = []
-    with _cache.writing(_llm_cache, exclusive=True):  # as a repair holds it
+    with _maintenance.writing(_llm_cache, exclusive=True):  # as a repair holds it
         thread = threading.Thread(target=lambda: done.extend(
             complete_many([Request(SIM, msgs("during"))], progress=False)))
         thread.start()

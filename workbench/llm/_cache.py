@@ -17,10 +17,11 @@ that processes sharing a folder send each request once.
 
 **Writes** are committed one reply at a time, as its call ends; ``readonly`` never writes.
 A full disk or a damaged store stops a run with one :class:`~workbench.errors.CacheError`
-naming the folder; the writers' lock keeps ``workbench cache repair`` away from a run.
+naming the folder.
 
-**Older stores** (diskcache's ``cache.db``) are moved in when first opened for writing:
-that code is in ``_maintenance.py``, with stats, export, import, check and repair.
+**Maintenance** is in ``_maintenance.py``: stats, export, import, check, repair (kept
+away from a run by the writers' lock a run holds) and the move of an older store
+(diskcache's ``cache.db``) into ``replies.db`` when first opened for writing.
 """
 
 from __future__ import annotations
@@ -44,11 +45,6 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
-try:
-    import fcntl
-except ImportError:  # not POSIX: no locks
-    fcntl = None
-
 from workbench import config
 from workbench.errors import CacheError
 from workbench.llm._keys import cache_key
@@ -59,8 +55,6 @@ log = logging.getLogger("workbench.llm")
 ENTRY_SCHEMA = 1
 DB_FILE = "replies.db"
 LEGACY_DB = "cache.db"
-#: A file every run that may write holds a shared ``flock`` on, a repair an exclusive one.
-LOCK_FILE = "writers.lock"
 #: Below this much free space on the store's disk, a run that would write stops first.
 MIN_FREE_BYTES = 32 * 2**20
 _HOST = socket.gethostname()
@@ -336,8 +330,7 @@ class Store:
             local.memory = self.readonly and not self.db.is_file()
             if local.memory:  # nothing stored yet: empty tables in memory
                 local.con = sqlite3.connect(":memory:", isolation_level=None)
-                for statement_ in SCHEMA:
-                    local.con.execute(statement_)
+                local.con.executescript(";".join(SCHEMA))
             elif self.readonly:
                 check_not_empty(self.db)
                 local.con = connect_ro(self.db)
@@ -585,58 +578,6 @@ def check_not_empty(db: Path) -> None:
         "store", folder=str(db.parent))
 
 
-# --- the writers' lock: no repair while a run may write --------------------------------------
-
-@contextmanager
-def writing(folder: str | os.PathLike, *, exclusive: bool = False) -> Iterator[None]:
-    """Hold the store's writers' lock (:data:`LOCK_FILE`): shared while a run may write
-    (a repair refuses meanwhile, and a run started during a repair waits for it), or
-    ``exclusive`` while a repair replaces the store (a
-    :class:`~workbench.errors.CacheError` at once while a run may write)."""
-    descriptor = _lock(Path(folder), exclusive=exclusive)
-    try:
-        yield
-    finally:
-        if descriptor is not None:
-            os.close(descriptor)
-
-
-def _lock(folder: Path, *, exclusive: bool) -> int | None:
-    """A descriptor holding the lock (``None``: no lock can be taken there, e.g. a
-    read-only folder, where nothing is written anyway); released when a process dies."""
-    if fcntl is None:  # not POSIX: no lock
-        return None
-    path = folder / LOCK_FILE
-    while True:
-        try:
-            descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError:
-            return None
-        kind = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
-        try:
-            fcntl.flock(descriptor, kind | fcntl.LOCK_NB)
-        except BlockingIOError:
-            if exclusive:
-                os.close(descriptor)
-                raise CacheError(
-                    f"the LLM cache at {folder} is in use by a run that may write to it (a "
-                    "notebook, `workbench run`, a batch job being collected, another "
-                    "process): replacing the store now would move the replies it writes "
-                    "aside. Let it finish (or stop it), then run this again",
-                    folder=str(folder)) from None
-            log.warning("the LLM cache at %s is being repaired: waiting for it", folder)
-            fcntl.flock(descriptor, kind)
-        except OSError:
-            os.close(descriptor)
-            return None
-        try:  # a repair may have moved the folder (and this file) away meanwhile
-            if os.path.samestat(os.fstat(descriptor), os.stat(path)):
-                return descriptor
-        except OSError:
-            pass
-        os.close(descriptor)
-
-
 # --- writing -----------------------------------------------------------------------------------
 
 def require_writable(store: Store) -> None:
@@ -650,12 +591,9 @@ def require_writable(store: Store) -> None:
 
 
 def store(cache: Store, entry: Mapping[str, Any]) -> bool:
-    """Write ``entry`` under its key with its seal, committed; True if written.
-
-    A full disk, a read-only or a damaged store raises
-    :class:`~workbench.errors.CacheError` (the run stops once, instead of warning per
-    reply); any other failure (e.g. a store locked too long) is logged, and the run
-    goes on.
+    """Write ``entry`` under its key with its seal, committed; True if written. A full
+    disk, a read-only or a damaged store raises :class:`~workbench.errors.CacheError` (the
+    run stops once); any other failure (e.g. locked too long) is logged, and the run goes on.
     """
     if cache.readonly:
         raise unwritable(cache.directory, cache.why or "read-only")
@@ -688,10 +626,9 @@ def checkpoint(store: Store, *, truncate: bool = False) -> None:
 def peek(request: Request) -> Completion | None:
     """The cached reply to ``request``, or ``None``; never calls a provider, never writes.
 
-    Exactly what :func:`~workbench.llm.complete` would replay (``cached=True``): in the
-    ``refresh`` and ``off`` modes nothing counts as cached, and a corrupt entry is a
-    miss. A cache folder that does not exist yet is not created, and a damaged one
-    raises :class:`~workbench.errors.CacheError`.
+    Exactly what :func:`~workbench.llm.complete` would replay (``cached=True``): nothing in
+    the ``refresh`` and ``off`` modes, never a corrupt entry. A missing cache folder is not
+    created; a damaged one raises :class:`~workbench.errors.CacheError`.
 
     Examples
     --------

@@ -1,20 +1,18 @@
-"""Maintenance of the reply store (``_cache.py``) behind ``workbench cache``: stats,
-export, import, explain, clear, check and repair; replay files (replies recorded
-elsewhere, in the export format); and the move of an older store into ``replies.db``.
+"""Maintenance of the reply store (``_cache.py``), behind ``workbench cache``.
 
-Stats, export and explain read the store read-only and check every entry as a replay
-does (:func:`_entry_of`): a corrupt entry is counted, never exported. Import and export
-strip secret-bearing fields (:func:`workbench.llm._secrets.strip_entry_secrets`).
+Stats, export and explain check every entry as a replay does (:func:`_entry_of`): a
+corrupt one is counted, never exported. Import (of an export, or of a replay file of
+replies recorded elsewhere) and export strip secret-bearing fields.
 
-Check and repair read ``replies.db`` row by row where whole ranges fail (:func:`_rows`),
-so a damaged page costs the entries on it, not the store. A repair never deletes: the old
-folder is kept as ``<folder>.before-repair-<time>``.
+Check and repair read ``replies.db`` by rowid (:func:`_rows`), so a damaged page costs the
+entries on it, not the store. A repair never deletes (the old folder is kept as
+``<folder>.before-repair-<time>``), and refuses while a run holds the writers' lock
+(:func:`writing`).
 
 An older store (diskcache's ``cache.db``) is read through diskcache's public API and a
-text-only :class:`TextDisk`: into a new file that then takes the name ``replies.db`` at
-once (:func:`move_in`: a move that fails half way leaves the folder as it was; ``cache.db``
-is kept as ``cache.db.migrated``), or, opened read-only, into a temporary copy
-(:func:`read_older`), the folder left as it is.
+text-only :class:`TextDisk`: into a new file that then takes the name ``replies.db``
+(:func:`move_in`: a move that fails half way leaves the folder as it was) or, opened
+read-only, into a temporary copy (:func:`read_older`).
 """
 
 from __future__ import annotations
@@ -29,13 +27,18 @@ import sqlite3
 import tempfile
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
-from contextlib import closing, suppress
+from contextlib import closing, contextmanager, suppress
 from itertools import islice
 from pathlib import Path
 from typing import Any
 
 import diskcache
 from diskcache.core import MODE_RAW, MODE_TEXT
+
+try:
+    import fcntl
+except ImportError:  # not POSIX: no locks
+    fcntl = None
 
 from workbench import config
 from workbench.errors import CacheError
@@ -49,6 +52,8 @@ from workbench.llm._types import Request, Usage
 log = logging.getLogger("workbench.llm")
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 _BATCH = 1000
+#: A file every run that may write holds a shared ``flock`` on, a repair an exclusive one.
+LOCK_FILE = "writers.lock"
 
 
 def _entry_of(key: str, raw: Any, tag: Any, *, full: bool = False) -> dict[str, Any]:
@@ -89,17 +94,9 @@ def _folder(path: str | os.PathLike | None) -> Path:
 
 
 def cache_stats(path: str | os.PathLike | None = None) -> dict[str, Any]:
-    """Counts of the cache: entries, size, per model and backend, total cost.
-
-    Read-only. Entries that fail their check (:func:`workbench.llm._cache.check_entry`)
-    count as ``corrupt`` and nowhere else.
-
-    Returns
-    -------
-    dict
-        ``folder, entries, size_bytes, corrupt, total_cost_usd, by_model`` (model ->
-        entries), ``by_backend`` (backend -> entries), ``first``/``last`` timestamps.
-    """
+    """Counts of the cache, read-only: ``folder, entries, size_bytes, corrupt`` (entries
+    that fail their check, counted nowhere else), ``total_cost_usd, by_model`` (model ->
+    entries), ``by_backend`` (backend -> entries), ``first``/``last`` timestamps."""
     cache = _cache.open_cache(path, readonly=True)
     (size,), = cache.execute("SELECT page_count * page_size FROM pragma_page_count(), "
                              "pragma_page_size()").fetchall()
@@ -138,9 +135,8 @@ def _line(entry: Mapping[str, Any]) -> str:
 def export_cache(file: str | os.PathLike, *, path: str | os.PathLike | None = None) -> int:
     """Write every sound entry as one JSON object per line (sorted by key); returns the count.
 
-    The WAL is checkpointed first, so that ``replies.db`` alone then holds every entry.
-    Corrupt entries are left out and secret-bearing fields stripped (an entry written
-    by an older version may hold some); a warning counts both.
+    The WAL is checkpointed first. Corrupt entries are left out and secret-bearing fields
+    stripped (an older version may have written some); a warning counts both.
     """
     folder = _folder(path)
     if (folder / _cache.DB_FILE).is_file():
@@ -189,23 +185,12 @@ def write_replay_file(rows: Iterable[Mapping[str, Any]], file: str | os.PathLike
                       backend: str) -> int:
     """Write replies recorded elsewhere as a file for :func:`import_cache`.
 
-    Parameters
-    ----------
-    rows
-        Mappings with ``model``, ``messages``, ``temperature`` (the request; an
-        optional ``sample``, default 0, is its repeat index), ``text`` (the reply, kept
-        verbatim) and ``source`` (where it was found); for a DataFrame pass
-        ``frame.to_dict("records")``.
-    file
-        The JSONL file to write: one entry per line (:func:`replay_entry`), in the
-        format of :func:`export_cache`, each checked with :func:`validate_entry`.
-    backend
-        The provider that served the original calls, recorded in every entry.
-
-    Returns
-    -------
-    int
-        Entries written: identical requests are written once (the first reply wins).
+    ``rows`` are mappings with ``model``, ``messages``, ``temperature`` (an optional
+    ``sample``, default 0, is the repeat index), ``text`` (the reply, kept verbatim) and
+    ``source`` (where it was found): ``frame.to_dict("records")`` of a DataFrame. ``file``
+    gets one entry per line (:func:`replay_entry`, checked by :func:`validate_entry`);
+    ``backend`` names the provider that served the original calls. Returns the entries
+    written: identical requests are written once (the first reply wins).
 
     Examples
     --------
@@ -280,18 +265,11 @@ def import_cache(file: str | os.PathLike, *, path: str | os.PathLike | None = No
                  overwrite: bool = False) -> dict[str, int]:
     """Import a file written by :func:`export_cache`, all or nothing.
 
-    Every line is cleaned of secret-bearing fields (top-level ``api_key``, the
-    request's secret params and headers, any ``*key``/``*token``/``*secret``/
-    ``*password`` field, ``user:password@`` in ``api_base``; the entry is then keyed
-    without them) and validated (JSON, fields, key matching its request); a bad line
-    raises ``ValueError`` naming the file and line number, and nothing is written.
-    Existing entries are kept unless ``overwrite``. Entries are stored sealed.
-
-    Returns
-    -------
-    dict
-        ``read``, ``imported`` and ``skipped`` (already present) counts, and
-        ``secrets_removed`` (fields stripped).
+    Every line is cleaned of secret-bearing fields (:func:`_clean`) and validated
+    (:func:`validate_entry`); a bad line raises ``ValueError`` naming the file and line
+    number, and nothing is written. Existing entries are kept unless ``overwrite``.
+    Returns the counts ``read``, ``imported``, ``skipped`` (already present) and
+    ``secrets_removed`` (fields stripped).
     """
     entries: list[tuple[str, dict]] = []
     removed = 0
@@ -310,7 +288,7 @@ def import_cache(file: str | os.PathLike, *, path: str | os.PathLike | None = No
             entries.append((key, entry))
     folder = _cache.open_cache(path).directory
     imported = skipped = 0
-    with _cache.writing(folder):  # no repair meanwhile
+    with writing(folder):  # no repair meanwhile
         cache = _cache.open_cache(folder)
         if entries:
             _cache.require_writable(cache)
@@ -429,6 +407,58 @@ def explain(request: Request | Mapping[str, Any], *,
             "notes": notes}
 
 
+# --- the writers' lock: no repair while a run may write --------------------------------------
+
+@contextmanager
+def writing(folder: str | os.PathLike, *, exclusive: bool = False) -> Iterator[None]:
+    """Hold the store's writers' lock (:data:`LOCK_FILE`): shared while a run may write
+    (a repair refuses meanwhile, and a run started during a repair waits for it), or
+    ``exclusive`` while a repair replaces the store (a
+    :class:`~workbench.errors.CacheError` at once while a run may write)."""
+    descriptor = _lock(Path(folder), exclusive=exclusive)
+    try:
+        yield
+    finally:
+        if descriptor is not None:
+            os.close(descriptor)
+
+
+def _lock(folder: Path, *, exclusive: bool) -> int | None:
+    """A descriptor holding the lock (``None``: no lock can be taken there, e.g. a
+    read-only folder, where nothing is written anyway); released when a process dies."""
+    if fcntl is None:  # not POSIX: no lock
+        return None
+    path = folder / LOCK_FILE
+    while True:
+        try:
+            descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError:
+            return None
+        kind = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
+        try:
+            fcntl.flock(descriptor, kind | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if exclusive:
+                os.close(descriptor)
+                raise CacheError(
+                    f"the LLM cache at {folder} is in use by a run that may write to it (a "
+                    "notebook, `workbench run`, a batch job being collected, another "
+                    "process): replacing the store now would move the replies it writes "
+                    "aside. Let it finish (or stop it), then run this again",
+                    folder=str(folder)) from None
+            log.warning("the LLM cache at %s is being repaired: waiting for it", folder)
+            fcntl.flock(descriptor, kind)
+        except OSError:
+            os.close(descriptor)
+            return None
+        try:  # a repair may have moved the folder (and this file) away meanwhile
+            if os.path.samestat(os.fstat(descriptor), os.stat(path)):
+                return descriptor
+        except OSError:
+            pass
+        os.close(descriptor)
+
+
 # --- check and repair ----------------------------------------------------------------------
 
 _RANGE = 500
@@ -442,13 +472,10 @@ def _size(path: Path) -> int | None:
 
 
 def _rows(con: sqlite3.Connection, db_bytes: int, counts: Counter) -> Iterator[tuple]:
-    """Every readable row of ``replies``; ``counts["unreadable"]`` counts the rowids whose
-    row could not be read (a damaged page), ``counts["table"]`` a table that could not be
-    read at all.
-
-    Rows are looked up by rowid, never scanned: on a damaged tree a range scan can
-    silently return nothing, while a lookup still finds every row whose page is sound.
-    """
+    """Every readable row of ``replies``, counting in ``counts`` the ``unreadable`` rowids
+    (a damaged page) and a ``table`` that cannot be read. Rows are looked up by rowid:
+    on a damaged tree a range scan can silently return nothing, while a lookup still
+    finds every row whose page is sound."""
     try:
         (top,), = con.execute("SELECT max(rowid) FROM replies").fetchall()
     except sqlite3.DatabaseError:
@@ -525,7 +552,7 @@ def check_cache(path: str | os.PathLike | None = None) -> dict[str, Any]:
         "unreadable": 0, "expected": None, "missing": None, "ok": False,
     }
     try:
-        reader = _cache.open_cache(folder, readonly=True)  # an older store: the copy it is read into
+        reader = _cache.open_cache(folder, readonly=True)  # an older store: its copy
     except CacheError as exc:  # an older store that cannot be read at all
         report["integrity"] = [str(exc)]
         return report
@@ -561,30 +588,23 @@ def check_cache(path: str | os.PathLike | None = None) -> dict[str, Any]:
 def repair_cache(path: str | os.PathLike | None = None) -> dict[str, Any]:
     """Salvage every sound entry of the store at ``path`` into a fresh store in its place.
 
-    The fresh store is built beside the folder, then the folder is renamed to
-    ``<folder>.before-repair-<YYYYmmdd-HHMMSS>`` (kept: delete it when satisfied) and the
-    fresh store takes its name. Every salvaged entry is written sealed. A run that may
-    write to the store (in any process) makes a repair refuse at once, and a run
-    started during a repair waits for it (:func:`workbench.llm._cache.writing`).
+    The fresh store, every salvaged entry sealed, is built beside the folder, which is
+    then renamed ``<folder>.before-repair-<YYYYmmdd-HHMMSS>`` (kept: delete it when
+    satisfied). Raises :class:`~workbench.errors.CacheError` at once while a run (in any
+    process) may write to the store; a run started meanwhile waits (:func:`writing`).
 
     Returns
     -------
     dict
-        ``folder``, ``backup`` (where the old store went), ``db_bytes`` (the old
-        ``replies.db``'s size: 0 or None means nothing was there), ``salvaged``, ``corrupt``
-        and ``problems`` (entries left out, and why), ``unreadable`` (rows on damaged
-        pages), ``expected`` (what the store's own count said it held, None if
-        unreadable) and ``lost`` (``expected - salvaged`` when known).
-
-    Raises
-    ------
-    CacheError
-        at once while a run may write to the store (it names the folder).
+        ``folder``, ``backup``, ``db_bytes`` (the old ``replies.db``'s size: 0 or None:
+        nothing was there), ``salvaged``, ``corrupt`` and ``problems`` (entries left out,
+        and why), ``unreadable`` (rows on damaged pages), ``expected`` (the store's own
+        count, None if unreadable) and ``lost`` (``expected - salvaged`` when known).
     """
     folder = _folder(path)
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder}: no cache folder to repair")
-    with _cache.writing(folder, exclusive=True):  # refused while a run may write to the store
+    with writing(folder, exclusive=True):  # refused while a run may write to the store
         try:
             return _repair(folder)
         finally:
@@ -598,7 +618,7 @@ def _repair(folder: Path) -> dict[str, Any]:
     backup = folder.with_name(f"{folder.name}.before-repair-{stamp}")
     counts: Counter[str] = Counter()
     try:
-        source = _cache.open_cache(folder, readonly=True)  # an older store: the copy it is read into
+        source = _cache.open_cache(folder, readonly=True)  # an older store: its copy
     except CacheError as exc:  # an older store that cannot be read at all
         log.warning("%s", exc)
         source = None
@@ -708,8 +728,8 @@ def move_in(folder: Path) -> None:
     _cache.check_not_empty(folder / _cache.LEGACY_DB)
     aside, target = folder / f"{_cache.DB_FILE}.moving", folder / _cache.DB_FILE
     with open(folder / f"{_cache.LEGACY_DB}.moving.lock", "a") as lock:
-        if _cache.fcntl is not None:
-            _cache.fcntl.flock(lock, _cache.fcntl.LOCK_EX)
+        if fcntl is not None:
+            fcntl.flock(lock, fcntl.LOCK_EX)
         if target.exists() or not (folder / _cache.LEGACY_DB).exists():  # done meanwhile
             Path(lock.name).unlink(missing_ok=True)
             return

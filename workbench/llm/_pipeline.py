@@ -119,7 +119,7 @@ def run(requests: Iterable[Request], *, concurrency: int | None = None, progress
             routes[_providers.route_id(request)] = _providers.route(request)
     bar = _progress_bar(len(requests), progress, replayed)
     try:
-        with (_cache.writing(cache.directory) if cache is not None else nullcontext()):
+        with (_maintenance.writing(cache.directory) if cache is not None else nullcontext()):
             if cache is not None:  # the live store: a repair may have replaced it
                 cache = _cache.open_cache(cache.directory)
                 _cache.require_writable(cache)
