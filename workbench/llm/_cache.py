@@ -367,10 +367,11 @@ class Store:
                 continue
             yield from [(chunk[i], entry, tag) for i, entry, tag in found]
 
-    def get(self, key: str, default: Any = None, *, tag: bool = False) -> Any:
+    def get(self, key: str, *, tag: bool = False) -> Any:
+        """The entry text stored under ``key`` (``(entry, seal)`` with ``tag``), else None."""
         for _, entry, seal_ in self.rows([key]):
             return (entry, seal_) if tag else entry
-        return (default, None) if tag else default
+        return (None, None) if tag else None
 
     def set(self, key: str, value: Any, *, tag: str | None = None) -> None:
         self.execute(_WRITE, (key, value, tag, time.time()))
