@@ -436,15 +436,13 @@ def open_cache(path: str | os.PathLike | None = None, *, readonly: bool = False)
     """
     folder = Path(config.cache_dir() if path is None else path).expanduser()
     key = (str(folder), os.getpid(), readonly)
-    found = _stores.get(key)
-    if found is None or found[1] != _identity(folder):
-        with _stores_lock:  # another thread may have opened it meanwhile
-            found, identity = _stores.get(key), _identity(folder)
-            if found is not None and found[1] != identity:
-                _stores.pop(key)[0].close()
-                found = None
-            if found is None:
-                found = _stores[key] = (_open(folder, readonly), _identity(folder))
+    with _stores_lock:
+        found = _stores.get(key)
+        if found is not None and found[1] != _identity(folder):
+            _stores.pop(key)[0].close()
+            found = None
+        if found is None:
+            found = _stores[key] = (_open(folder, readonly), _identity(folder))
     return found[0]
 
 
