@@ -19,9 +19,10 @@ that processes sharing a folder send each request once.
 A full disk or a damaged store stops a run with one :class:`~workbench.errors.CacheError`
 naming the folder.
 
-**Maintenance** is in ``_maintenance.py``: stats, export, import, check, repair (kept
-away from a run by the writers' lock a run holds) and the move of an older store
-(diskcache's ``cache.db``) into ``replies.db`` when first opened for writing.
+**Older stores** (diskcache's ``cache.db``) are moved into ``replies.db`` when first opened
+for writing (read through diskcache's public API, text only; ``cache.db`` is kept as
+``cache.db.migrated``). That code is in ``_maintenance.py``, with stats, export, import,
+check and repair (kept away from a run by the writers' lock a run holds).
 """
 
 from __future__ import annotations
@@ -336,7 +337,8 @@ class Store:
                 local.con = connect_ro(self.db)
             else:
                 local.con = sqlite3.connect(self.db, timeout=60, isolation_level=None)
-                local.con.execute("PRAGMA synchronous = NORMAL")  # a kill loses no commit
+                # a killed process loses no commit; a power cut the last ones, never the file
+                local.con.execute("PRAGMA synchronous = NORMAL")
             local.pid = os.getpid()
         return local.con.execute(statement, tuple(args))
 
