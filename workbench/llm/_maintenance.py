@@ -557,13 +557,12 @@ def check_cache(path: str | os.PathLike | None = None) -> dict[str, Any]:
         report["integrity"] = [str(exc)]
         return report
     db = reader.db
-    report.update(db_bytes=_size(db), wal_bytes=_size(db.with_name(db.name + "-wal")), ok=True)
+    report.update(db_bytes=_size(db), wal_bytes=_size(db.with_name(db.name + "-wal")))
     if report["db_bytes"] is None:
-        report["integrity"] = [f"no {db.name}: an empty store"]
+        report.update(integrity=[f"no {db.name}: an empty store"], ok=True)
         return report
     if report["db_bytes"] == 0:
         report["integrity"] = [f"{db.name} is empty (0 bytes): everything it held is lost"]
-        report["ok"] = False
         return report
     try:
         with closing(_cache.connect_ro(db)) as con:
