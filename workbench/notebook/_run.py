@@ -2,39 +2,26 @@
 
 Executed copies go to ``data/runs/<timestamp>-<study>/<name>.ipynb`` (git-ignored), never
 over the source; the kernel's working folder is the notebook's folder. Parameters are
-checked against the notebook's ``parameters`` cell before a kernel starts (unknown
-names, wrong types: :func:`~workbench.notebook.check_parameters`). Values are passed
+checked against the notebook's ``parameters`` cell before a kernel starts and passed
 through papermill's Python API, so lists and dicts stay typed (the CLI reads them from
 YAML, never ``-p`` strings).
 
 Only the default run writes to ``figures/`` and ``data/results/``: when a value differs
-from the notebook's default (:func:`~workbench.notebook.changed_parameters`), the kernel
-gets ``WORKBENCH_OUTPUT_DIR`` set to the run folder, so the run's figures, tables and
-headline land beside its executed copy. A ``WORKBENCH_OUTPUT_DIR`` set by the caller (the
-tests) is left as it is. Kernels keep the backend of the environment: ipykernel's inline
-backend unless ``MPLBACKEND`` is set, so executed copies hold the figures' images.
+from the notebook's default, the kernel gets ``WORKBENCH_OUTPUT_DIR`` set to the run
+folder (unless the caller, e.g. the tests, set it). Kernels keep the environment's
+matplotlib backend, so executed copies hold the figures' images.
 
-``run_all`` runs its notebooks in one kernel by default (``shared_kernel=True``,
-:mod:`workbench.notebook._shared`): before each notebook the kernel is reset to how a
-new one starts (namespace, execution count, environment, settings, figures, options) and
-only the imports are kept, which saves a kernel start and about 2 s of imports per
-notebook; the executed copies are the same. Its executed copies are written when each
-notebook ends, not at every cell.
+``run_all`` runs its notebooks in one kernel by default (:mod:`workbench.notebook._shared`),
+reset before each notebook to how a new one starts but for its imports: a kernel start
+and about 2 s of imports saved per notebook, the same executed copies.
 
-``store_outputs`` re-executes a notebook with its defaults and saves the outputs in it:
-the committed notebooks carry the outputs of their default (sim) parameters, which
-``pytest --nbval`` compares against a fresh run. It is the one sanctioned way to write
-over a source notebook, and it keeps the stored file stable between reruns:
-
-- no per-cell execution timestamps (``record_timing=False``);
-- no widget state (``store_widget_state=False``): a tqdm bar is stored only as the
-  display it opens with (``0/20 [00:00<?, ?call/s]``), never its final rate;
-- ``MPLBACKEND=Agg``, as under ``make test``, so no figure images are stored (nbval
-  would see them as extra outputs; the figures live in ``figures/<study>/``);
-- the kernel's working folder is the notebook's folder; nothing is injected.
-
-A cell that fails aborts without touching the file. No kernel started here is taken for
-an interactive one (``JPY_SESSION_NAME`` is removed from its environment, see
+``store_outputs`` re-executes a notebook with its defaults and saves the outputs in it
+(the committed outputs ``pytest --nbval`` compares with), the one sanctioned way to
+write over a source notebook. It keeps the file stable between reruns: no per-cell
+timestamps, no widget state (a tqdm bar is stored only as the display it opens with),
+``MPLBACKEND=Agg`` so no images (nbval would see them as extra outputs; the figures live
+in ``figures/<study>/``). A failing cell aborts without touching the file. No kernel
+started here is taken for an interactive one (``JPY_SESSION_NAME`` is removed, see
 :func:`~workbench.notebook.interactive`), so progress bars stay off in stored outputs.
 """
 
@@ -48,6 +35,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pandas as pd
 
@@ -68,14 +56,10 @@ RUN_COLUMNS = ("notebook", "status", "seconds", "new_cache_entries", "output", "
 
 
 def _notebooks(directory: Path) -> list[Path]:
-    return sorted(
-        p for p in directory.glob("*.ipynb") if not p.name.startswith(".") and p.is_file()
-    )
+    return sorted(p for p in directory.glob("*.ipynb") if not p.name.startswith(".") and p.is_file())
 
 
-def resolve_notebook(
-    name: str | os.PathLike, *, directory: str | os.PathLike | None = None
-) -> Path:
+def resolve_notebook(name: str | os.PathLike, *, directory: str | os.PathLike | None = None) -> Path:
     """Find the notebook meant by a path or a study name.
 
     ``name`` may be a path to an ``.ipynb`` file, a notebook's stem
@@ -91,12 +75,8 @@ def resolve_notebook(
         return as_path.resolve()
     key = str(name)
     notebooks = _notebooks(folder)
-    found = [
-        p
-        for p in notebooks
-        if key in {p.stem, p.stem.split("_", 1)[0]}
-        or (p.stem.split("_", 1)[0].isdigit() and p.stem.split("_", 1)[-1] == key)
-    ]
+    found = [p for p in notebooks if key in {p.stem, p.stem.split("_", 1)[0]}
+             or (p.stem.split("_", 1)[0].isdigit() and p.stem.split("_", 1)[-1] == key)]
     names = ", ".join(p.stem for p in notebooks) or "(none)"
     if not found:
         raise ValueError(f"no notebook matches {key!r} in {folder}; notebooks: {names}")
@@ -171,17 +151,10 @@ def run_notebook(
             import papermill
 
             with _environment(JPY_SESSION_NAME=None, **env):
-                papermill.execute_notebook(
-                    str(source),
-                    str(output),
-                    parameters=params,
-                    kernel_name=kernel,
-                    cwd=str(source.parent),
-                    progress_bar=progress,
-                    log_output=False,
-                    language="python",
-                    **_kernel_settings(),
-                )
+                papermill.execute_notebook(str(source), str(output), parameters=params,
+                                           kernel_name=kernel, cwd=str(source.parent),
+                                           progress_bar=progress, log_output=False,
+                                           language="python", **_kernel_settings())
     except Exception as exc:
         status, error = "failed", describe_error(exc)
         raise
@@ -357,33 +330,20 @@ def _run_one(path: Path, params: dict[str, Any], out_dir: Path, *, kernel: str,
     seconds = round(time.perf_counter() - start, 1)
     after = _cache_entries()
     added = after - before if before is not None and after is not None else None
-    return {
-        "notebook": path.stem,
-        "status": status,
-        "seconds": seconds,
-        "new_cache_entries": added,
-        "output": str(output),
-        "error": error,
-    }
+    return dict(zip(RUN_COLUMNS, (path.stem, status, seconds, added, str(output), error),
+                    strict=True))
 
 
 @contextmanager
 def _environment(**values: str | None):
     """Set (a string) or remove (None) environment variables for the block."""
-    saved = {key: os.environ.get(key) for key in values}
-    for key, value in values.items():
-        if value is None:
-            os.environ.pop(key, None)
-        else:
-            os.environ[key] = value
-    try:
-        yield
-    finally:
-        for key, value in saved.items():
+    with mock.patch.dict(os.environ):
+        for key, value in values.items():
             if value is None:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
+        yield
 
 
 def lab_kernelspec(kernel: str = "python3") -> dict[str, str]:
@@ -427,15 +387,9 @@ def store_outputs(
 
     source = resolve_notebook(path_or_study, directory=directory)
     doc = nbformat.read(source, as_version=4)
-    client = NotebookClient(
-        doc,
-        kernel_name=kernel,
-        timeout=timeout,
-        resources={"metadata": {"path": str(source.parent)}},
-        record_timing=False,
-        store_widget_state=False,
-        **_kernel_settings(),
-    )
+    client = NotebookClient(doc, kernel_name=kernel, timeout=timeout,
+                            resources={"metadata": {"path": str(source.parent)}},
+                            record_timing=False, store_widget_state=False, **_kernel_settings())
     with _environment(MPLBACKEND="Agg", JPY_SESSION_NAME=None):
         client.execute()
     doc.metadata.pop("widgets", None)

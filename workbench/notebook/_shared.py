@@ -143,13 +143,6 @@ def _engine() -> str:
     return ENGINE
 
 
-def _papermill() -> Any:
-    """The ``papermill`` module (imported on first use)."""
-    import papermill
-
-    return papermill
-
-
 class SharedKernel:
     """A kernel started on first use in ``cwd`` and kept for several notebooks.
 
@@ -190,7 +183,8 @@ class SharedKernel:
         self.km = km
         self.kc = km.client()
         self.kc.start_channels()
-        _papermill()  # its import (~2 s: jsonschema's format grammars) while the kernel boots
+        # papermill's import (~2 s: jsonschema's format grammars) while the kernel boots
+        import papermill  # noqa: F401
         run_sync(self.kc.wait_for_ready)(timeout=60)
         self.kc.allow_stdin = False
         self.starts += 1
@@ -201,23 +195,14 @@ class SharedKernel:
         ``output`` with Papermill; ``environ``: variables to set (None: remove) for it."""
         if not self._alive():
             self._start()
-        papermill = _papermill()
+        import papermill
+
         prelude = (f"exec(compile({_RESET!r}, '<workbench kernel reset>', 'exec'), "
                    f"{{'get_ipython': get_ipython, 'CHANGES': {dict(environ)!r}}})")
-        papermill.execute_notebook(
-            str(source),
-            str(output),
-            parameters=dict(parameters),
-            kernel_name=self.kernel,
-            engine_name=_engine(),
-            cwd=str(source.parent),
-            progress_bar=progress,
-            log_output=False,
-            language="python",
-            km=self.km,
-            kc=self.kc,
-            prelude=prelude,
-        )
+        papermill.execute_notebook(str(source), str(output), parameters=dict(parameters),
+                                   kernel_name=self.kernel, engine_name=_engine(),
+                                   cwd=str(source.parent), progress_bar=progress, log_output=False,
+                                   language="python", km=self.km, kc=self.kc, prelude=prelude)
 
     def close(self) -> None:
         """Shut the kernel down (if one runs)."""
