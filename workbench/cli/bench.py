@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 
 def _messages(i: int, tag: str) -> list[dict]:
@@ -161,38 +162,29 @@ def bench_server(n: int = 2048, *, concurrency: int = 64, latency_ms: float = 50
                        for i in range(concurrency)], concurrency=concurrency, progress=False)
         requests = [Request(model, _messages(i, "bench"), params={"api_base": url})
                     for i in range(n)]
-        started, cpu, wait = time.perf_counter(), time.process_time(), _runqueue_wait_s()
-        results = complete_many(requests, concurrency=concurrency, progress=False)
-        out["ours_s"] = time.perf_counter() - started
-        out["ours_cpu_ms_per_call"] = (time.process_time() - cpu) * 1000 / n
-        out["ours_cpu_wait_s"] = _wait_since(wait)
-        out["ours_failed"] = sum(not r.ok for r in results)
         out["ideal_s"] = n * latency_ms / 1000.0 / concurrency
-        out["efficiency"] = out["ideal_s"] / out["ours_s"]
 
+        def measure(name: str, batch: list) -> None:
+            """``complete_many`` over ``batch``: seconds, client CPU, failures, efficiency."""
+            started, cpu = time.perf_counter(), time.process_time()
+            results = complete_many(batch, concurrency=concurrency, progress=False)
+            out[f"{name}_s"] = time.perf_counter() - started
+            out[f"{name}_cpu_ms_per_call"] = (time.process_time() - cpu) * 1000 / n
+            out[f"{name}_failed"] = sum(not r.ok for r in results)
+            out[f"{name}_efficiency"] = out["ideal_s"] / out[f"{name}_s"]
+
+        wait = _runqueue_wait_s()
+        measure("ours", requests)
+        out["ours_cpu_wait_s"] = _wait_since(wait)
+        out["efficiency"] = out.pop("ours_efficiency")
         if base_from_env:  # the URL from OPENAI_BASE_URL, not api_base: the same path
-            from unittest import mock
-
-            unset = [Request(model, r.messages) for r in requests]
             with mock.patch.dict(os.environ, {"OPENAI_BASE_URL": url}):
-                complete_many(unset[:concurrency], concurrency=concurrency, progress=False)
-                unset = [Request(model, _messages(i, "env")) for i in range(n)]
-                started, cpu = time.perf_counter(), time.process_time()
-                results = complete_many(unset, concurrency=concurrency, progress=False)
-                out["env_s"] = time.perf_counter() - started
-                out["env_cpu_ms_per_call"] = (time.process_time() - cpu) * 1000 / n
-                out["env_failed"] = sum(not r.ok for r in results)
-                out["env_efficiency"] = out["ideal_s"] / out["env_s"]
-
+                complete_many([Request(model, r.messages) for r in requests[:concurrency]],
+                              concurrency=concurrency, progress=False)
+                measure("env", [Request(model, _messages(i, "env")) for i in range(n)])
         if litellm_path:
-            from unittest import mock
-
             with mock.patch.dict(os.environ, {"WORKBENCH_HTTP_PATH": "litellm"}):
-                started, cpu = time.perf_counter(), time.process_time()
-                complete_many(requests, concurrency=concurrency, progress=False)
-                out["litellm_path_s"] = time.perf_counter() - started
-                out["litellm_path_cpu_ms_per_call"] = (time.process_time() - cpu) * 1000 / n
-                out["litellm_path_efficiency"] = out["ideal_s"] / out["litellm_path_s"]
+                measure("litellm_path", requests)
 
         if n_sequential:
             started = time.perf_counter()

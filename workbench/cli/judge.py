@@ -22,10 +22,7 @@ from typing import Annotated
 
 import typer
 
-
-def _fail(message: str, code: int = 2) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
-    return typer.Exit(code)
+from workbench.cli import fail
 
 
 def _read_table(path: Path, what: str):
@@ -34,7 +31,7 @@ def _read_table(path: Path, what: str):
     try:
         return pd.read_csv(path, dtype={"item_id": str, "criterion_id": str}, keep_default_na=True)
     except (OSError, ValueError) as exc:  # missing file, empty file, malformed CSV
-        raise _fail(f"{path}: cannot read the {what} CSV ({exc})") from None
+        raise fail(f"{path}: cannot read the {what} CSV ({exc})") from None
 
 
 def record_lines(path: Path) -> list[int]:
@@ -98,55 +95,35 @@ def _cost_text(scores, spec) -> str:
 
 def judge(
     data: Annotated[Path, typer.Argument(help="CSV file: one row per answer to judge.")],
-    judge_model: Annotated[
-        str, typer.Option("--judge", help="Judge model (litellm string; sim/* runs offline).")
-    ],
-    protocol: Annotated[
-        str, typer.Option("--protocol", help="Judging protocol (holistic_simple needs no rubric).")
-    ] = "holistic_simple",
-    out: Annotated[
-        Path | None,
-        typer.Option("--out", "-o", help="Results CSV (default: <data stem>_scores.csv here)."),
-    ] = None,
+    judge_model: Annotated[str, typer.Option(
+        "--judge", help="Judge model (litellm string; sim/* runs offline).")],
+    protocol: Annotated[str, typer.Option(
+        "--protocol", help="Judging protocol (holistic_simple needs no rubric).")] = "holistic_simple",
+    out: Annotated[Path | None, typer.Option(
+        "--out", "-o", help="Results CSV (default: <data stem>_scores.csv here).")] = None,
     trials: Annotated[int, typer.Option("--trials", help="Judge calls per answer.")] = 1,
-    temperature: Annotated[
-        list[float] | None,
-        typer.Option("--temperature", help="Judge temperature (repeatable; default 0)."),
-    ] = None,
-    lang: Annotated[
-        str | None, typer.Option("--lang", help="Prompt language ja | en | zh (default: per row).")
-    ] = None,
-    template: Annotated[
-        str | None, typer.Option("--template", help="Judging template id (default per protocol).")
-    ] = None,
-    reference: Annotated[
-        bool | None,
-        typer.Option("--reference/--no-reference",
-                     help="Show the reference answer (default per protocol)."),
-    ] = None,
-    rubric: Annotated[
-        Path | None,
-        typer.Option("--rubric", help="Rubric CSV (item_id, criterion_id, text, weight, kind) "
-                                      "for holistic and checklist."),
-    ] = None,
-    inner: Annotated[
-        str | None,
-        typer.Option("--inner", help="summarize_then: the protocol applied to the summary."),
-    ] = None,
-    summarizer: Annotated[
-        str, typer.Option("--summarizer", help="summarize_then: the summarising model.")
-    ] = "sim/summarizer",
-    cache_mode: Annotated[
-        str | None,
-        typer.Option("--cache-mode", help="readwrite | readonly | refresh | off "
-                                          "(default: WORKBENCH_CACHE_MODE, else readwrite)."),
-    ] = None,
-    budget_usd: Annotated[
-        float | None, typer.Option("--budget-usd", help="Stop before spending more than this.")
-    ] = None,
-    progress: Annotated[
-        bool, typer.Option("--progress/--no-progress", help="Show the progress bar of the calls.")
-    ] = True,
+    temperature: Annotated[list[float] | None, typer.Option(
+        "--temperature", help="Judge temperature (repeatable; default 0).")] = None,
+    lang: Annotated[str | None, typer.Option(
+        "--lang", help="Prompt language ja | en | zh (default: per row).")] = None,
+    template: Annotated[str | None, typer.Option(
+        "--template", help="Judging template id (default per protocol).")] = None,
+    reference: Annotated[bool | None, typer.Option(
+        "--reference/--no-reference", help="Show the reference answer (default per protocol).")] = None,
+    rubric: Annotated[Path | None, typer.Option(
+        "--rubric", help="Rubric CSV (item_id, criterion_id, text, weight, kind) "
+                         "for holistic and checklist.")] = None,
+    inner: Annotated[str | None, typer.Option(
+        "--inner", help="summarize_then: the protocol applied to the summary.")] = None,
+    summarizer: Annotated[str, typer.Option(
+        "--summarizer", help="summarize_then: the summarising model.")] = "sim/summarizer",
+    cache_mode: Annotated[str | None, typer.Option(
+        "--cache-mode", help="readwrite | readonly | refresh | off "
+                             "(default: WORKBENCH_CACHE_MODE, else readwrite).")] = None,
+    budget_usd: Annotated[float | None, typer.Option(
+        "--budget-usd", help="Stop before spending more than this.")] = None,
+    progress: Annotated[bool, typer.Option(
+        "--progress/--no-progress", help="Show the progress bar of the calls.")] = True,
 ) -> None:
     """Judge the answers in a CSV file with one protocol; write the scores as CSV."""
     from workbench import llm
@@ -170,32 +147,30 @@ def judge(
         if cache_mode is not None:
             llm.configure(cache_mode=cache_mode)
     except ValueError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
 
     problems = _problems(data, items, spec, rubric_frame)
     if problems:
         head = f"{len(problems)} problems" if len(problems) > 1 else "1 problem"
-        raise _fail(f"{head}, nothing judged:\n  " + "\n  ".join(problems))
+        raise fail(f"{head}, nothing judged:\n  " + "\n  ".join(problems))
     stopped = None
     try:
         scores = run_judging(items, spec, rubric=rubric_frame, progress=progress)
     except ValueError as exc:  # malformed items, rubric or spec: before any call
-        raise _fail(_in_file(str(exc), data, items.columns)) from None
+        raise fail(_in_file(str(exc), data, items.columns)) from None
     except BudgetExceeded as exc:
         scores, stopped = exc.results, exc
     target = out if out is not None else Path(f"{data.stem}_scores.csv")
     scores.to_csv(target, index=False)
     unparsed = int((~scores["parse_ok"]).sum())
     cached = int(scores["cached"].fillna(False).sum())
-    typer.echo(
-        f"{len(items)} rows of {data.name} judged by {spec.judge_model} ({protocol}, "
-        f"{trials} trial(s)): {len(scores)} scores, {unparsed} unparsed, {cached} from the cache, "
-        f"{_cost_text(scores, spec)} -> {target}"
-    )
+    typer.echo(f"{len(items)} rows of {data.name} judged by {spec.judge_model} ({protocol}, "
+               f"{trials} trial(s)): {len(scores)} scores, {unparsed} unparsed, {cached} from the "
+               f"cache, {_cost_text(scores, spec)} -> {target}")
     if (scores["backend"] == "sim").any():
         typer.echo("simulated judge: the scores show that the pipeline works, not how an LLM judges")
     if stopped is not None:
-        raise _fail(f"the budget stopped the run: {stopped}; the scores so far are in {target}", 1)
+        raise fail(f"the budget stopped the run: {stopped}; the scores so far are in {target}", 1)
 
 
 def register(app: typer.Typer) -> None:
