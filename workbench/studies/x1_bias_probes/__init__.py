@@ -57,6 +57,7 @@ from workbench.studies.x1_bias_probes._probes import (
     STUDY,
     Config,
     answer_frame,
+    coverage_row,
     cued_answers,
     judge_pairs,
     judge_scores,
@@ -132,9 +133,8 @@ def run(config: Config) -> StudyResults:
     if len(cued):
         frames.append(cued)
     if "self_label" in config.operators:
-        coverage.append({"operator": "self_label", "probe_kind": "answer", "n_items": len(base),
-                         "n_skipped": 0, "error": None,
-                         "operator_params": repr({"author": config.self_label_author})})
+        coverage.append(coverage_row("self_label", len(base),
+                                     params={"author": config.self_label_author}))
     score_ops = [op for op in config.operators if probe_kind(op) != "pairwise"]
     scores = pd.DataFrame(columns=_SCORE_COLUMNS)
     effects = []
@@ -148,9 +148,7 @@ def run(config: Config) -> StudyResults:
         verdicts = judge_pairs(pairs, config)
         effects.append(position_flips(verdicts))
         position = position_table(verdicts)
-        coverage.append({"operator": "position_swap", "probe_kind": "pairwise",
-                         "n_items": len(pairs), "n_skipped": 0, "error": None,
-                         "operator_params": "{}"})
+        coverage.append(coverage_row("position_swap", len(pairs)))
     llmbar = (llmbar_position(config.llmbar_dir) if config.llmbar_dir
               else pd.DataFrame(columns=POSITION_COLUMNS))
     all_answers = (pd.concat([answers, cued_calls], ignore_index=True) if len(cued_calls)
