@@ -33,13 +33,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from workbench.plots import (
-    plot_bars,
-    plot_correlations,
-    plot_estimates,
-    save_figure,
-    use_style,
-)
+from workbench.plots import plot_bars, plot_correlations, plot_estimates, save_figure, use_style
 from workbench.qualify import qualification_tables
 from workbench.qualify._tables import _validated
 
@@ -60,11 +54,9 @@ def _figure(frames_dir: Path, name: str, draw, simulated: bool) -> Path | None:
     return path
 
 
-def _answers(kind: str, results: dict, width_text: str) -> list[str]:
+def _answers(results: dict, width_text: str) -> list[str]:
     """The three answers, one paragraph each (plain text)."""
-    out = []
-    alt = results.get("alt_test")
-    ceiling = results.get("ceiling")
+    out, alt, ceiling = [], results.get("alt_test"), results.get("ceiling")
     if alt is not None and len(alt):
         parts = [f"{r.judge}{' (' + r.dimension + ')' if getattr(r, 'dimension', '') else ''}: "
                  f"{'passes' if r.passed else 'does not pass'} (winning rate omega = "
@@ -150,7 +142,7 @@ def qualification_report(table: pd.DataFrame, out_dir: str | Path, *,
     by = by if by and by in table.columns else None
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    answers = _answers(kind, results, _ppi_text(results.get("ppi_needed")))
+    answers = _answers(results, _ppi_text(results.get("ppi_needed")))
     sim = _simulated(table)
     pictures = _figures(kind, results, out / "figures", by, sim)
     for name, frame in results.items():
