@@ -35,7 +35,6 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
-from unittest import mock
 
 import pandas as pd
 
@@ -334,16 +333,24 @@ def _run_one(path: Path, params: dict[str, Any], out_dir: Path, *, kernel: str,
                     strict=True))
 
 
+def _set_environ(values: Mapping[str, str | None]) -> None:
+    for key, value in values.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
 @contextmanager
 def _environment(**values: str | None):
-    """Set (a string) or remove (None) environment variables for the block."""
-    with mock.patch.dict(os.environ):
-        for key, value in values.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+    """Set (a string) or remove (None) environment variables for the block; only those
+    are put back after it."""
+    saved = {key: os.environ.get(key) for key in values}
+    _set_environ(values)
+    try:
         yield
+    finally:
+        _set_environ(saved)
 
 
 def lab_kernelspec(kernel: str = "python3") -> dict[str, str]:
