@@ -33,7 +33,13 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from workbench.plots import plot_bars, plot_correlations, plot_estimates, save_figure, use_style
+from workbench.plots import (
+    plot_bars,
+    plot_correlations,
+    plot_estimates,
+    save_figure,
+    use_style,
+)
 from workbench.qualify import qualification_tables
 from workbench.qualify._tables import _validated
 
@@ -56,7 +62,9 @@ def _figure(frames_dir: Path, name: str, draw, simulated: bool) -> Path | None:
 
 def _answers(results: dict, width_text: str) -> list[str]:
     """The three answers, one paragraph each (plain text)."""
-    out, alt, ceiling = [], results.get("alt_test"), results.get("ceiling")
+    out = []
+    alt = results.get("alt_test")
+    ceiling = results.get("ceiling")
     if alt is not None and len(alt):
         parts = [f"{r.judge}{' (' + r.dimension + ')' if getattr(r, 'dimension', '') else ''}: "
                  f"{'passes' if r.passed else 'does not pass'} (winning rate omega = "

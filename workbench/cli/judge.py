@@ -95,35 +95,55 @@ def _cost_text(scores, spec) -> str:
 
 def judge(
     data: Annotated[Path, typer.Argument(help="CSV file: one row per answer to judge.")],
-    judge_model: Annotated[str, typer.Option(
-        "--judge", help="Judge model (litellm string; sim/* runs offline).")],
-    protocol: Annotated[str, typer.Option(
-        "--protocol", help="Judging protocol (holistic_simple needs no rubric).")] = "holistic_simple",
-    out: Annotated[Path | None, typer.Option(
-        "--out", "-o", help="Results CSV (default: <data stem>_scores.csv here).")] = None,
+    judge_model: Annotated[
+        str, typer.Option("--judge", help="Judge model (litellm string; sim/* runs offline).")
+    ],
+    protocol: Annotated[
+        str, typer.Option("--protocol", help="Judging protocol (holistic_simple needs no rubric).")
+    ] = "holistic_simple",
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Results CSV (default: <data stem>_scores.csv here)."),
+    ] = None,
     trials: Annotated[int, typer.Option("--trials", help="Judge calls per answer.")] = 1,
-    temperature: Annotated[list[float] | None, typer.Option(
-        "--temperature", help="Judge temperature (repeatable; default 0).")] = None,
-    lang: Annotated[str | None, typer.Option(
-        "--lang", help="Prompt language ja | en | zh (default: per row).")] = None,
-    template: Annotated[str | None, typer.Option(
-        "--template", help="Judging template id (default per protocol).")] = None,
-    reference: Annotated[bool | None, typer.Option(
-        "--reference/--no-reference", help="Show the reference answer (default per protocol).")] = None,
-    rubric: Annotated[Path | None, typer.Option(
-        "--rubric", help="Rubric CSV (item_id, criterion_id, text, weight, kind) "
-                         "for holistic and checklist.")] = None,
-    inner: Annotated[str | None, typer.Option(
-        "--inner", help="summarize_then: the protocol applied to the summary.")] = None,
-    summarizer: Annotated[str, typer.Option(
-        "--summarizer", help="summarize_then: the summarising model.")] = "sim/summarizer",
-    cache_mode: Annotated[str | None, typer.Option(
-        "--cache-mode", help="readwrite | readonly | refresh | off "
-                             "(default: WORKBENCH_CACHE_MODE, else readwrite).")] = None,
-    budget_usd: Annotated[float | None, typer.Option(
-        "--budget-usd", help="Stop before spending more than this.")] = None,
-    progress: Annotated[bool, typer.Option(
-        "--progress/--no-progress", help="Show the progress bar of the calls.")] = True,
+    temperature: Annotated[
+        list[float] | None,
+        typer.Option("--temperature", help="Judge temperature (repeatable; default 0)."),
+    ] = None,
+    lang: Annotated[
+        str | None, typer.Option("--lang", help="Prompt language ja | en | zh (default: per row).")
+    ] = None,
+    template: Annotated[
+        str | None, typer.Option("--template", help="Judging template id (default per protocol).")
+    ] = None,
+    reference: Annotated[
+        bool | None,
+        typer.Option("--reference/--no-reference",
+                     help="Show the reference answer (default per protocol)."),
+    ] = None,
+    rubric: Annotated[
+        Path | None,
+        typer.Option("--rubric", help="Rubric CSV (item_id, criterion_id, text, weight, kind) "
+                                      "for holistic and checklist."),
+    ] = None,
+    inner: Annotated[
+        str | None,
+        typer.Option("--inner", help="summarize_then: the protocol applied to the summary."),
+    ] = None,
+    summarizer: Annotated[
+        str, typer.Option("--summarizer", help="summarize_then: the summarising model.")
+    ] = "sim/summarizer",
+    cache_mode: Annotated[
+        str | None,
+        typer.Option("--cache-mode", help="readwrite | readonly | refresh | off "
+                                          "(default: WORKBENCH_CACHE_MODE, else readwrite)."),
+    ] = None,
+    budget_usd: Annotated[
+        float | None, typer.Option("--budget-usd", help="Stop before spending more than this.")
+    ] = None,
+    progress: Annotated[
+        bool, typer.Option("--progress/--no-progress", help="Show the progress bar of the calls.")
+    ] = True,
 ) -> None:
     """Judge the answers in a CSV file with one protocol; write the scores as CSV."""
     from workbench import llm
@@ -164,9 +184,11 @@ def judge(
     scores.to_csv(target, index=False)
     unparsed = int((~scores["parse_ok"]).sum())
     cached = int(scores["cached"].fillna(False).sum())
-    typer.echo(f"{len(items)} rows of {data.name} judged by {spec.judge_model} ({protocol}, "
-               f"{trials} trial(s)): {len(scores)} scores, {unparsed} unparsed, {cached} from the "
-               f"cache, {_cost_text(scores, spec)} -> {target}")
+    typer.echo(
+        f"{len(items)} rows of {data.name} judged by {spec.judge_model} ({protocol}, "
+        f"{trials} trial(s)): {len(scores)} scores, {unparsed} unparsed, {cached} from the cache, "
+        f"{_cost_text(scores, spec)} -> {target}"
+    )
     if (scores["backend"] == "sim").any():
         typer.echo("simulated judge: the scores show that the pipeline works, not how an LLM judges")
     if stopped is not None:

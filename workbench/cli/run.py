@@ -23,8 +23,9 @@ from workbench.cli import fail
 
 _FILE = typer.Option("-f", "--file", help="YAML file of parameters (repeatable).")
 _YAML = typer.Option("-y", "--yaml", help="YAML mapping, e.g. -y 'n_batch: 5' (repeatable).")
-_OUT = typer.Option("-o", "--output-dir",
-                    help="Folder of the executed copies (default data/runs/<timestamp>/).")
+_OUT = typer.Option(
+    "-o", "--output-dir", help="Folder of the executed copies (default data/runs/<timestamp>/)."
+)
 _KERNEL = typer.Option("--kernel", help="Jupyter kernel name.")
 _PROGRESS = typer.Option("--progress/--no-progress", help="Show Papermill's cell progress bar.")
 
@@ -61,8 +62,9 @@ def run(
     changed = nb.changed_parameters(params, nb.parameter_defaults(declared))
     preset = os.environ.get(nb.OUTPUT_ENV)
     try:
-        output = nb.run_notebook(source, parameters=params, output_dir=output_dir, kernel=kernel,
-                                 progress=progress)
+        output = nb.run_notebook(
+            source, parameters=params, output_dir=output_dir, kernel=kernel, progress=progress
+        )
     except Exception as exc:  # papermill's execution error and kernel failures
         raise fail(f"{source.name} failed: {nb.describe_error(exc)}", 1) from None
     if changed:
@@ -72,7 +74,9 @@ def run(
 
 
 def run_all(
-    only: Annotated[list[str] | None, typer.Option("--only", help="Run only these (repeatable).")] = None,
+    only: Annotated[
+        list[str] | None, typer.Option("--only", help="Run only these (repeatable).")
+    ] = None,
     file: Annotated[list[Path] | None, _FILE] = None,
     yaml: Annotated[list[str] | None, _YAML] = None,
     output_dir: Annotated[Path | None, _OUT] = None,
@@ -108,7 +112,9 @@ def run_all(
     typer.echo(f"executed copies: {Path(table['output'].iloc[0]).parent}")
     failed = table[table["status"] != "ok"]
     if not failed.empty:
-        raise fail(f"{len(failed)} of {len(table)} notebooks failed: " + ", ".join(failed["notebook"]), 1)
+        raise fail(
+            f"{len(failed)} of {len(table)} notebooks failed: " + ", ".join(failed["notebook"]), 1
+        )
 
 
 def params(notebook: Annotated[str, _NOTEBOOK]) -> None:
@@ -147,8 +153,10 @@ def parameter_lines(table, width: int = 88) -> list[str]:
 
 
 def store_outputs(
-    notebooks: Annotated[list[str] | None, typer.Argument(
-        help="Notebook paths or study names (default: every notebook).")] = None,
+    notebooks: Annotated[
+        list[str] | None,
+        typer.Argument(help="Notebook paths or study names (default: every notebook)."),
+    ] = None,
     kernel: Annotated[str, _KERNEL] = "python3",
 ) -> None:
     """Re-execute notebooks with their defaults and save the outputs in them (for nbval).

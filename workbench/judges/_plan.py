@@ -88,11 +88,17 @@ def make_request(model: str, messages: list[dict], spec: JudgeSpec, *, temperatu
                  sample: int, out: OutputSpec | None = None, logprobs: bool = False) -> Request:
     """A ``workbench.llm.Request`` with the spec's common settings."""
     json_reply = out is not None and out.form == "json"
-    return Request(model=model, messages=messages, temperature=float(temperature),
-                   sample=int(sample), max_tokens=spec.max_tokens,
-                   response_format={"type": "json_object"} if (spec.json_mode and json_reply) else None,
-                   logprobs=logprobs, top_logprobs=spec.top_logprobs if logprobs else None,
-                   params=dict(spec.params))
+    return Request(
+        model=model,
+        messages=messages,
+        temperature=float(temperature),
+        sample=int(sample),
+        max_tokens=spec.max_tokens,
+        response_format={"type": "json_object"} if (spec.json_mode and json_reply) else None,
+        logprobs=logprobs,
+        top_logprobs=spec.top_logprobs if logprobs else None,
+        params=dict(spec.params),
+    )
 
 
 def system_prompt_for(spec: JudgeSpec, lang: str) -> tuple[str | None, str | None]:
@@ -133,15 +139,22 @@ def base_row(rec: dict, spec: JudgeSpec, *, judge_model: str, tpl: Template, lan
     row = empty_row()
     perturbation = rec.get("perturbation")
     row.update(
-        study=spec.study, item_id=str(rec["item_id"]),
+        study=spec.study,
+        item_id=str(rec["item_id"]),
         answer_model=None if is_missing(rec.get("answer_model"), blank=True) else str(rec["answer_model"]),
         answer_sample=0 if is_missing(rec.get("answer_sample"), blank=True) else int(rec["answer_sample"]),
-        judge_model=judge_model, protocol=spec.protocol, template=tpl.id, template_version=tpl.version,
+        judge_model=judge_model,
+        protocol=spec.protocol,
+        template=tpl.id,
+        template_version=tpl.version,
         perturbation="none" if is_missing(perturbation, blank=True) else str(perturbation),
         perturbation_params=rec.get("perturbation_params") or "{}",
         source_item=str(rec["item_id"]) if is_missing(rec.get("source_item"), blank=True) else str(rec["source_item"]),
-        lang=lang, use_reference=spec.reference_shown, system_prompt=system_label,
-        mitigation=spec.mitigation)
+        lang=lang,
+        use_reference=spec.reference_shown,
+        system_prompt=system_label,
+        mitigation=spec.mitigation,
+    )
     return row
 
 
@@ -153,8 +166,10 @@ def _common_values(rec: dict, spec: JudgeSpec, tpl: Template) -> dict[str, Any]:
     author = rec.get("author")
     if not is_missing(author, blank=True):
         if "author" not in names:
-            raise ValueError(f"item {rec['item_id']!r} names an author but template {tpl.id!r} has no "
-                             "{{author}} block; use a template that shows it")
+            raise ValueError(
+                f"item {rec['item_id']!r} names an author but template {tpl.id!r} has no "
+                "{{author}} block; use a template that shows it"
+            )
         values["author"] = author
     if "keywords" in names:
         values["keywords"] = keywords_of(rec)

@@ -10,12 +10,34 @@ import pandas as pd
 
 #: Columns of ``calls_frame``. Latency is left out on purpose: it changes from run to
 #: run, and notebooks store their outputs for nbval.
-CALL_COLUMNS = ("stage", "model", "backend", "ok", "cached", "error_type", "prompt_tokens",
-                "completion_tokens", "cost_usd", "cost_known", "key", "text")
+CALL_COLUMNS = (
+    "stage",
+    "model",
+    "backend",
+    "ok",
+    "cached",
+    "error_type",
+    "prompt_tokens",
+    "completion_tokens",
+    "cost_usd",
+    "cost_known",
+    "key",
+    "text",
+)
 
 #: Columns of ``cost_cache_summary``.
-SUMMARY_COLUMNS = ("stage", "calls", "cache_hits", "provider_calls", "failures", "hit_rate",
-                   "prompt_tokens", "completion_tokens", "cost_usd", "saved_usd")
+SUMMARY_COLUMNS = (
+    "stage",
+    "calls",
+    "cache_hits",
+    "provider_calls",
+    "failures",
+    "hit_rate",
+    "prompt_tokens",
+    "completion_tokens",
+    "cost_usd",
+    "saved_usd",
+)
 
 
 def _usage(usage: Any, field: str) -> float:
@@ -27,25 +49,45 @@ def _usage(usage: Any, field: str) -> float:
 
 def _row(result: Any, stage: Any, index: int) -> dict[str, Any]:
     if hasattr(result, "error_type"):  # a CallFailure
-        return {"stage": stage, "model": getattr(result, "model", None),
-                "backend": getattr(result, "backend", None), "ok": False, "cached": False,
-                "error_type": result.error_type, "prompt_tokens": np.nan,
-                "completion_tokens": np.nan, "cost_usd": np.nan, "cost_known": None,
-                "key": getattr(result, "key", None), "text": None}
+        return {
+            "stage": stage,
+            "model": getattr(result, "model", None),
+            "backend": getattr(result, "backend", None),
+            "ok": False,
+            "cached": False,
+            "error_type": result.error_type,
+            "prompt_tokens": np.nan,
+            "completion_tokens": np.nan,
+            "cost_usd": np.nan,
+            "cost_known": None,
+            "key": getattr(result, "key", None),
+            "text": None,
+        }
     if hasattr(result, "text") and hasattr(result, "cached"):  # a Completion
         known = bool(getattr(result, "cost_known", True))
-        return {"stage": stage, "model": result.model, "backend": result.backend, "ok": True,
-                "cached": bool(result.cached), "error_type": None,
-                "prompt_tokens": _usage(result.usage, "prompt_tokens"),
-                "completion_tokens": _usage(result.usage, "completion_tokens"),
-                "cost_usd": result.cost_usd if known else np.nan, "cost_known": known,
-                "key": result.key, "text": result.text}
-    raise TypeError(f"result {index} of stage {stage!r} is a {type(result).__name__}, "
-                    "not a Completion or CallFailure")
+        return {
+            "stage": stage,
+            "model": result.model,
+            "backend": result.backend,
+            "ok": True,
+            "cached": bool(result.cached),
+            "error_type": None,
+            "prompt_tokens": _usage(result.usage, "prompt_tokens"),
+            "completion_tokens": _usage(result.usage, "completion_tokens"),
+            "cost_usd": result.cost_usd if known else np.nan,
+            "cost_known": known,
+            "key": result.key,
+            "text": result.text,
+        }
+    raise TypeError(
+        f"result {index} of stage {stage!r} is a {type(result).__name__}, "
+        "not a Completion or CallFailure"
+    )
 
 
-def calls_frame(results: Sequence[Any] | Mapping[str, Sequence[Any]], *,
-                stage: str | None = None) -> pd.DataFrame:
+def calls_frame(
+    results: Sequence[Any] | Mapping[str, Sequence[Any]], *, stage: str | None = None
+) -> pd.DataFrame:
     """One row per LLM call (``CALL_COLUMNS``), from ``complete``/``complete_many`` results.
 
     Parameters
@@ -116,20 +158,30 @@ def cost_cache_summary(calls: pd.DataFrame, *, total: bool = True) -> pd.DataFra
     missing = [c for c in ("stage", "ok", "cached") if c not in calls.columns]
     if missing:
         raise ValueError(f"cost_cache_summary: columns {missing} missing (use calls_frame)")
-    frame = calls.assign(_hit=calls["ok"] & calls["cached"], _call=calls["ok"] & ~calls["cached"],
-                         _fail=~calls["ok"])
+    frame = calls.assign(
+        _hit=calls["ok"] & calls["cached"],
+        _call=calls["ok"] & ~calls["cached"],
+        _fail=~calls["ok"],
+    )
     for column in ("prompt_tokens", "completion_tokens", "cost_usd"):
         if column not in frame.columns:
             frame[column] = np.nan
     parts = [(stage, group) for stage, group in frame.groupby("stage", sort=False, dropna=False)]
     if total:
         parts.append(("total", frame))
-    rows = [{"stage": stage, "calls": len(group), "cache_hits": int(group["_hit"].sum()),
-             "provider_calls": int(group["_call"].sum()), "failures": int(group["_fail"].sum()),
-             "hit_rate": group["_hit"].mean() if len(group) else np.nan,
-             "prompt_tokens": group.loc[group["_call"], "prompt_tokens"].sum(),
-             "completion_tokens": group.loc[group["_call"], "completion_tokens"].sum(),
-             "cost_usd": _total(group.loc[group["_call"], "cost_usd"]),
-             "saved_usd": _total(group.loc[group["_hit"], "cost_usd"])}
-            for stage, group in parts]
+    rows = [
+        {
+            "stage": stage,
+            "calls": len(group),
+            "cache_hits": int(group["_hit"].sum()),
+            "provider_calls": int(group["_call"].sum()),
+            "failures": int(group["_fail"].sum()),
+            "hit_rate": group["_hit"].mean() if len(group) else np.nan,
+            "prompt_tokens": group.loc[group["_call"], "prompt_tokens"].sum(),
+            "completion_tokens": group.loc[group["_call"], "completion_tokens"].sum(),
+            "cost_usd": _total(group.loc[group["_call"], "cost_usd"]),
+            "saved_usd": _total(group.loc[group["_hit"], "cost_usd"]),
+        }
+        for stage, group in parts
+    ]
     return pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))

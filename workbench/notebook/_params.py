@@ -36,8 +36,16 @@ RUN_NEUTRAL = ("cache_mode", "fresh_cache", "progress")
 #: Columns of :func:`parameter_table`.
 PARAMETER_COLUMNS = ("name", "type", "default", "comment")
 
-_TYPES: dict[str, type] = {t.__name__: t for t in (str, int, float, bool, list, dict, tuple)}
-_TYPES["None"] = type(None)
+_TYPES: dict[str, type] = {
+    "str": str,
+    "int": int,
+    "float": float,
+    "bool": bool,
+    "list": list,
+    "dict": dict,
+    "tuple": tuple,
+    "None": type(None),
+}
 _CONTAINERS = (list, dict, tuple)
 
 
@@ -100,8 +108,12 @@ def expected_type(value: Any, default: Any, annotation: Any = None) -> str | Non
     return None if types is None or _fits(value, types) else _type_label(types)
 
 
-def check_values(values: Mapping[str, Any], defaults: Mapping[str, Any], *,
-                 annotations: Mapping[str, Any] | None = None) -> None:
+def check_values(
+    values: Mapping[str, Any],
+    defaults: Mapping[str, Any],
+    *,
+    annotations: Mapping[str, Any] | None = None,
+) -> None:
     """Raise ``ValueError`` naming the first parameter whose value has the wrong type.
 
     The expected type is the annotation's (``int``, ``list[str]``, ``bool | None``) when
@@ -137,9 +149,13 @@ def check_values(values: Mapping[str, Any], defaults: Mapping[str, Any], *,
             kind, example = ("mapping", "{a: 1}") if "dict" in words else ("list", "[a, b]")
             raise ValueError(
                 f"parameter {name!r} is {label}, got the string {value!r}: give a YAML {kind} "
-                f"with -y, e.g. -y '{name}: {example}' (papermill's -p passes every value as text)")
-        raise ValueError(f"parameter {name!r} is {label} (default {defaults[name]!r}), "
-                         f"got {type(value).__name__} {value!r}")
+                f"with -y, e.g. -y '{name}: {example}' (papermill's -p passes every value as text)"
+            )
+        raise ValueError(
+            f"parameter {name!r} is {label} (default {defaults[name]!r}), "
+            f"got {type(value).__name__} {value!r}"
+        )
+
 
 
 def notebook_parameters(path: str | os.PathLike) -> dict[str, dict[str, Any]]:
@@ -209,8 +225,12 @@ def _parameters_of(source: str, path: str | os.PathLike) -> dict[str, dict[str, 
             value = "".join(_without_comment(line, comments.get(first + i)).strip()
                             for i, line in enumerate(value.splitlines()))
         comment = comments.get(stmt.end_lineno or stmt.lineno, "")
-        out[target.id] = {"name": target.id, "inferred_type_name": (type_name or "None").strip(),
-                          "default": value.strip(), "help": comment.lstrip("#").strip()}
+        out[target.id] = {
+            "name": target.id,
+            "inferred_type_name": (type_name or "None").strip(),
+            "default": value.strip(),
+            "help": comment.lstrip("#").strip(),
+        }
     return out
 
 
@@ -235,7 +255,9 @@ def parameter_defaults(declared: Mapping[str, Mapping[str, Any]]) -> dict[str, A
     return out
 
 
-def check_parameters(path: str | os.PathLike, parameters: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+def check_parameters(
+    path: str | os.PathLike, parameters: Mapping[str, Any]
+) -> dict[str, dict[str, Any]]:
     """Check names and value types against the notebook's parameters cell; return it.
 
     Raises ``ValueError`` for a name the notebook does not declare (with a "did you
@@ -249,10 +271,15 @@ def check_parameters(path: str | os.PathLike, parameters: Mapping[str, Any]) -> 
         for name in unknown:
             close = difflib.get_close_matches(name, list(declared), n=1)
             hints.append(f"{name} (did you mean {close[0]}?)" if close else name)
-        raise ValueError(f"{Path(path).name}: unknown parameter(s) {', '.join(hints)}; "
-                         f"valid: {', '.join(sorted(declared))}")
-    check_values(parameters, parameter_defaults(declared),
-                 annotations={name: info["inferred_type_name"] for name, info in declared.items()})
+        raise ValueError(
+            f"{Path(path).name}: unknown parameter(s) {', '.join(hints)}; "
+            f"valid: {', '.join(sorted(declared))}"
+        )
+    check_values(
+        parameters,
+        parameter_defaults(declared),
+        annotations={name: info["inferred_type_name"] for name, info in declared.items()},
+    )
     return declared
 
 
@@ -278,22 +305,31 @@ def changed_parameters(values: Mapping[str, Any], defaults: Mapping[str, Any]) -
     >>> changed_parameters({"trials": 3}, defaults)
     {'trials': 3}
     """
-    return {name: value for name, value in values.items()
-            if name not in RUN_NEUTRAL and name in defaults and _plain(value) != _plain(defaults[name])}
+    return {
+        name: value
+        for name, value in values.items()
+        if name not in RUN_NEUTRAL and name in defaults and _plain(value) != _plain(defaults[name])
+    }
 
 
 def parameter_table(path: str | os.PathLike) -> pd.DataFrame:
     """One row per parameter of a notebook: ``PARAMETER_COLUMNS`` (``type`` is the
     annotation, ``default`` the literal as written, ``comment`` the line's comment)."""
-    rows = [{"name": name,
-             "type": "" if info["inferred_type_name"] in (None, "None") else info["inferred_type_name"],
-             "default": info["default"], "comment": (info.get("help") or "").strip()}
-            for name, info in notebook_parameters(path).items()]
+    rows = [
+        {
+            "name": name,
+            "type": "" if info["inferred_type_name"] in (None, "None") else info["inferred_type_name"],
+            "default": info["default"],
+            "comment": (info.get("help") or "").strip(),
+        }
+        for name, info in notebook_parameters(path).items()
+    ]
     return pd.DataFrame(rows, columns=list(PARAMETER_COLUMNS))
 
 
-def parse_parameters(*, files: Iterable[str | os.PathLike] = (),
-                     yaml_strings: Iterable[str] = ()) -> dict[str, Any]:
+def parse_parameters(
+    *, files: Iterable[str | os.PathLike] = (), yaml_strings: Iterable[str] = ()
+) -> dict[str, Any]:
     """Merge notebook parameters from YAML files (``-f``) and YAML strings (``-y``).
 
     Files are read first, then the strings, in order; a later value wins. Each source

@@ -55,10 +55,14 @@ RUN_COLUMNS = ("notebook", "status", "seconds", "new_cache_entries", "output", "
 
 
 def _notebooks(directory: Path) -> list[Path]:
-    return sorted(p for p in directory.glob("*.ipynb") if not p.name.startswith(".") and p.is_file())
+    return sorted(
+        p for p in directory.glob("*.ipynb") if not p.name.startswith(".") and p.is_file()
+    )
 
 
-def resolve_notebook(name: str | os.PathLike, *, directory: str | os.PathLike | None = None) -> Path:
+def resolve_notebook(
+    name: str | os.PathLike, *, directory: str | os.PathLike | None = None
+) -> Path:
     """Find the notebook meant by a path or a study name.
 
     ``name`` may be a path to an ``.ipynb`` file, a notebook's stem
@@ -74,8 +78,12 @@ def resolve_notebook(name: str | os.PathLike, *, directory: str | os.PathLike | 
         return as_path.resolve()
     key = str(name)
     notebooks = _notebooks(folder)
-    found = [p for p in notebooks if key in {p.stem, p.stem.split("_", 1)[0]}
-             or (p.stem.split("_", 1)[0].isdigit() and p.stem.split("_", 1)[-1] == key)]
+    found = [
+        p
+        for p in notebooks
+        if key in {p.stem, p.stem.split("_", 1)[0]}
+        or (p.stem.split("_", 1)[0].isdigit() and p.stem.split("_", 1)[-1] == key)
+    ]
     names = ", ".join(p.stem for p in notebooks) or "(none)"
     if not found:
         raise ValueError(f"no notebook matches {key!r} in {folder}; notebooks: {names}")
@@ -150,10 +158,17 @@ def run_notebook(
             import papermill
 
             with _environment(JPY_SESSION_NAME=None, **env):
-                papermill.execute_notebook(str(source), str(output), parameters=params,
-                                           kernel_name=kernel, cwd=str(source.parent),
-                                           progress_bar=progress, log_output=False,
-                                           language="python", **_kernel_settings())
+                papermill.execute_notebook(
+                    str(source),
+                    str(output),
+                    parameters=params,
+                    kernel_name=kernel,
+                    cwd=str(source.parent),
+                    progress_bar=progress,
+                    log_output=False,
+                    language="python",
+                    **_kernel_settings(),
+                )
     except Exception as exc:
         status, error = "failed", describe_error(exc)
         raise
@@ -329,28 +344,33 @@ def _run_one(path: Path, params: dict[str, Any], out_dir: Path, *, kernel: str,
     seconds = round(time.perf_counter() - start, 1)
     after = _cache_entries()
     added = after - before if before is not None and after is not None else None
-    return dict(zip(RUN_COLUMNS, (path.stem, status, seconds, added, str(output), error),
-                    strict=True))
+    return {
+        "notebook": path.stem,
+        "status": status,
+        "seconds": seconds,
+        "new_cache_entries": added,
+        "output": str(output),
+        "error": error,
+    }
 
 
-def _set_environ(values: Mapping[str, str | None]) -> None:
+@contextmanager
+def _environment(**values: str | None):
+    """Set (a string) or remove (None) environment variables for the block."""
+    saved = {key: os.environ.get(key) for key in values}
     for key, value in values.items():
         if value is None:
             os.environ.pop(key, None)
         else:
             os.environ[key] = value
-
-
-@contextmanager
-def _environment(**values: str | None):
-    """Set (a string) or remove (None) environment variables for the block; only those
-    are put back after it."""
-    saved = {key: os.environ.get(key) for key in values}
-    _set_environ(values)
     try:
         yield
     finally:
-        _set_environ(saved)
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 def lab_kernelspec(kernel: str = "python3") -> dict[str, str]:
@@ -394,9 +414,15 @@ def store_outputs(
 
     source = resolve_notebook(path_or_study, directory=directory)
     doc = nbformat.read(source, as_version=4)
-    client = NotebookClient(doc, kernel_name=kernel, timeout=timeout,
-                            resources={"metadata": {"path": str(source.parent)}},
-                            record_timing=False, store_widget_state=False, **_kernel_settings())
+    client = NotebookClient(
+        doc,
+        kernel_name=kernel,
+        timeout=timeout,
+        resources={"metadata": {"path": str(source.parent)}},
+        record_timing=False,
+        store_widget_state=False,
+        **_kernel_settings(),
+    )
     with _environment(MPLBACKEND="Agg", JPY_SESSION_NAME=None):
         client.execute()
     doc.metadata.pop("widgets", None)

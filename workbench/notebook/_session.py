@@ -37,8 +37,13 @@ from workbench.notebook._params import changed_parameters, notebook_parameters, 
 from workbench.notebook._provenance import new_run_dir, run_record
 
 #: pandas display options set by ``setup`` (tables in notebooks are short and rounded).
-PANDAS_OPTIONS = {"display.precision": 3, "display.max_columns": 40, "display.max_rows": 60,
-                  "display.width": 120, "display.max_colwidth": 80}
+PANDAS_OPTIONS = {
+    "display.precision": 3,
+    "display.max_columns": 40,
+    "display.max_rows": 60,
+    "display.width": 120,
+    "display.max_colwidth": 80,
+}
 
 _NOISY_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm", "httpx", "papermill")
 
@@ -80,8 +85,14 @@ def _route_outputs(study: str, namespace: Mapping[str, Any]) -> None:
     _RUNS[study] = run_record(changed)
 
 
-def setup(seed: int = 0, *, study: str | None = None, cache_mode: str | None = None,
-          fresh_cache: bool = False, parameters: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def setup(
+    seed: int = 0,
+    *,
+    study: str | None = None,
+    cache_mode: str | None = None,
+    fresh_cache: bool = False,
+    parameters: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     """Prepare a notebook session and return its context.
 
     Sets the matplotlib style (``workbench.plots.use_style``: fonts with a Japanese
@@ -134,7 +145,9 @@ def setup(seed: int = 0, *, study: str | None = None, cache_mode: str | None = N
     if study is not None:
         check_name(study, "study")
     if cache_mode is not None and cache_mode not in config.CACHE_MODES:
-        raise ValueError(f"cache_mode={cache_mode!r}: expected one of {', '.join(config.CACHE_MODES)}")
+        raise ValueError(
+            f"cache_mode={cache_mode!r}: expected one of {', '.join(config.CACHE_MODES)}"
+        )
     if fresh_cache and cache_mode == "readonly":
         raise ValueError("fresh_cache=True with cache_mode='readonly': every call would miss")
     if parameters is not None:
@@ -159,10 +172,14 @@ def setup(seed: int = 0, *, study: str | None = None, cache_mode: str | None = N
     if fresh_cache or cache_mode is not None:
         from workbench.llm import configure
 
-        settings: dict[str, Any] = {} if cache_mode is None else {"cache_mode": cache_mode}
+        settings: dict[str, Any] = {}
+        if cache_mode is not None:
+            settings["cache_mode"] = cache_mode
         if fresh_cache:
-            tmp = context["_cache_tmp"] = tempfile.TemporaryDirectory(prefix="workbench-cache-")
-            context["cache_dir"] = settings["cache_dir"] = tmp.name
+            tmp = tempfile.TemporaryDirectory(prefix="workbench-cache-")
+            context["_cache_tmp"] = tmp
+            context["cache_dir"] = tmp.name
+            settings["cache_dir"] = tmp.name
         configure(**settings)
     context["cache_mode"] = cache_mode or config.cache_mode()
     return context
@@ -205,8 +222,10 @@ def _jsonable(value: Any, name: str) -> Any:
         raise ValueError(f"headline value {name!r} {exc}") from None
     except TypeError as exc:
         raise TypeError(f"headline value {name!r} {exc}") from None
-    raise TypeError(f"headline value {name!r} has type {type(value).__name__}; "
-                    "use numbers, strings, booleans, lists, dicts, Series or DataFrames")
+    raise TypeError(
+        f"headline value {name!r} has type {type(value).__name__}; "
+        "use numbers, strings, booleans, lists, dicts, Series or DataFrames"
+    )
 
 
 def headline_path(study: str) -> Path:

@@ -199,10 +199,20 @@ class SharedKernel:
 
         prelude = (f"exec(compile({_RESET!r}, '<workbench kernel reset>', 'exec'), "
                    f"{{'get_ipython': get_ipython, 'CHANGES': {dict(environ)!r}}})")
-        papermill.execute_notebook(str(source), str(output), parameters=dict(parameters),
-                                   kernel_name=self.kernel, engine_name=_engine(),
-                                   cwd=str(source.parent), progress_bar=progress, log_output=False,
-                                   language="python", km=self.km, kc=self.kc, prelude=prelude)
+        papermill.execute_notebook(
+            str(source),
+            str(output),
+            parameters=dict(parameters),
+            kernel_name=self.kernel,
+            engine_name=_engine(),
+            cwd=str(source.parent),
+            progress_bar=progress,
+            log_output=False,
+            language="python",
+            km=self.km,
+            kc=self.kc,
+            prelude=prelude,
+        )
 
     def close(self) -> None:
         """Shut the kernel down (if one runs)."""

@@ -51,12 +51,40 @@ from workbench.studies.s5_gist_detail._match import (
 )
 from workbench.studies.s5_gist_detail._views import f1_view, headline, neither_view, rates_view
 
-_JUDGMENT_COLUMNS = ["split", "item_id", "answer_model", "answer_sample", "judge_model",
-                     "temperature", "trial", "dimension", "score", "n_units", "parse_ok", "error",
-                     "prep_model", "backend", "cost_usd"]
-_SPAN_COLUMNS = ["split", "answer_id", "item_id", "answer_model", "judge_model", "temperature",
-                 "trial", "class", "pred_unit", "unit_id", "text_source", "start", "end", "found",
-                 "text"]
+_JUDGMENT_COLUMNS = [
+    "split",
+    "item_id",
+    "answer_model",
+    "answer_sample",
+    "judge_model",
+    "temperature",
+    "trial",
+    "dimension",
+    "score",
+    "n_units",
+    "parse_ok",
+    "error",
+    "prep_model",
+    "backend",
+    "cost_usd",
+]
+_SPAN_COLUMNS = [
+    "split",
+    "answer_id",
+    "item_id",
+    "answer_model",
+    "judge_model",
+    "temperature",
+    "trial",
+    "class",
+    "pred_unit",
+    "unit_id",
+    "text_source",
+    "start",
+    "end",
+    "found",
+    "text",
+]
 
 
 def run(config: Config) -> StudyResults:
@@ -76,17 +104,27 @@ def run(config: Config) -> StudyResults:
     """
     rng = np.random.default_rng(config.seed)
     answers, gold = load_answers(config.dataset, max_items=config.max_items)
-    runs = [detect(answers, judge_model=judge, split=split,
-                   decomposer_model=config.decomposer_model, temperature=config.temperature,
-                   trials=config.trials, progress=config.progress)
-            for split in config.splits for judge in config.judge_models]
+    runs = [
+        detect(
+            answers,
+            judge_model=judge,
+            split=split,
+            decomposer_model=config.decomposer_model,
+            temperature=config.temperature,
+            trials=config.trials,
+            progress=config.progress,
+        )
+        for split in config.splits
+        for judge in config.judge_models
+    ]
     results = pd.concat(runs, ignore_index=True)
     spans = predicted_spans(results, answers)
     summary, per_answer = match_spans(results, spans, gold, pairing=config.pairing)
     if config.n_boot:
         cis = f1_intervals(per_answer, n_boot=config.n_boot, rng=rng)
-        summary = summary.merge(cis, on=["split", "judge_model", "temperature", "trial", "class"],
-                                how="left")
+        summary = summary.merge(
+            cis, on=["split", "judge_model", "temperature", "trial", "class"], how="left"
+        )
     frames = {
         "judgments": results[_JUDGMENT_COLUMNS],
         "spans": spans[_SPAN_COLUMNS],

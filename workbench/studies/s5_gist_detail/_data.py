@@ -41,9 +41,13 @@ def published_neither() -> pd.DataFrame:
     nor the LLM flagged: ``split, n_classes, n_answers``."""
     rows = published(STUDY)
     rows = rows[rows["source"].str.startswith("seed 004, table 1")]
-    return pd.DataFrame({"split": rows["split"].tolist(),
-                         "n_classes": rows["n_classes"].astype(int).tolist(),
-                         "n_answers": rows["n_answers"].astype(int).tolist()})
+    return pd.DataFrame(
+        {
+            "split": rows["split"].tolist(),
+            "n_classes": rows["n_classes"].astype(int).tolist(),
+            "n_answers": rows["n_answers"].astype(int).tolist(),
+        }
+    )
 
 
 @dataclass
@@ -88,12 +92,18 @@ class Config(StudyConfig):
 def answer_id(frame: pd.DataFrame) -> pd.Series:
     """The key of one judged answer: ``item_id|answer_model|answer_sample``."""
     sample = frame["answer_sample"] if "answer_sample" in frame.columns else 0
-    return (frame["item_id"].astype(str) + "|" + frame["answer_model"].astype(str) + "|"
-            + pd.Series(sample, index=frame.index).astype(int).astype(str))
+    return (
+        frame["item_id"].astype(str)
+        + "|"
+        + frame["answer_model"].astype(str)
+        + "|"
+        + pd.Series(sample, index=frame.index).astype(int).astype(str)
+    )
 
 
-def load_answers(dataset: str = "s5_accounting_ja", *,
-                 max_items: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
+def load_answers(
+    dataset: str = "s5_accounting_ja", *, max_items: int = 0
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The answers to judge and the human spans of a data set with span annotations.
 
     Returns
@@ -124,17 +134,27 @@ def load_answers(dataset: str = "s5_accounting_ja", *,
     dup = responses.duplicated(["item_id", "answer_model"])
     if dup.any():
         row = responses[dup].iloc[0]
-        raise ValueError(f"{dataset}/responses.csv: {row['answer_model']!r} has several samples "
-                         f"of item {row['item_id']!r}; spans.csv cannot tell them apart")
+        raise ValueError(
+            f"{dataset}/responses.csv: {row['answer_model']!r} has several samples "
+            f"of item {row['item_id']!r}; spans.csv cannot tell them apart"
+        )
     units = spans[spans["label"] == "unit"]
-    human_units = {item: json.dumps([{"id": r.unit_id, "role": r.role, "text": r.text}
-                                     for r in group.sort_values("start").itertuples()],
-                                    ensure_ascii=False)
-                   for item, group in units.groupby("item_id", sort=False)}
+    human_units = {
+        item: json.dumps(
+            [
+                {"id": r.unit_id, "role": r.role, "text": r.text}
+                for r in group.sort_values("start").itertuples()
+            ],
+            ensure_ascii=False,
+        )
+        for item, group in units.groupby("item_id", sort=False)
+    }
     lacking = sorted(set(items["item_id"]) - set(human_units))
     if lacking:
         raise ValueError(f"{dataset}/spans.csv: item {lacking[0]!r} has no unit spans")
-    answers = responses.merge(items[["item_id", "lang", "question", "reference"]], on="item_id")
+    answers = responses.merge(
+        items[["item_id", "lang", "question", "reference"]], on="item_id"
+    )
     answers["human_units"] = answers["item_id"].map(human_units)
     answers.insert(0, "answer_id", answer_id(answers))
     flagged = spans[spans["label"] != "unit"].copy()
@@ -145,8 +165,16 @@ def load_answers(dataset: str = "s5_accounting_ja", *,
     return answers.reset_index(drop=True), pd.concat([units, flagged], ignore_index=True)
 
 
-def detect(answers: pd.DataFrame, *, judge_model: str, split: str, decomposer_model: str = "",
-           temperature: float = 0.0, trials: int = 1, progress: bool = False) -> pd.DataFrame:
+def detect(
+    answers: pd.DataFrame,
+    *,
+    judge_model: str,
+    split: str,
+    decomposer_model: str = "",
+    temperature: float = 0.0,
+    trials: int = 1,
+    progress: bool = False,
+) -> pd.DataFrame:
     """Run the decompose protocol on every answer for one judge and one split condition.
 
     Returns the ``run_judging`` rows (one per answer, trial and class; ``score`` is the
@@ -158,8 +186,14 @@ def detect(answers: pd.DataFrame, *, judge_model: str, split: str, decomposer_mo
     items = answers.drop(columns=["human_units"])
     if split == "human":
         items = items.assign(units=answers["human_units"])
-    spec = JudgeSpec(protocol="decompose", judge_model=judge_model, temperature=temperature,
-                     trials=trials, decomposer_model=decomposer_model or None, study=STUDY)
+    spec = JudgeSpec(
+        protocol="decompose",
+        judge_model=judge_model,
+        temperature=temperature,
+        trials=trials,
+        decomposer_model=decomposer_model or None,
+        study=STUDY,
+    )
     results = run_judging(items, spec, progress=progress)
     results.insert(0, "split", split)
     return results

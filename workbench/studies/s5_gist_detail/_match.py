@@ -22,8 +22,9 @@ def _runs(results: pd.DataFrame) -> list[tuple]:
     return list(results[keys].drop_duplicates().itertuples(index=False, name=None))
 
 
-def match_spans(results: pd.DataFrame, pred: pd.DataFrame, gold: pd.DataFrame, *,
-                pairing: str = "greedy") -> tuple[pd.DataFrame, pd.DataFrame]:
+def match_spans(
+    results: pd.DataFrame, pred: pd.DataFrame, gold: pd.DataFrame, *, pairing: str = "greedy"
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Seed 004 §7.1: character-level recall, precision and F per class, per run.
 
     One :func:`workbench.stats.span_match` per (split, judge, temperature, trial) over the
@@ -42,22 +43,40 @@ def match_spans(results: pd.DataFrame, pred: pd.DataFrame, gold: pd.DataFrame, *
     gold = gold[gold["label"] != "unit"]
     summaries, per_item = [], []
     for split, judge, temp, trial in _runs(results):
-        run = results[(results["split"] == split) & (results["judge_model"] == judge)
-                      & (results["temperature"] == temp) & (results["trial"] == trial)]
+        run = results[
+            (results["split"] == split)
+            & (results["judge_model"] == judge)
+            & (results["temperature"] == temp)
+            & (results["trial"] == trial)
+        ]
         ok = run.groupby(answer_id(run), sort=False)["parse_ok"].all()
         evaluated = list(ok.index[ok.to_numpy()])
-        mine = pred[(pred["split"] == split) & (pred["judge_model"] == judge)
-                    & (pred["temperature"] == temp) & (pred["trial"] == trial)
-                    & pred["answer_id"].isin(evaluated)]
-        truth = gold[gold["answer_id"].isin(evaluated)].rename(columns={"unit_id": "span_unit"})
-        res = span_match(mine.rename(columns={"pred_unit": "span_unit"}), truth, classes=CLASSES,
-                         items=evaluated, item="answer_id", unit="span_unit", pairing=pairing)
+        mine = pred[
+            (pred["split"] == split)
+            & (pred["judge_model"] == judge)
+            & (pred["temperature"] == temp)
+            & (pred["trial"] == trial)
+            & pred["answer_id"].isin(evaluated)
+        ]
+        res = span_match(
+            mine.rename(columns={"pred_unit": "span_unit"}),
+            gold[gold["answer_id"].isin(evaluated)].rename(columns={"unit_id": "span_unit"}),
+            classes=CLASSES,
+            items=evaluated,
+            item="answer_id",
+            unit="span_unit",
+            pairing=pairing,
+        )
         keys = {"split": split, "judge_model": judge, "temperature": temp, "trial": trial}
         lost = mine.groupby("class")["found"].apply(lambda f: int((~f.astype(bool)).sum()))
-        summaries.append(res.summary.assign(
-            **keys, n_answers=len(evaluated), n_answers_failed=int((~ok).sum()),
+        summary = res.summary.assign(
+            **keys,
+            n_answers=len(evaluated),
+            n_answers_failed=int((~ok).sum()),
             n_pred_unlocated=res.summary["class"].map(lost).fillna(0).astype(int),
-            backend=model_backend(judge)))
+            backend=model_backend(judge),
+        )
+        summaries.append(summary)
         per_item.append(res.items.assign(**keys))
     order = ["split", "judge_model", "temperature", "trial"]
     summary = pd.concat(summaries, ignore_index=True)
@@ -66,8 +85,9 @@ def match_spans(results: pd.DataFrame, pred: pd.DataFrame, gold: pd.DataFrame, *
     return summary, items[order + [c for c in items.columns if c not in order]]
 
 
-def unit_match(results: pd.DataFrame, answers: pd.DataFrame, gold: pd.DataFrame, *,
-               pairing: str = "greedy") -> pd.DataFrame:
+def unit_match(
+    results: pd.DataFrame, answers: pd.DataFrame, gold: pd.DataFrame, *, pairing: str = "greedy"
+) -> pd.DataFrame:
     """How well the model's own gist/detail split matches the human one (seed 004 fig. 2).
 
     For each ``llm``-split run, the units of the reference (``units_table``) are matched
@@ -81,8 +101,21 @@ def unit_match(results: pd.DataFrame, answers: pd.DataFrame, gold: pd.DataFrame,
         n_gold_units, n_pred_units, n_pairs, n_pred_unlocated, backend``; empty when no
         ``llm`` split was run.
     """
-    columns = ["judge_model", "temperature", "trial", "class", "recall", "precision", "f1",
-               "n_items", "n_gold_units", "n_pred_units", "n_pairs", "n_pred_unlocated", "backend"]
+    columns = [
+        "judge_model",
+        "temperature",
+        "trial",
+        "class",
+        "recall",
+        "precision",
+        "f1",
+        "n_items",
+        "n_gold_units",
+        "n_pred_units",
+        "n_pairs",
+        "n_pred_unlocated",
+        "backend",
+    ]
     own = results[results["split"] == "llm"]
     if own.empty:
         return pd.DataFrame(columns=columns)
@@ -91,15 +124,28 @@ def unit_match(results: pd.DataFrame, answers: pd.DataFrame, gold: pd.DataFrame,
     human = gold[gold["label"] == "unit"].rename(columns={"unit_id": "span_unit"})
     items = list(refs["item_id"])
     rows = []
-    for (judge, temp, trial), part in units.groupby(["judge_model", "temperature", "trial"],
-                                                     sort=False):
+    for (judge, temp, trial), part in units.groupby(
+        ["judge_model", "temperature", "trial"], sort=False
+    ):
         part = _place_unlocated(part.assign(**{"class": part["role"]}))
-        res = span_match(part.rename(columns={"unit_id": "span_unit"}), human,
-                         classes=["gist", "detail"], items=items, unit="span_unit", pairing=pairing)
+        res = span_match(
+            part.rename(columns={"unit_id": "span_unit"}),
+            human,
+            classes=["gist", "detail"],
+            items=items,
+            unit="span_unit",
+            pairing=pairing,
+        )
         lost = part.groupby("class")["found"].apply(lambda f: int((~f.astype(bool)).sum()))
-        rows.append(res.summary.assign(
-            judge_model=judge, temperature=temp, trial=trial, backend=model_backend(judge),
-            n_pred_unlocated=res.summary["class"].map(lost).fillna(0).astype(int)))
+        rows.append(
+            res.summary.assign(
+                judge_model=judge,
+                temperature=temp,
+                trial=trial,
+                backend=model_backend(judge),
+                n_pred_unlocated=res.summary["class"].map(lost).fillna(0).astype(int),
+            )
+        )
     if not rows:
         return pd.DataFrame(columns=columns)
     return pd.concat(rows, ignore_index=True)[columns]
@@ -113,11 +159,25 @@ def neither_table(per_answer: pd.DataFrame) -> pd.DataFrame:
     """
     keys = ["split", "judge_model", "temperature", "trial"]
     empty = (per_answer["n_gold_units"] == 0) & (per_answer["n_pred_units"] == 0)
-    counts = (per_answer.assign(_empty=empty).groupby(keys + ["answer_id"], sort=False)["_empty"]
-              .sum().rename("n_classes").reset_index())
-    table = (counts.groupby(keys + ["n_classes"], sort=False).size().rename("n_answers")
-             .unstack("n_classes").reindex(columns=range(len(CLASSES) + 1)).fillna(0).astype(int)
-             .stack().rename("n_answers").reset_index())
+    counts = (
+        per_answer.assign(_empty=empty)
+        .groupby(keys + ["answer_id"], sort=False)["_empty"]
+        .sum()
+        .rename("n_classes")
+        .reset_index()
+    )
+    table = (
+        counts.groupby(keys + ["n_classes"], sort=False)
+        .size()
+        .rename("n_answers")
+        .unstack("n_classes")
+        .reindex(columns=range(len(CLASSES) + 1))
+        .fillna(0)
+        .astype(int)
+        .stack()
+        .rename("n_answers")
+        .reset_index()
+    )
     table["backend"] = table["judge_model"].map(model_backend)
     return table
 
@@ -147,23 +207,35 @@ def class_rates(results: pd.DataFrame, gold: pd.DataFrame, answers: pd.DataFrame
             role = cls.split("_", 1)[1]
             denom = n_units.get((rec.item_id, role), 0)
             rate = count.get((rec.answer_id, cls), 0) / denom if denom else np.nan
-            rows.append({"annotator": "human", "split": "human", "answer_model": rec.answer_model,
-                         "class": cls, "rate": rate, "parse_ok": True})
+            rows.append(
+                {
+                    "annotator": "human",
+                    "split": "human",
+                    "answer_model": rec.answer_model,
+                    "class": cls,
+                    "rate": rate,
+                    "parse_ok": True,
+                }
+            )
     human = pd.DataFrame(rows)
     judged = results.rename(columns={"dimension": "class", "score": "rate"}).assign(
-        annotator=results["judge_model"])
+        annotator=results["judge_model"]
+    )
     cols = ["annotator", "split", "answer_model", "class", "rate", "parse_ok"]
     both = pd.concat([human[cols], judged[cols]], ignore_index=True)
     both["failed"] = ~both["parse_ok"].astype(bool)
-    out = (both.groupby(["annotator", "split", "answer_model", "class"], sort=False)
-           .agg(rate=("rate", "mean"), n_answers=("rate", "count"), n_failed=("failed", "sum"))
-           .reset_index())
+    out = (
+        both.groupby(["annotator", "split", "answer_model", "class"], sort=False)
+        .agg(rate=("rate", "mean"), n_answers=("rate", "count"), n_failed=("failed", "sum"))
+        .reset_index()
+    )
     out["backend"] = out["annotator"].map(lambda s: "human" if s == "human" else model_backend(s))
     return out
 
 
-def f1_intervals(per_answer: pd.DataFrame, *, n_boot: int, rng: np.random.Generator,
-                 ci_level: float = 0.95) -> pd.DataFrame:
+def f1_intervals(
+    per_answer: pd.DataFrame, *, n_boot: int, rng: np.random.Generator, ci_level: float = 0.95
+) -> pd.DataFrame:
     """Percentile-bootstrap CIs of the macro F of each run and class (seed 004 §7.1).
 
     Answers are resampled with replacement, jointly for every run (one draw serves all
@@ -210,9 +282,15 @@ def f1_intervals(per_answer: pd.DataFrame, *, n_boot: int, rng: np.random.Genera
     for j, group in enumerate(groups):
         reps = f[:, j][np.isfinite(f[:, j])]
         low, high = np.quantile(reps, [alpha / 2, 1 - alpha / 2]) if reps.size else (np.nan, np.nan)
-        rows.append({**dict(zip(keys, group, strict=True)), "f1_ci_low": float(low),
-                     "f1_ci_high": float(high), "n_boot": n_boot,
-                     "n_boot_failed": int(n_boot - reps.size)})
+        rows.append(
+            {
+                **dict(zip(keys, group, strict=True)),
+                "f1_ci_low": float(low),
+                "f1_ci_high": float(high),
+                "n_boot": n_boot,
+                "n_boot_failed": int(n_boot - reps.size),
+            }
+        )
     return pd.DataFrame(rows, columns=[*keys, "f1_ci_low", "f1_ci_high", "n_boot", "n_boot_failed"])
 
 
@@ -222,9 +300,14 @@ def compare_published(summary: pd.DataFrame) -> pd.DataFrame:
     Rows ``annotator`` = each judge model (``backend`` sim or its provider) and
     :data:`PUBLISHED_LABEL` (``backend = "published"``, GPT in the seed).
     """
-    mine = (summary.groupby(["split", "judge_model", "class"], sort=False)
-            [["recall", "precision", "f1"]].mean().reset_index()
-            .rename(columns={"judge_model": "annotator"}))
+    mine = (
+        summary.groupby(["split", "judge_model", "class"], sort=False)[
+            ["recall", "precision", "f1"]
+        ]
+        .mean()
+        .reset_index()
+        .rename(columns={"judge_model": "annotator"})
+    )
     mine["backend"] = mine["annotator"].map(model_backend)
     published = published_scores().assign(annotator=PUBLISHED_LABEL, backend="published")
     out = pd.concat([published, mine], ignore_index=True)
@@ -235,19 +318,33 @@ def call_summary(results: pd.DataFrame, spans: pd.DataFrame) -> pd.DataFrame:
     """Per split and judge: answers judged, rows whose call or parse failed, cost, and
     flagged texts that could not be located verbatim."""
     keys = ["split", "judge_model"]
-    answers = results.groupby(keys, sort=False).apply(
-        lambda g: answer_id(g).nunique() * g["trial"].nunique() * g["temperature"].nunique(),
-        include_groups=False).rename("n_runs")
-    failed = (results.assign(_f=~results["parse_ok"].astype(bool))
-              .groupby(keys + ["item_id", "answer_model", "answer_sample", "temperature", "trial"],
-                       sort=False)["_f"].any()
-              .groupby(keys, sort=False).sum().rename("n_runs_failed"))
+    answers = (
+        results.groupby(keys, sort=False)
+        .apply(
+            lambda g: answer_id(g).nunique() * g["trial"].nunique() * g["temperature"].nunique(),
+            include_groups=False,
+        )
+        .rename("n_runs")
+    )
+    failed = (
+        results.assign(_f=~results["parse_ok"].astype(bool))
+        .groupby(
+            keys + ["item_id", "answer_model", "answer_sample", "temperature", "trial"], sort=False
+        )["_f"]
+        .any()
+        .groupby(keys, sort=False)
+        .sum()
+        .rename("n_runs_failed")
+    )
     cost = results.groupby(keys, sort=False)[["cost_usd", "prep_cost_usd"]].sum().sum(axis=1)
     flagged = spans.groupby(keys, sort=False).size().rename("n_flagged")
     lost = spans.assign(_l=~spans["found"].astype(bool)).groupby(keys, sort=False)["_l"].sum()
-    out = pd.concat([answers, failed, flagged, lost.rename("n_flagged_unlocated"),
-                     cost.rename("cost_usd")], axis=1).reset_index()
-    counted = ["n_flagged", "n_flagged_unlocated"]
-    out[counted] = out[counted].fillna(0).astype(int)
+    out = pd.concat(
+        [answers, failed, flagged, lost.rename("n_flagged_unlocated"), cost.rename("cost_usd")],
+        axis=1,
+    ).reset_index()
+    out[["n_flagged", "n_flagged_unlocated"]] = (
+        out[["n_flagged", "n_flagged_unlocated"]].fillna(0).astype(int)
+    )
     out["backend"] = out["judge_model"].map(model_backend)
     return out

@@ -68,18 +68,53 @@ from workbench.studies.x1_bias_probes._probes import (
 )
 from workbench.studies.x1_bias_probes._views import effect_view, headline, position_view
 
-_SCORE_COLUMNS = ["item_id", "source_item", "answer_model", "answer_sample", "judge_model",
-                  "protocol", "perturbation", "temperature", "trial", "score", "parse_ok", "error",
-                  "backend", "cost_usd"]
-_VERDICT_COLUMNS = ["item_id", "model_a", "model_b", "judge_model", "temperature", "trial", "order",
-                    "verdict_shown", "verdict", "parse_ok", "error", "backend", "cost_usd"]
-_ANSWER_COLUMNS = ["item_id", "answer_model", "answer_sample", "ok", "error", "cache_key",
-                   "backend", "cost_usd"]
+_SCORE_COLUMNS = [
+    "item_id",
+    "source_item",
+    "answer_model",
+    "answer_sample",
+    "judge_model",
+    "protocol",
+    "perturbation",
+    "temperature",
+    "trial",
+    "score",
+    "parse_ok",
+    "error",
+    "backend",
+    "cost_usd",
+]
+_VERDICT_COLUMNS = [
+    "item_id",
+    "model_a",
+    "model_b",
+    "judge_model",
+    "temperature",
+    "trial",
+    "order",
+    "verdict_shown",
+    "verdict",
+    "parse_ok",
+    "error",
+    "backend",
+    "cost_usd",
+]
+_ANSWER_COLUMNS = [
+    "item_id",
+    "answer_model",
+    "answer_sample",
+    "ok",
+    "error",
+    "cache_key",
+    "backend",
+    "cost_usd",
+]
 _COVERAGE_COLUMNS = ["operator", "probe_kind", "n_items", "n_skipped", "operator_params", "error"]
 
 
-def failure_table(answers: pd.DataFrame, scores: pd.DataFrame,
-                  verdicts: pd.DataFrame) -> pd.DataFrame:
+def failure_table(
+    answers: pd.DataFrame, scores: pd.DataFrame, verdicts: pd.DataFrame
+) -> pd.DataFrame:
     """Calls per stage and model, with how many failed or did not parse.
 
     ``stage`` is ``answer`` (answer generation; failed answers are not judged),
@@ -88,20 +123,32 @@ def failure_table(answers: pd.DataFrame, scores: pd.DataFrame,
     """
     # per stage: its frame, model column, operator (a constant, or None: the perturbation
     # column) and success column
-    stages = (("answer", answers, "answer_model", "", "ok"),
-              ("score", scores, "judge_model", None, "parse_ok"),
-              ("pairwise", verdicts, "judge_model", "position_swap", "parse_ok"))
-    frames = [frame.assign(stage=stage, model=frame[model],
-                           operator=frame["perturbation"] if operator is None else operator,
-                           _failed=~frame[ok].astype(bool))
-              for stage, frame, model, operator, ok in stages if len(frame)]
+    stages = (
+        ("answer", answers, "answer_model", "", "ok"),
+        ("score", scores, "judge_model", None, "parse_ok"),
+        ("pairwise", verdicts, "judge_model", "position_swap", "parse_ok"),
+    )
+    frames = [
+        frame.assign(
+            stage=stage,
+            model=frame[model],
+            operator=frame["perturbation"] if operator is None else operator,
+            _failed=~frame[ok].astype(bool),
+        )
+        for stage, frame, model, operator, ok in stages
+        if len(frame)
+    ]
     columns = ["stage", "model", "operator", "n_calls", "n_failed", "backend"]
     if not frames:
         return pd.DataFrame(columns=columns)
-    both = pd.concat([f[["stage", "model", "operator", "_failed"]] for f in frames],
-                     ignore_index=True)
-    out = (both.groupby(["stage", "model", "operator"], sort=False)["_failed"]
-           .agg(n_calls="size", n_failed="sum").reset_index())
+    both = pd.concat(
+        [f[["stage", "model", "operator", "_failed"]] for f in frames], ignore_index=True
+    )
+    out = (
+        both.groupby(["stage", "model", "operator"], sort=False)["_failed"]
+        .agg(n_calls="size", n_failed="sum")
+        .reset_index()
+    )
     out["backend"] = out["model"].map(model_backend)
     return out[columns]
 
@@ -119,13 +166,13 @@ def run(config: Config) -> StudyResults:
         per operator x judge; ``flip_rate`` rows for ``position_swap``), ``position``
         (position consistency per judge), ``llmbar_position`` (the release's judges;
         empty without ``llmbar_dir``), ``judgebench_accuracy`` (accuracy of a JudgeBench
-        release's judges per category; empty without ``judgebench_dir``), ``coverage``
-        (rows probed / skipped per operator, errors of LLM operators), ``failures``
-        (:func:`failure_table`).
+        release's judges per category; empty without ``judgebench_dir``), ``coverage`` (rows probed / skipped per operator,
+        errors of LLM operators), ``failures`` (:func:`failure_table`).
     """
     items = load_items(config.dataset, items_per_category=config.items_per_category)
-    answers = generate_answers(items, config.answer_models, temperature=config.answer_temperature,
-                               progress=config.progress)
+    answers = generate_answers(
+        items, config.answer_models, temperature=config.answer_temperature, progress=config.progress
+    )
     base = answer_frame(items, answers)
     frames, coverage = perturb_answers(base, config)
     cued, cued_calls, cued_cov = cued_answers(items, config)
@@ -133,8 +180,9 @@ def run(config: Config) -> StudyResults:
     if len(cued):
         frames.append(cued)
     if "self_label" in config.operators:
-        coverage.append(coverage_row("self_label", len(base),
-                                     params={"author": config.self_label_author}))
+        coverage.append(
+            coverage_row("self_label", len(base), params={"author": config.self_label_author})
+        )
     score_ops = [op for op in config.operators if probe_kind(op) != "pairwise"]
     scores = pd.DataFrame(columns=_SCORE_COLUMNS)
     effects = []
@@ -149,20 +197,30 @@ def run(config: Config) -> StudyResults:
         effects.append(position_flips(verdicts))
         position = position_table(verdicts)
         coverage.append(coverage_row("position_swap", len(pairs)))
-    llmbar = (llmbar_position(config.llmbar_dir) if config.llmbar_dir
-              else pd.DataFrame(columns=POSITION_COLUMNS))
-    all_answers = (pd.concat([answers, cued_calls], ignore_index=True) if len(cued_calls)
-                   else answers)
+    llmbar = (
+        llmbar_position(config.llmbar_dir)
+        if config.llmbar_dir
+        else pd.DataFrame(columns=POSITION_COLUMNS)
+    )
+    all_answers = (
+        pd.concat([answers, cued_calls], ignore_index=True) if len(cued_calls) else answers
+    )
     frames = {
         "answers": all_answers[_ANSWER_COLUMNS],
         "scores": scores.reindex(columns=_SCORE_COLUMNS),
         "verdicts": verdicts.reindex(columns=_VERDICT_COLUMNS),
-        "effects": (pd.concat(effects, ignore_index=True) if effects
-                    else pd.DataFrame(columns=EFFECT_COLUMNS)),
+        "effects": (
+            pd.concat(effects, ignore_index=True)
+            if effects
+            else pd.DataFrame(columns=EFFECT_COLUMNS)
+        ),
         "position": position,
         "llmbar_position": llmbar,
-        "judgebench_accuracy": (judgebench_accuracy(config.judgebench_dir) if config.judgebench_dir
-                                else pd.DataFrame(columns=JUDGEBENCH_COLUMNS)),
+        "judgebench_accuracy": (
+            judgebench_accuracy(config.judgebench_dir)
+            if config.judgebench_dir
+            else pd.DataFrame(columns=JUDGEBENCH_COLUMNS)
+        ),
         "coverage": pd.DataFrame(coverage, columns=_COVERAGE_COLUMNS),
         "failures": failure_table(all_answers, scores, verdicts),
     }

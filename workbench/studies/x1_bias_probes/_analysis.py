@@ -14,15 +14,47 @@ from workbench.stats import perturbation_effect, position_consistency
 from workbench.studies.x1_bias_probes._probes import probe_kind
 
 #: Columns of the effects table (score probes and flip rates).
-EFFECT_COLUMNS = ["judge_model", "operator", "probe_kind", "measure", "n", "n_missing",
-                  "n_incomplete", "estimate", "ci_low", "ci_high", "ci_level", "ci_method",
-                  "p_value", "p_value_wilcoxon", "cohen_dz", "mean_baseline", "mean_condition",
-                  "n_unparsed", "backend"]
+EFFECT_COLUMNS = [
+    "judge_model",
+    "operator",
+    "probe_kind",
+    "measure",
+    "n",
+    "n_missing",
+    "n_incomplete",
+    "estimate",
+    "ci_low",
+    "ci_high",
+    "ci_level",
+    "ci_method",
+    "p_value",
+    "p_value_wilcoxon",
+    "cohen_dz",
+    "mean_baseline",
+    "mean_condition",
+    "n_unparsed",
+    "backend",
+]
 #: Columns of the position-consistency tables (probe and LLMBar).
-POSITION_COLUMNS = ["source", "judge_model", "strategy", "subset", "n", "n_incomplete",
-                    "n_unparsed", "agreement", "agreement_ci_low", "agreement_ci_high", "flip_rate",
-                    "accuracy_order0", "accuracy_order1", "accuracy", "kappa_order0",
-                    "kappa_order1", "backend"]
+POSITION_COLUMNS = [
+    "source",
+    "judge_model",
+    "strategy",
+    "subset",
+    "n",
+    "n_incomplete",
+    "n_unparsed",
+    "agreement",
+    "agreement_ci_low",
+    "agreement_ci_high",
+    "flip_rate",
+    "accuracy_order0",
+    "accuracy_order1",
+    "accuracy",
+    "kappa_order0",
+    "kappa_order1",
+    "backend",
+]
 
 
 def score_effects(results: pd.DataFrame) -> pd.DataFrame:
@@ -35,8 +67,14 @@ def score_effects(results: pd.DataFrame) -> pd.DataFrame:
     """
     if not (results["perturbation"] != "none").any():
         return pd.DataFrame(columns=EFFECT_COLUMNS)
-    eff = perturbation_effect(results, score="score", item=["source_item", "answer_model"],
-                              condition="perturbation", baseline="none", by="judge_model")
+    eff = perturbation_effect(
+        results,
+        score="score",
+        item=["source_item", "answer_model"],
+        condition="perturbation",
+        baseline="none",
+        by="judge_model",
+    )
     if eff.empty:  # no score parsed at all (a judge that never answers in the format)
         return pd.DataFrame(columns=EFFECT_COLUMNS)
     eff = eff.rename(columns={"condition": "operator"})
@@ -52,32 +90,51 @@ def position_flips(pair_results: pd.DataFrame) -> pd.DataFrame:
     order's, both in the items' numbering; an unparsed verdict is a value of its own.
     Wilson interval. Rows in the :func:`score_effects` layout (``measure = flip_rate``).
     """
-    swapped = np.where(pair_results["order"] == 0, "none", "position_swap")
-    frame = pair_results.assign(operator=swapped)
-    eff = perturbation_effect(frame, score="verdict", item="item_id", condition="operator",
-                              baseline="none", by="judge_model", kind="verdict",
-                              pair_on=["temperature", "trial"])
+    frame = pair_results.assign(
+        operator=np.where(pair_results["order"] == 0, "none", "position_swap")
+    )
+    eff = perturbation_effect(
+        frame,
+        score="verdict",
+        item="item_id",
+        condition="operator",
+        baseline="none",
+        by="judge_model",
+        kind="verdict",
+        pair_on=["temperature", "trial"],
+    )
     eff = eff.rename(columns={"condition": "operator"})
     eff["probe_kind"] = "pairwise"
     eff["backend"] = eff["judge_model"].map(model_backend)
     return eff.reindex(columns=EFFECT_COLUMNS)
 
 
-def _consistency(verdicts: pd.DataFrame, *, item: list[str], by: list[str],
-                 label: str | None) -> pd.DataFrame:
+def _consistency(
+    verdicts: pd.DataFrame, *, item: list[str], by: list[str], label: str | None
+) -> pd.DataFrame:
     """position_consistency plus the agreement's Wilson interval (1 − the flip interval:
     the Wilson interval is symmetric under p → 1 − p)."""
-    pc = position_consistency(verdicts, item=item, order="order", verdict="verdict", label=label,
-                              by=by)
-    first = np.where(verdicts["order"] == verdicts["order"].min(), "first", "second")
-    flips = perturbation_effect(verdicts.assign(_o=first), score="verdict", item=item[0],
-                                pair_on=item[1:] or None, condition="_o", baseline="first", by=by,
-                                kind="verdict")
+    pc = position_consistency(
+        verdicts, item=item, order="order", verdict="verdict", label=label, by=by
+    )
+    flips = perturbation_effect(
+        verdicts.assign(
+            _o=np.where(verdicts["order"] == verdicts["order"].min(), "first", "second")
+        ),
+        score="verdict",
+        item=item[0],
+        pair_on=item[1:] or None,
+        condition="_o",
+        baseline="first",
+        by=by,
+        kind="verdict",
+    )
     flips = flips.rename(columns={"estimate": "flip_rate"})
     flips["agreement_ci_low"] = 1 - flips["ci_high"]
     flips["agreement_ci_high"] = 1 - flips["ci_low"]
-    return pc.merge(flips[[*by, "flip_rate", "agreement_ci_low", "agreement_ci_high"]], on=by,
-                    how="left")
+    return pc.merge(
+        flips[[*by, "flip_rate", "agreement_ci_low", "agreement_ci_high"]], on=by, how="left"
+    )
 
 
 def position_table(pair_results: pd.DataFrame) -> pd.DataFrame:
@@ -87,8 +144,9 @@ def position_table(pair_results: pd.DataFrame) -> pd.DataFrame:
     Wilson interval; no gold label (the sim answers have none), so the accuracy columns
     are empty. Columns as :func:`llmbar_position`, ``source = "this run"``.
     """
-    out = _consistency(pair_results, item=["item_id", "temperature", "trial"], by=["judge_model"],
-                       label=None)
+    out = _consistency(
+        pair_results, item=["item_id", "temperature", "trial"], by=["judge_model"], label=None
+    )
     out["source"] = "this run"
     out["strategy"] = "pairwise"
     out["subset"] = "all"
@@ -122,8 +180,10 @@ def llmbar_position(path: str) -> pd.DataFrame:
     verdicts = llmbar.load_release(resolve_path(path)).rename(columns={"judge": "judge_model"})
     if verdicts.empty:
         raise ValueError(f"llmbar_dir {path!r}: no evaluators/<Judge>/<Strategy>/result.json found")
-    parts = [_consistency(frame, item=["item_id"], by=["judge_model", "strategy", "subset"],
-                          label="label") for frame in (verdicts, verdicts.assign(subset="all"))]
+    parts = [  # per subset, then pooled
+        _consistency(frame, item=["item_id"], by=["judge_model", "strategy", "subset"], label="label")
+        for frame in (verdicts, verdicts.assign(subset="all"))
+    ]
     out = pd.concat(parts, ignore_index=True)
     out["source"] = "LLMBar release"
     out["backend"] = "llmbar"

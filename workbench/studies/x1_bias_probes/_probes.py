@@ -23,7 +23,14 @@ SCORE_PROTOCOLS = ("holistic_simple", "holistic", "geval")
 PAIRWISE_OPERATORS = frozenset({"position_swap"})
 #: Every operator of :mod:`workbench.perturb` but the baseline, in a fixed order.
 ALL_OPERATORS = tuple(sorted(set(perturb.OPERATORS) - {"none"}))
-DEFAULT_JUDGES = tuple(f"sim/judge-{x}" for x in "abcdef")
+DEFAULT_JUDGES = (
+    "sim/judge-a",
+    "sim/judge-b",
+    "sim/judge-c",
+    "sim/judge-d",
+    "sim/judge-e",
+    "sim/judge-f",
+)
 
 
 def probe_kind(operator: str) -> str:
@@ -41,8 +48,9 @@ def probe_kind(operator: str) -> str:
         return "question"
     if operator in perturb.OPERATORS:
         return "answer"
-    raise ValueError(f"unknown perturbation {operator!r}; "
-                     f"known: {', '.join(sorted(perturb.OPERATORS))}")
+    raise ValueError(
+        f"unknown perturbation {operator!r}; known: {', '.join(sorted(perturb.OPERATORS))}"
+    )
 
 
 def _operators_problem(names: list[str] | dict[str, Any]) -> str | None:
@@ -150,13 +158,18 @@ def answer_frame(items: pd.DataFrame, answers: pd.DataFrame) -> pd.DataFrame:
     return ok.merge(items[cols], on="item_id", how="inner").reset_index(drop=True)
 
 
-def coverage_row(operator: str, n: int, *, skipped: int = 0, error: str | None = None,
-                 params: dict | None = None) -> dict:
-    """A row of the ``coverage`` table: items probed and skipped by ``operator``."""
-    return {"operator": operator,
-            "probe_kind": "baseline" if operator == "none" else probe_kind(operator),
-            "n_items": n, "n_skipped": skipped, "operator_params": repr(params or {}),
-            "error": error}
+def coverage_row(
+    operator: str, n: int, *, skipped: int = 0, error: str | None = None, params: dict | None = None
+) -> dict:
+    """A row of the ``coverage`` table: the items ``operator`` probed and skipped."""
+    return {
+        "operator": operator,
+        "probe_kind": "baseline" if operator == "none" else probe_kind(operator),
+        "n_items": n,
+        "n_skipped": skipped,
+        "operator_params": repr(params or {}),
+        "error": error,
+    }
 
 
 def perturb_answers(base: pd.DataFrame, config: Config) -> tuple[list[pd.DataFrame], list[dict]]:
@@ -173,8 +186,11 @@ def perturb_answers(base: pd.DataFrame, config: Config) -> tuple[list[pd.DataFra
             continue
         params = config.params_for(op)
         try:
-            frames.append(perturb.apply(base, op, seed=config.perturb_seed,
-                                        progress=config.progress, **params))
+            frames.append(
+                perturb.apply(
+                    base, op, seed=config.perturb_seed, progress=config.progress, **params
+                )
+            )
             coverage.append(coverage_row(op, len(base), params=params))
         except ProviderError as exc:
             coverage.append(coverage_row(op, 0, skipped=len(base), error=str(exc), params=params))
@@ -189,8 +205,9 @@ def self_labelled(base: pd.DataFrame, config: Config, judge: str) -> pd.DataFram
     return perturb.apply(base, "self_label", seed=config.perturb_seed, **params)
 
 
-def cued_answers(items: pd.DataFrame,
-                 config: Config) -> tuple[pd.DataFrame, pd.DataFrame, list[dict]]:
+def cued_answers(
+    items: pd.DataFrame, config: Config
+) -> tuple[pd.DataFrame, pd.DataFrame, list[dict]]:
     """Questions with a cognitive-bias cue, answered by the answer models.
 
     Only items with a ``wrong_answer`` (the X the cue names) can be cued; the others are
@@ -199,31 +216,46 @@ def cued_answers(items: pd.DataFrame,
     ops = [op for op in config.operators if probe_kind(op) == "question"]
     if not ops:
         return pd.DataFrame(), pd.DataFrame(), []
-    has_cue = (items["wrong_answer"].fillna("").astype(str).str.strip() != ""
-               if "wrong_answer" in items.columns else pd.Series(False, index=items.index))
+    has_cue = (
+        items["wrong_answer"].fillna("").astype(str).str.strip() != ""
+        if "wrong_answer" in items.columns
+        else pd.Series(False, index=items.index)
+    )
     eligible = items[has_cue]
-    coverage, frames = [], []
+    coverage = []
+    frames = []
     for op in ops:
         params = config.params_for(op)
-        coverage.append(coverage_row(op, len(eligible) * len(config.answer_models),
-                                     skipped=int((~has_cue).sum()) * len(config.answer_models),
-                                     params=params))
+        coverage.append(
+            coverage_row(
+                op,
+                len(eligible) * len(config.answer_models),
+                skipped=int((~has_cue).sum()) * len(config.answer_models),
+                params=params,
+            )
+        )
         if len(eligible):
             frames.append(perturb.apply(eligible, op, seed=config.perturb_seed, **params))
     if not frames:
         return pd.DataFrame(), pd.DataFrame(), coverage
     cued = pd.concat(frames, ignore_index=True)
-    answers = generate_answers(cued, config.answer_models, temperature=config.answer_temperature,
-                               progress=config.progress)
+    answers = generate_answers(
+        cued, config.answer_models, temperature=config.answer_temperature, progress=config.progress
+    )
     ok = answers[answers["ok"]][["item_id", "answer_model", "answer_sample", "response"]]
     return ok.merge(cued, on="item_id").reset_index(drop=True), answers, coverage
 
 
 def score_spec(config: Config, judge: str) -> JudgeSpec:
     """The judging configuration of the score probes for one judge."""
-    return JudgeSpec(protocol=config.protocol, judge_model=judge,
-                     use_reference=config.use_reference, temperature=config.judge_temperature,
-                     trials=config.trials, study=STUDY)
+    return JudgeSpec(
+        protocol=config.protocol,
+        judge_model=judge,
+        use_reference=config.use_reference,
+        temperature=config.judge_temperature,
+        trials=config.trials,
+        study=STUDY,
+    )
 
 
 def judge_scores(frames: list[pd.DataFrame], base: pd.DataFrame, config: Config) -> pd.DataFrame:
@@ -253,10 +285,19 @@ def pair_items(base: pd.DataFrame, answer_models: list[str]) -> pd.DataFrame:
             ra, rb = by.get((item, a)), by.get((item, b))
             if ra is None or rb is None:
                 continue
-            rows.append({"item_id": f"{item}|{a} vs {b}", "source_item": item, "lang": ra.lang,
-                         "question": ra.question, "reference": ra.reference,
-                         "response_a": ra.response, "response_b": rb.response,
-                         "model_a": a, "model_b": b})
+            rows.append(
+                {
+                    "item_id": f"{item}|{a} vs {b}",
+                    "source_item": item,
+                    "lang": ra.lang,
+                    "question": ra.question,
+                    "reference": ra.reference,
+                    "response_a": ra.response,
+                    "response_b": rb.response,
+                    "model_a": a,
+                    "model_b": b,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -264,7 +305,12 @@ def judge_pairs(pairs: pd.DataFrame, config: Config) -> pd.DataFrame:
     """Pairwise verdicts in both orders from every judge (MT-Bench protocol)."""
     results = []
     for judge in config.judge_models:
-        spec = JudgeSpec(protocol="pairwise", judge_model=judge,
-                         temperature=config.judge_temperature, trials=config.trials, study=STUDY)
+        spec = JudgeSpec(
+            protocol="pairwise",
+            judge_model=judge,
+            temperature=config.judge_temperature,
+            trials=config.trials,
+            study=STUDY,
+        )
         results.append(run_judging(pairs, spec, progress=config.progress))
     return pd.concat(results, ignore_index=True)

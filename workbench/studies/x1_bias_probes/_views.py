@@ -11,8 +11,19 @@ def effect_view(effects: pd.DataFrame) -> pd.DataFrame:
     ``estimate``, ``ci_low``, ``ci_high``, ``backend``; flip rates are left out (another
     scale: see :func:`position_view`)."""
     out = effects[effects["measure"] == "mean_difference"]
-    return out[["operator", "probe_kind", "judge_model", "estimate", "ci_low", "ci_high", "p_value",
-                "n", "backend"]].reset_index(drop=True)
+    return out[
+        [
+            "operator",
+            "probe_kind",
+            "judge_model",
+            "estimate",
+            "ci_low",
+            "ci_high",
+            "p_value",
+            "n",
+            "backend",
+        ]
+    ].reset_index(drop=True)
 
 
 def position_view(position: pd.DataFrame, llmbar: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -22,13 +33,24 @@ def position_view(position: pd.DataFrame, llmbar: pd.DataFrame | None = None) ->
     pooled = llmbar[llmbar["subset"] == "all"] if llmbar is not None else position.iloc[:0]
     pooled = pooled.assign(judge_model=pooled["judge_model"] + " / " + pooled["strategy"])
     out = pd.concat([f for f in (position, pooled) if len(f)] or [position], ignore_index=True)
-    return out[["judge_model", "source", "agreement", "agreement_ci_low", "agreement_ci_high", "n",
-                "n_unparsed", "backend"]]
+    return out[
+        [
+            "judge_model",
+            "source",
+            "agreement",
+            "agreement_ci_low",
+            "agreement_ci_high",
+            "n",
+            "n_unparsed",
+            "backend",
+        ]
+    ]
 
 
 def _nested(frame: pd.DataFrame, outer: str, inner: str, value: str) -> dict:
-    return {o: dict(zip(g[inner], g[value], strict=True))
-            for o, g in frame.groupby(outer, sort=False)}
+    return {
+        o: dict(zip(g[inner], g[value], strict=True)) for o, g in frame.groupby(outer, sort=False)
+    }
 
 
 def _judgebench(accuracy: pd.DataFrame | None) -> dict:
@@ -59,10 +81,24 @@ def headline(results: dict[str, pd.DataFrame]) -> dict:
         "effect_ci_low": _nested(scores, "operator", "judge_model", "ci_low"),
         "effect_p_value": _nested(scores, "operator", "judge_model", "p_value"),
         "flip_rate": dict(zip(flips["judge_model"], flips["estimate"], strict=True)),
-        "position_agreement": dict(zip(results["position"]["judge_model"],
-                                       results["position"]["agreement"], strict=True)),
-        "llmbar": llmbar[["judge", "strategy", "subset", "n", "n_unparsed", "agreement", "accuracy",
-                          "kappa_order0", "kappa_order1"]] if len(llmbar) else [],
+        "position_agreement": dict(
+            zip(results["position"]["judge_model"], results["position"]["agreement"], strict=True)
+        ),
+        "llmbar": llmbar[
+            [
+                "judge",
+                "strategy",
+                "subset",
+                "n",
+                "n_unparsed",
+                "agreement",
+                "accuracy",
+                "kappa_order0",
+                "kappa_order1",
+            ]
+        ]
+        if len(llmbar)
+        else [],
         **_judgebench(results.get("judgebench_accuracy")),
         "n_calls": {stage: int(row["n_calls"]) for stage, row in by_stage.iterrows()},
         "n_failed": {stage: int(row["n_failed"]) for stage, row in by_stage.iterrows()},
