@@ -17,8 +17,7 @@ path before :mod:`workbench.llm._http`), the speed-up over a sequential loop of
 Everything runs in a temporary cache folder; (b) uses cache mode ``off`` so every
 request is a real HTTP call. No test asserts these times.
 
-``workbench bench run-all`` (:func:`bench_run_all`): the notebooks' ``run-all`` cold, then
-warm, in temporary folders; per-notebook seconds and the warm/cold ratio.
+``workbench bench run-all``: :func:`bench_run_all`.
 """
 
 from __future__ import annotations
@@ -224,14 +223,10 @@ def run_llm_bench(*, n_replay: int | Sequence[int] = (10_000, 100_000), n_server
                   concurrency: tuple[int, ...] | list[int] = (64, 256),
                   latency_ms: float = 500.0, n_sequential: int = 32, batch: bool = True,
                   echo: Callable[[str], Any] = print) -> dict[str, Any]:
-    """Run (a) and (b) and print the ratios; returns the raw numbers.
+    """Run (a) and (b) of the module docstring, print the ratios; return the raw numbers.
 
-    (b) runs once per ``concurrency``, each with ``litellm.batch_completion`` beside it
-    (same ``max_workers``); the sequential baseline and ``complete_many`` through litellm
-    (``WORKBENCH_HTTP_PATH=litellm``: the path every request took before the direct one)
-    are measured at the first concurrency only. A client at the ideal time
-    (``n * latency / concurrency``) can be at most ``batch_completion / ideal`` times
-    faster than ``batch_completion``: that bound is printed beside the ratio.
+    A client at the ideal time can be at most ``batch_completion / ideal`` times faster
+    than ``batch_completion``: that bound is printed beside the ratio.
     """
     sizes = [n_replay] if isinstance(n_replay, int) else list(n_replay)
     echo("(a) cached replay: complete_many vs a bare diskcache.get loop over the same keys "
@@ -335,8 +330,7 @@ def bench_run_all(*, only: Sequence[str] | None = None, kernel: str = "python3",
                   keep: str | os.PathLike | None = None, echo: Callable[[str], Any] = print,
                   **run_options: Any) -> dict[str, Any]:
     """``workbench run-all`` on the default designs, twice, back to back
-    (:data:`RUN_ALL_RUNS`): cold (an empty LLM cache), then warm (every reply cached by
-    the cold run; every statistic and figure computed again).
+    (:data:`RUN_ALL_RUNS`).
 
     The runs share one new temporary cache folder (``WORKBENCH_CACHE_DIR``, mode
     ``readwrite``) and write figures and tables below a temporary

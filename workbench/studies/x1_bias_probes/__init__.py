@@ -19,9 +19,7 @@ probe (:func:`probe_kind`):
 
 With ``llmbar_dir`` the same position analysis runs on the real judges' both-order
 verdicts of an LLMBar release. The study keeps the contract of
-:mod:`workbench.studies._contract`: ``run(config)`` returns tidy frames (no plotting),
-``tables(results)`` the ones written as CSV, ``headline(results)`` the recorded numbers;
-the notebook ``notebooks/x1_bias_probes.ipynb`` draws them.
+:mod:`workbench.studies._contract`.
 
 References
 ----------
