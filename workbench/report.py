@@ -60,7 +60,7 @@ def _figure(frames_dir: Path, name: str, draw, simulated: bool) -> Path | None:
     return path
 
 
-def _answers(kind: str, results: dict, width_text: str) -> list[str]:
+def _answers(results: dict, width_text: str) -> list[str]:
     """The three answers, one paragraph each (plain text)."""
     out = []
     alt = results.get("alt_test")
@@ -150,7 +150,7 @@ def qualification_report(table: pd.DataFrame, out_dir: str | Path, *,
     by = by if by and by in table.columns else None
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    answers = _answers(kind, results, _ppi_text(results.get("ppi_needed")))
+    answers = _answers(results, _ppi_text(results.get("ppi_needed")))
     sim = _simulated(table)
     pictures = _figures(kind, results, out / "figures", by, sim)
     for name, frame in results.items():

@@ -15,6 +15,12 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="LLM-as-a-judge research workbench.")
 
 
+def fail(message: str, code: int = 2) -> typer.Exit:
+    """Print ``error: message`` on stderr; the ``typer.Exit`` to raise (exit ``code``)."""
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(code)
+
+
 def _register() -> None:
     from workbench.cli import cache, judge, qualify, run
 

@@ -17,8 +17,7 @@ path before :mod:`workbench.llm._http`), the speed-up over a sequential loop of
 Everything runs in a temporary cache folder; (b) uses cache mode ``off`` so every
 request is a real HTTP call. No test asserts these times.
 
-``workbench bench run-all`` (:func:`bench_run_all`): the notebooks' ``run-all`` cold, then
-warm, in temporary folders; per-notebook seconds and the warm/cold ratio.
+``workbench bench run-all``: :func:`bench_run_all`.
 """
 
 from __future__ import annotations
@@ -29,6 +28,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 
 def _messages(i: int, tag: str) -> list[dict]:
@@ -161,38 +161,29 @@ def bench_server(n: int = 2048, *, concurrency: int = 64, latency_ms: float = 50
                        for i in range(concurrency)], concurrency=concurrency, progress=False)
         requests = [Request(model, _messages(i, "bench"), params={"api_base": url})
                     for i in range(n)]
-        started, cpu, wait = time.perf_counter(), time.process_time(), _runqueue_wait_s()
-        results = complete_many(requests, concurrency=concurrency, progress=False)
-        out["ours_s"] = time.perf_counter() - started
-        out["ours_cpu_ms_per_call"] = (time.process_time() - cpu) * 1000 / n
-        out["ours_cpu_wait_s"] = _wait_since(wait)
-        out["ours_failed"] = sum(not r.ok for r in results)
         out["ideal_s"] = n * latency_ms / 1000.0 / concurrency
-        out["efficiency"] = out["ideal_s"] / out["ours_s"]
 
+        def measure(name: str, batch: list) -> None:
+            """``complete_many`` over ``batch``: seconds, client CPU, failures, efficiency."""
+            started, cpu = time.perf_counter(), time.process_time()
+            results = complete_many(batch, concurrency=concurrency, progress=False)
+            out[f"{name}_s"] = time.perf_counter() - started
+            out[f"{name}_cpu_ms_per_call"] = (time.process_time() - cpu) * 1000 / n
+            out[f"{name}_failed"] = sum(not r.ok for r in results)
+            out[f"{name}_efficiency"] = out["ideal_s"] / out[f"{name}_s"]
+
+        wait = _runqueue_wait_s()
+        measure("ours", requests)
+        out["ours_cpu_wait_s"] = _wait_since(wait)
+        out["efficiency"] = out.pop("ours_efficiency")
         if base_from_env:  # the URL from OPENAI_BASE_URL, not api_base: the same path
-            from unittest import mock
-
-            unset = [Request(model, r.messages) for r in requests]
             with mock.patch.dict(os.environ, {"OPENAI_BASE_URL": url}):
-                complete_many(unset[:concurrency], concurrency=concurrency, progress=False)
-                unset = [Request(model, _messages(i, "env")) for i in range(n)]
-                started, cpu = time.perf_counter(), time.process_time()
-                results = complete_many(unset, concurrency=concurrency, progress=False)
-                out["env_s"] = time.perf_counter() - started
-                out["env_cpu_ms_per_call"] = (time.process_time() - cpu) * 1000 / n
-                out["env_failed"] = sum(not r.ok for r in results)
-                out["env_efficiency"] = out["ideal_s"] / out["env_s"]
-
+                complete_many([Request(model, r.messages) for r in requests[:concurrency]],
+                              concurrency=concurrency, progress=False)
+                measure("env", [Request(model, _messages(i, "env")) for i in range(n)])
         if litellm_path:
-            from unittest import mock
-
             with mock.patch.dict(os.environ, {"WORKBENCH_HTTP_PATH": "litellm"}):
-                started, cpu = time.perf_counter(), time.process_time()
-                complete_many(requests, concurrency=concurrency, progress=False)
-                out["litellm_path_s"] = time.perf_counter() - started
-                out["litellm_path_cpu_ms_per_call"] = (time.process_time() - cpu) * 1000 / n
-                out["litellm_path_efficiency"] = out["ideal_s"] / out["litellm_path_s"]
+                measure("litellm_path", requests)
 
         if n_sequential:
             started = time.perf_counter()
@@ -232,14 +223,10 @@ def run_llm_bench(*, n_replay: int | Sequence[int] = (10_000, 100_000), n_server
                   concurrency: tuple[int, ...] | list[int] = (64, 256),
                   latency_ms: float = 500.0, n_sequential: int = 32, batch: bool = True,
                   echo: Callable[[str], Any] = print) -> dict[str, Any]:
-    """Run (a) and (b) and print the ratios; returns the raw numbers.
+    """Run (a) and (b) of the module docstring, print the ratios; return the raw numbers.
 
-    (b) runs once per ``concurrency``, each with ``litellm.batch_completion`` beside it
-    (same ``max_workers``); the sequential baseline and ``complete_many`` through litellm
-    (``WORKBENCH_HTTP_PATH=litellm``: the path every request took before the direct one)
-    are measured at the first concurrency only. A client at the ideal time
-    (``n * latency / concurrency``) can be at most ``batch_completion / ideal`` times
-    faster than ``batch_completion``: that bound is printed beside the ratio.
+    A client at the ideal time can be at most ``batch_completion / ideal`` times faster
+    than ``batch_completion``: that bound is printed beside the ratio.
     """
     sizes = [n_replay] if isinstance(n_replay, int) else list(n_replay)
     echo("(a) cached replay: complete_many vs a bare diskcache.get loop over the same keys "
@@ -343,8 +330,7 @@ def bench_run_all(*, only: Sequence[str] | None = None, kernel: str = "python3",
                   keep: str | os.PathLike | None = None, echo: Callable[[str], Any] = print,
                   **run_options: Any) -> dict[str, Any]:
     """``workbench run-all`` on the default designs, twice, back to back
-    (:data:`RUN_ALL_RUNS`): cold (an empty LLM cache), then warm (every reply cached by
-    the cold run; every statistic and figure computed again).
+    (:data:`RUN_ALL_RUNS`).
 
     The runs share one new temporary cache folder (``WORKBENCH_CACHE_DIR``, mode
     ``readwrite``) and write figures and tables below a temporary

@@ -14,12 +14,9 @@ from typing import Annotated, Any
 
 import typer
 
+from workbench.cli import fail
+
 _DIR = typer.Option("--dir", help="Cache folder (default: WORKBENCH_CACHE_DIR or data/cache/llm).")
-
-
-def _fail(message: str) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
-    return typer.Exit(1)
 
 
 def _reported(command: Callable[..., None]) -> Callable[..., None]:
@@ -33,7 +30,7 @@ def _reported(command: Callable[..., None]) -> Callable[..., None]:
         try:
             command(*args, **kwargs)
         except CacheError as exc:
-            raise _fail(str(exc)) from None
+            raise fail(str(exc), 1) from None
 
     return run
 
@@ -86,11 +83,11 @@ def cache_import(file: Annotated[Path, typer.Argument(help="A .jsonl file from `
     from workbench.llm import import_cache
 
     if not file.exists():
-        raise _fail(f"{file}: no such file")
+        raise fail(f"{file}: no such file", 1)
     try:
         counts = import_cache(file, path=directory, overwrite=overwrite)
     except ValueError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc), 1) from None
     typer.echo(f"imported {counts['imported']} of {counts['read']} entries "
                f"({counts['skipped']} already present, {counts['secrets_removed']} secret "
                "field(s) removed)")
@@ -110,17 +107,17 @@ def cache_explain(request: Annotated[Path | None, typer.Option(
         try:
             data = json.loads(request.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
-            raise _fail(f"{request}: cannot read a JSON request: {exc}") from None
+            raise fail(f"{request}: cannot read a JSON request: {exc}", 1) from None
     else:
         data = last_miss()
         if data is None:
-            raise _fail("no recorded cache miss; pass --request FILE")
+            raise fail("no recorded cache miss; pass --request FILE", 1)
     if isinstance(data, dict) and "request" in data:
         data = data["request"]
     try:
         report = explain(data, path=directory)
     except ValueError as exc:
-        raise _fail(f"not a valid request: {exc}") from None
+        raise fail(f"not a valid request: {exc}", 1) from None
     if as_json:
         typer.echo(json.dumps(report, indent=1, ensure_ascii=False))
         return
@@ -181,7 +178,7 @@ def cache_repair(directory: Annotated[Path | None, _DIR] = None) -> None:
     try:
         report = repair_cache(directory)
     except (FileNotFoundError, OSError) as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc), 1) from None
     typer.echo(f"salvaged    {report['salvaged']} entries into a fresh store at {report['folder']}")
     typer.echo(f"left out    {report['corrupt']} corrupt entries")
     for why, count in report["problems"].items():
@@ -202,7 +199,7 @@ def cache_clear(directory: Annotated[Path | None, _DIR] = None,
     from workbench.llm import clear_cache
 
     if not yes:
-        raise _fail("this deletes every cached reply; run again with --yes")
+        raise fail("this deletes every cached reply; run again with --yes", 1)
     typer.echo(f"deleted {clear_cache(directory)} entries")
 
 
@@ -240,7 +237,7 @@ def sim_server(
     from workbench.sim.server import MIMICS, FaultRates, serve
 
     if mimic not in MIMICS:
-        raise _fail(f"--mimic {mimic!r}: expected one of {', '.join(MIMICS)}")
+        raise fail(f"--mimic {mimic!r}: expected one of {', '.join(MIMICS)}", 1)
     try:
         faults = FaultRates(rate_limit_rate, server_error_rate, timeout_rate, malformed_rate,
                             empty_rate)
@@ -248,9 +245,9 @@ def sim_server(
                                final=batch_final, seed=seed)
         quota = Quota(quota_rpm, quota_tpm, quota_burst_s)
     except ValueError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc), 1) from None
     if latency_ms < 0:
-        raise _fail("--latency-ms must be >= 0")
+        raise fail("--latency-ms must be >= 0", 1)
     serve(port=port, latency_ms=latency_ms, faults=faults, seed=seed, batches=batches,
           mimic=mimic, quota=quota)
 
@@ -320,7 +317,7 @@ def bench_run_all(
         result = run_bench(only=only, kernel=kernel, keep=keep, echo=typer.echo,
                            shared_kernel=shared_kernel)
     except ValueError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc), 1) from None
     if (result["table"]["status"] != "ok").any():
         raise typer.Exit(1)
 
@@ -334,7 +331,7 @@ def bench_labels(
     from workbench.cli.bench import bench_labels as run_bench
 
     if n_studies < 2 or budget < 2:
-        raise _fail("--n-studies and --budget must be >= 2")
+        raise fail("--n-studies and --budget must be >= 2", 1)
     run_bench(n_studies=n_studies, budget=budget, seed=seed, echo=typer.echo)
 
 

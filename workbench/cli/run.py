@@ -19,6 +19,8 @@ from typing import Annotated
 
 import typer
 
+from workbench.cli import fail
+
 _FILE = typer.Option("-f", "--file", help="YAML file of parameters (repeatable).")
 _YAML = typer.Option("-y", "--yaml", help="YAML mapping, e.g. -y 'n_batch: 5' (repeatable).")
 _OUT = typer.Option(
@@ -28,15 +30,12 @@ _KERNEL = typer.Option("--kernel", help="Jupyter kernel name.")
 _PROGRESS = typer.Option("--progress/--no-progress", help="Show Papermill's cell progress bar.")
 
 
-def _fail(message: str, code: int) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
-    return typer.Exit(code)
+
+_NOTEBOOK = typer.Argument(help="Notebook path or study name (s1, 00_tour, tour).")
 
 
 def run(
-    notebook: Annotated[
-        str, typer.Argument(help="Notebook path or study name (s1, 00_tour, tour).")
-    ],
+    notebook: Annotated[str, _NOTEBOOK],
     file: Annotated[list[Path] | None, _FILE] = None,
     yaml: Annotated[list[str] | None, _YAML] = None,
     output_dir: Annotated[Path | None, _OUT] = None,
@@ -59,7 +58,7 @@ def run(
         source = nb.resolve_notebook(notebook)
         declared = nb.check_parameters(source, params)
     except (ValueError, OSError) as exc:
-        raise _fail(str(exc), 2) from None
+        raise fail(str(exc), 2) from None
     changed = nb.changed_parameters(params, nb.parameter_defaults(declared))
     preset = os.environ.get(nb.OUTPUT_ENV)
     try:
@@ -67,7 +66,7 @@ def run(
             source, parameters=params, output_dir=output_dir, kernel=kernel, progress=progress
         )
     except Exception as exc:  # papermill's execution error and kernel failures
-        raise _fail(f"{source.name} failed: {nb.describe_error(exc)}", 1) from None
+        raise fail(f"{source.name} failed: {nb.describe_error(exc)}", 1) from None
     if changed:
         typer.echo(f"parameters differ from the defaults ({', '.join(changed)}): figures, "
                    f"tables and headline are below {preset or output.parent}")
@@ -105,24 +104,20 @@ def run_all(
         table = nb.run_all(only=only, parameters=params, output_dir=output_dir, kernel=kernel,
                            progress=progress, report=True, shared_kernel=shared_kernel)
     except (ValueError, OSError) as exc:
-        raise _fail(str(exc), 2) from None
+        raise fail(str(exc), 2) from None
     if table.empty:
-        raise _fail("no notebooks to run", 2)
+        raise fail("no notebooks to run", 2)
     shown = table.drop(columns=["output"]).fillna({"error": ""})
     typer.echo(shown.to_string(index=False))
     typer.echo(f"executed copies: {Path(table['output'].iloc[0]).parent}")
     failed = table[table["status"] != "ok"]
     if not failed.empty:
-        raise _fail(
+        raise fail(
             f"{len(failed)} of {len(table)} notebooks failed: " + ", ".join(failed["notebook"]), 1
         )
 
 
-def params(
-    notebook: Annotated[
-        str, typer.Argument(help="Notebook path or study name (s1, 00_tour, tour).")
-    ],
-) -> None:
+def params(notebook: Annotated[str, _NOTEBOOK]) -> None:
     """List a notebook's parameters: name, type, default and comment.
 
     Set them with -y 'name: value' (YAML, so lists stay lists) or -f params.yaml.
@@ -133,7 +128,7 @@ def params(
         source = nb.resolve_notebook(notebook)
         table = nb.parameter_table(source)
     except (ValueError, OSError) as exc:
-        raise _fail(str(exc), 2) from None
+        raise fail(str(exc), 2) from None
     typer.echo(f"{source.stem}: {len(table)} parameters, set with -y 'name: value' "
                "or -f params.yaml")
     for line in parameter_lines(table):
@@ -176,7 +171,7 @@ def store_outputs(
         names = notebooks or [p.stem for p in sorted(config.notebooks_dir().glob("*.ipynb"))]
         paths = [nb.resolve_notebook(name) for name in names]
     except (ValueError, OSError) as exc:
-        raise _fail(str(exc), 2) from None
+        raise fail(str(exc), 2) from None
     failed = []
     for path in paths:
         try:
@@ -186,7 +181,7 @@ def store_outputs(
             failed.append(path.name)
             typer.echo(f"failed  {path.name}: {nb.describe_error(exc)}", err=True)
     if failed:
-        raise _fail(f"{len(failed)} notebook(s) failed, left unchanged: {', '.join(failed)}", 1)
+        raise fail(f"{len(failed)} notebook(s) failed, left unchanged: {', '.join(failed)}", 1)
 
 
 runs_app = typer.Typer(help="List and compare runs (data/runs/).", no_args_is_help=False)
@@ -230,12 +225,11 @@ def compare(
     try:
         out = compare_runs(run_a, run_b)
     except ValueError as exc:
-        raise _fail(str(exc), 2) from None
-    a, b = out["a"], out["b"]
-    typer.echo(f"A: {a['run']}  ({a.get('study')}, {a.get('backend')}, commit "
-               f"{(a.get('commit') or '-')[:12]})")
-    typer.echo(f"B: {b['run']}  ({b.get('study')}, {b.get('backend')}, commit "
-               f"{(b.get('commit') or '-')[:12]})")
+        raise fail(str(exc), 2) from None
+    for name in ("a", "b"):
+        r = out[name]
+        typer.echo(f"{name.upper()}: {r['run']}  ({r.get('study')}, {r.get('backend')}, commit "
+                   f"{(r.get('commit') or '-')[:12]})")
     with pd.option_context("display.width", 100, "display.max_colwidth", 40,
                            "display.max_rows", 500, "display.precision", 4):
         typer.echo("\nparameters that differ:")

@@ -199,10 +199,7 @@ def _planned(items: pd.DataFrame, spec: JudgeSpec, rubric: pd.DataFrame | None, 
 
 def plan_requests(items: pd.DataFrame, spec: JudgeSpec, *, rubric: pd.DataFrame | None = None) -> list[PlannedCall]:
     """The calls ``run_judging(items, spec, rubric=rubric)`` would make, as
-    :class:`PlannedCall` rows, found by driving the protocol against the cache.
-    Calls that depend on an earlier round (summaries, decompositions, geval auto-mode
-    samples) are exact when that round is cached, else counted with ``key=None`` and a
-    token guess."""
+    :class:`PlannedCall` rows (``key=None``: planned from a reply not cached yet)."""
     return _planned(items, spec, rubric, exact=True)
 
 
@@ -241,11 +238,8 @@ def estimate(design: Design, *, deadline: float | None = None, rpm: float | None
     Notes
     -----
     The cache is read, never written; in ``refresh`` and ``off`` modes nothing counts as
-    cached. The estimate drives the protocols as ``run_judging`` does, answering
-    from the cache; ``geval`` in ``auto`` mode is counted as log-probability calls, and
-    samples are added only when a cached reply shows the provider returns no
-    log-probabilities. LLM perturbations are counted as calls of their model; the judge
-    calls on their output are exact only when the perturbation calls are cached.
+    cached. LLM perturbations are counted as calls of their model; the judge calls on
+    their output are exact only when the perturbation calls are cached.
     """
     planned: list[PlannedCall] = []
     variants = design.spec_variants()

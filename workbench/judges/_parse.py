@@ -379,9 +379,7 @@ def parse_reply(text: str | None, schema: Mapping[str, Any]) -> dict[str, Any]:
 
     Notes
     -----
-    Binding rule (seed 003): the whole reply as JSON; else the first JSON object decoded
-    with ``raw_decode`` from the first ``{`` (inside a ```` ```json ```` fence when there is
-    one). Never a regex search for ``"score"``.
+    The object is bound by :func:`extract_json_object` (seed 003's rule).
 
     Examples
     --------

@@ -262,14 +262,10 @@ def run_judging(items: pd.DataFrame, spec: JudgeSpec, *, rubric: pd.DataFrame | 
 
     Notes
     -----
-    Each protocol is a generator above (:func:`single`, :func:`summarize_then`,
-    :func:`pairwise`, :func:`decompose`), the same one
-    :func:`~workbench.judges.estimate` drives against the cache. Each round of calls goes
-    through ONE ``complete_many`` (concurrency, progress bar, budget kept across rounds):
-    summaries before judging (``summarize_then``), decomposition before detection
-    (``decompose``), and, for ``geval`` in ``auto`` mode, samples for replies that came
-    back without log-probabilities. A call not sent because its earlier round failed is
-    a row with ``error`` ``not_run: …``. Trial ``k`` is sent as ``Request.sample = k``.
+    Each round of calls of the protocol's generator (module docstring) goes through ONE
+    ``complete_many`` (concurrency, progress bar, budget kept across rounds). A call not
+    sent because its earlier round failed is a row with ``error`` ``not_run: …``. Trial
+    ``k`` is sent as ``Request.sample = k``.
 
     Protocols:
 

@@ -2,39 +2,26 @@
 
 Executed copies go to ``data/runs/<timestamp>-<study>/<name>.ipynb`` (git-ignored), never
 over the source; the kernel's working folder is the notebook's folder. Parameters are
-checked against the notebook's ``parameters`` cell before a kernel starts (unknown
-names, wrong types: :func:`~workbench.notebook.check_parameters`). Values are passed
+checked against the notebook's ``parameters`` cell before a kernel starts and passed
 through papermill's Python API, so lists and dicts stay typed (the CLI reads them from
 YAML, never ``-p`` strings).
 
 Only the default run writes to ``figures/`` and ``data/results/``: when a value differs
-from the notebook's default (:func:`~workbench.notebook.changed_parameters`), the kernel
-gets ``WORKBENCH_OUTPUT_DIR`` set to the run folder, so the run's figures, tables and
-headline land beside its executed copy. A ``WORKBENCH_OUTPUT_DIR`` set by the caller (the
-tests) is left as it is. Kernels keep the backend of the environment: ipykernel's inline
-backend unless ``MPLBACKEND`` is set, so executed copies hold the figures' images.
+from the notebook's default, the kernel gets ``WORKBENCH_OUTPUT_DIR`` set to the run
+folder (unless the caller, e.g. the tests, set it). Kernels keep the environment's
+matplotlib backend, so executed copies hold the figures' images.
 
-``run_all`` runs its notebooks in one kernel by default (``shared_kernel=True``,
-:mod:`workbench.notebook._shared`): before each notebook the kernel is reset to how a
-new one starts (namespace, execution count, environment, settings, figures, options) and
-only the imports are kept, which saves a kernel start and about 2 s of imports per
-notebook; the executed copies are the same. Its executed copies are written when each
-notebook ends, not at every cell.
+``run_all`` runs its notebooks in one kernel by default (:mod:`workbench.notebook._shared`),
+reset before each notebook to how a new one starts but for its imports: a kernel start
+and about 2 s of imports saved per notebook, the same executed copies.
 
-``store_outputs`` re-executes a notebook with its defaults and saves the outputs in it:
-the committed notebooks carry the outputs of their default (sim) parameters, which
-``pytest --nbval`` compares against a fresh run. It is the one sanctioned way to write
-over a source notebook, and it keeps the stored file stable between reruns:
-
-- no per-cell execution timestamps (``record_timing=False``);
-- no widget state (``store_widget_state=False``): a tqdm bar is stored only as the
-  display it opens with (``0/20 [00:00<?, ?call/s]``), never its final rate;
-- ``MPLBACKEND=Agg``, as under ``make test``, so no figure images are stored (nbval
-  would see them as extra outputs; the figures live in ``figures/<study>/``);
-- the kernel's working folder is the notebook's folder; nothing is injected.
-
-A cell that fails aborts without touching the file. No kernel started here is taken for
-an interactive one (``JPY_SESSION_NAME`` is removed from its environment, see
+``store_outputs`` re-executes a notebook with its defaults and saves the outputs in it
+(the committed outputs ``pytest --nbval`` compares with), the one sanctioned way to
+write over a source notebook. It keeps the file stable between reruns: no per-cell
+timestamps, no widget state (a tqdm bar is stored only as the display it opens with),
+``MPLBACKEND=Agg`` so no images (nbval would see them as extra outputs; the figures live
+in ``figures/<study>/``). A failing cell aborts without touching the file. No kernel
+started here is taken for an interactive one (``JPY_SESSION_NAME`` is removed, see
 :func:`~workbench.notebook.interactive`), so progress bars stay off in stored outputs.
 """
 

@@ -1,19 +1,11 @@
 """A notebook session: the setup cell ``setup(seed, study=...)`` and the headline numbers.
 
-Headline numbers have one mechanism, a JSON file: ``data/results/<study>/headline.json``
-(``record`` writes it with sorted keys, floats rounded to ``HEADLINE_DIGITS`` significant
-digits, NaN written as ``null``; ``read_headline`` reads it). Tests and ``workbench
-run-all`` read the file; no scrapbook or papermill glue is needed, and the same file is
-produced whether the notebook ran in JupyterLab, under Papermill or under nbval.
-Figures and tables go below ``workbench.config.figures_dir`` / ``results_dir``
-(``WORKBENCH_OUTPUT_DIR`` redirects both; it is inherited by Papermill's kernels).
-
-``setup(..., parameters=globals())`` keeps the committed outputs for the default run:
-when the notebook's parameters differ from the defaults of its ``parameters`` cell (set
-by hand in JupyterLab, or injected by Papermill's CLI), the session's outputs go to a run
-folder ``data/runs/<timestamp>-<study>/`` and ``record`` adds a ``run`` entry (those
-parameters, the package version, the git commit) to the headline. The default run's
-``headline.json`` holds the headline numbers only, byte for byte as before.
+Headline numbers have one mechanism, a JSON file (:func:`record`, :func:`read_headline`):
+no scrapbook or papermill glue, and the same file whether the notebook ran in
+JupyterLab, under Papermill or under nbval. ``setup(..., parameters=globals())`` keeps
+the committed outputs for the default run: a session whose parameters differ from the
+notebook's defaults writes below a run folder instead, and its headline gains a ``run``
+entry; the default run's ``headline.json`` stays byte for byte as before.
 """
 
 from __future__ import annotations
@@ -214,9 +206,7 @@ def _jsonable(value: Any, name: str) -> Any:
             raise TypeError("is a path (paths are machine-specific; record a name instead)")
         if isinstance(value, pd.DataFrame):
             return [_jsonable(row, name) for row in value.to_dict(orient="records")]
-        if isinstance(value, pd.Series):
-            return {str(k): _jsonable(v, f"{name}[{k!r}]") for k, v in value.items()}
-        if isinstance(value, Mapping):
+        if isinstance(value, pd.Series | Mapping):
             return {str(k): _jsonable(v, f"{name}[{k!r}]") for k, v in value.items()}
         if isinstance(value, list | tuple | np.ndarray):
             return [_jsonable(v, f"{name}[{i}]") for i, v in enumerate(value)]

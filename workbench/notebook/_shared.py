@@ -4,22 +4,12 @@ A new kernel per notebook costs its start and its imports (pandas, matplotlib, t
 workbench: about 4 s), most of a ``run-all`` whose LLM calls all come from the cache.
 :class:`SharedKernel` starts one kernel in the notebooks' folder and runs each notebook in
 it through Papermill (the same injected parameters, cell metadata and executed copy).
-Before each notebook the kernel is put back as a new one starts:
-
-- the user namespace, the output history and the execution count
-  (``InteractiveShell.reset``: the executed copy numbers its cells from 1);
-- ``os.environ``: the variables of the kernel's start get their values back, and
-  ``WORKBENCH_*`` variables set since are removed; then the notebook's own are set
-  (``WORKBENCH_OUTPUT_DIR`` for a run with other parameters, see ``run_notebook``);
-- the working folder, ``sys.path`` and the warning filters (which also forgets the
-  warnings already shown once);
-- settings set in code (:func:`workbench.config.overrides`), the session's run entries
-  and the open LLM cache handles;
-- matplotlib's open figures (closed) and rcParams (from the rc file; the backend stays),
-  pandas' options (their defaults).
-
-Imported modules stay imported: that is the saving. A kernel that died is replaced by a
-new one before the next notebook.
+Before each notebook :data:`_RESET` puts the kernel back as a new one starts (namespace
+and execution count, so the copy numbers its cells from 1; environment; working folder;
+``sys.path``; warning filters; workbench settings, run entries and cache handles;
+matplotlib figures and rcParams, the backend kept; pandas options). Imported modules
+stay imported: that is the saving. A kernel that died is replaced before the next
+notebook.
 """
 
 from __future__ import annotations
@@ -143,13 +133,6 @@ def _engine() -> str:
     return ENGINE
 
 
-def _papermill() -> Any:
-    """The ``papermill`` module (imported on first use)."""
-    import papermill
-
-    return papermill
-
-
 class SharedKernel:
     """A kernel started on first use in ``cwd`` and kept for several notebooks.
 
@@ -190,7 +173,8 @@ class SharedKernel:
         self.km = km
         self.kc = km.client()
         self.kc.start_channels()
-        _papermill()  # its import (~2 s: jsonschema's format grammars) while the kernel boots
+        # papermill's import (~2 s: jsonschema's format grammars) while the kernel boots
+        import papermill  # noqa: F401
         run_sync(self.kc.wait_for_ready)(timeout=60)
         self.kc.allow_stdin = False
         self.starts += 1
@@ -201,7 +185,8 @@ class SharedKernel:
         ``output`` with Papermill; ``environ``: variables to set (None: remove) for it."""
         if not self._alive():
             self._start()
-        papermill = _papermill()
+        import papermill
+
         prelude = (f"exec(compile({_RESET!r}, '<workbench kernel reset>', 'exec'), "
                    f"{{'get_ipython': get_ipython, 'CHANGES': {dict(environ)!r}}})")
         papermill.execute_notebook(

@@ -295,7 +295,6 @@ def alt_test(humans: pd.DataFrame, judge: pd.Series | np.ndarray, *, epsilon: fl
         table["p_adjusted"], table["significant"] = adjusted, reject
     else:
         table["p_adjusted"], table["significant"] = [], []
-    if not len(table):
         warnings.warn(f"alt_test: no annotator has {min_items} items that another annotator "
                       "also labelled; omega is NaN and the judge does not pass", stacklevel=2)
     omega = float(table["significant"].mean()) if len(table) else np.nan

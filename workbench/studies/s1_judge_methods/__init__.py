@@ -14,12 +14,9 @@ trials at judge temperatures 0.0 and 1.0. The analyses:
   judge disagreement (:func:`judge_disagreement`) and conversations flagged by
   negative-weight items (:func:`flagged_conversations`).
 
-The study keeps the contract of :mod:`workbench.studies._contract`: ``run(config)``
-makes the calls and returns every table (no plotting), ``tables`` and ``headline`` pick
-what the notebook ``notebooks/s1_judge_methods.ipynb`` writes and records; the seed's
-published values are ``workbench/studies/published/s1_judge_methods.csv``. With the
-default ``sim/...`` models the numbers show that the pipeline works, never how real LLMs
-behave.
+The study keeps the contract of :mod:`workbench.studies._contract`; the seed's
+published values are ``published/s1_judge_methods.csv``. With the default ``sim/...``
+models the numbers show that the pipeline works, never how real LLMs behave.
 
 References
 ----------

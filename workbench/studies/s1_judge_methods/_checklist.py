@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from workbench.studies.s1_judge_methods._indices import _backend
+
 #: Columns of :func:`weakness_map`.
 WEAKNESS_COLUMNS = ("temperature", "item_id", "criterion_id", "weight", "criterion",
                     "criterion_text", "label", "answer_model", "met_rate", "n", "n_missing",
@@ -20,11 +22,6 @@ DISAGREEMENT_COLUMNS = ("temperature", "item_id", "criterion_id", "weight", "cri
 FLAG_COLUMNS = ("temperature", "item_id", "answer_model", "conversation", "n_judges",
                 "judges_flagging", "flag_rate", "flagged", "tripped", "n_judgments",
                 "n_unparsed", "backend")
-
-
-def _backend(frame: pd.DataFrame) -> str:
-    values = sorted(set(frame["backend"].dropna()))
-    return "+".join(values) if values else "unknown"
 
 
 def criterion_label(item_id: str, criterion_id: str, weight: float) -> str:

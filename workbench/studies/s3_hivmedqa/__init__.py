@@ -11,12 +11,9 @@ analyses run on a downloaded HIVMedQA release (its answers and its judge's repli
 instead, and ``table2`` compares them with the paper's Table 2 (its published numbers:
 ``workbench/studies/published/s3_hivmedqa.csv``).
 
-The study keeps the contract of :mod:`workbench.studies._contract` (``STUDY``, ``Config``,
-``run``, ``tables``, ``headline``). The analysis functions (``model_summary``,
-``best_model_tests``, ``category_trend``, ``trend_counts``, ``bias_drop``,
-``supervision_gap``, ``failure_counts``) take the long ``scores`` frame and return tidy
-frames. On the sim backend the numbers show the pipeline works, never how real LLMs
-behave.
+The study keeps the contract of :mod:`workbench.studies._contract`; its analysis
+functions take the long ``scores`` frame and return tidy frames. On the sim backend the
+numbers show the pipeline works, never how real LLMs behave.
 
 References
 ----------

@@ -12,7 +12,7 @@ compares the two pipeline versions (Welch's t test with a confidence interval), 
 answers "how many reports do we need?" with :func:`workbench.stats.power_by_simulation`
 from this run's variance components. On the sim backend the numbers show that the
 pipeline works, never how real LLMs behave. The module keeps the study contract of
-:mod:`workbench.studies._contract` (``Config``, ``run``, ``tables``, ``headline``).
+:mod:`workbench.studies._contract`.
 
 References
 ----------

@@ -11,10 +11,8 @@ validates the flagged spans against the human spans at the character level
 - ``split="human"``: the detection step is given the human gist/detail units;
 - ``split="llm"``: the model first splits the reference itself (its own units).
 
-The study keeps the contract of :mod:`workbench.studies._contract`: ``run(config)``
-returns tidy frames (no plotting), ``tables(results)`` the ones written as CSV,
-``headline(results)`` the recorded numbers; the notebook ``notebooks/s5_gist_detail.ipynb``
-draws them. The seed's published numbers are in ``published/s5_gist_detail.csv``.
+The study keeps the contract of :mod:`workbench.studies._contract`. The seed's published
+numbers are in ``published/s5_gist_detail.csv``.
 
 References
 ----------

@@ -19,9 +19,7 @@ probe (:func:`probe_kind`):
 
 With ``llmbar_dir`` the same position analysis runs on the real judges' both-order
 verdicts of an LLMBar release. The study keeps the contract of
-:mod:`workbench.studies._contract`: ``run(config)`` returns tidy frames (no plotting),
-``tables(results)`` the ones written as CSV, ``headline(results)`` the recorded numbers;
-the notebook ``notebooks/x1_bias_probes.ipynb`` draws them.
+:mod:`workbench.studies._contract`.
 
 References
 ----------
@@ -57,6 +55,7 @@ from workbench.studies.x1_bias_probes._probes import (
     STUDY,
     Config,
     answer_frame,
+    coverage_row,
     cued_answers,
     judge_pairs,
     judge_scores,
@@ -180,14 +179,7 @@ def run(config: Config) -> StudyResults:
         frames.append(cued)
     if "self_label" in config.operators:
         coverage.append(
-            {
-                "operator": "self_label",
-                "probe_kind": "answer",
-                "n_items": len(base),
-                "n_skipped": 0,
-                "error": None,
-                "operator_params": repr({"author": config.self_label_author}),
-            }
+            coverage_row("self_label", len(base), params={"author": config.self_label_author})
         )
     score_ops = [op for op in config.operators if probe_kind(op) != "pairwise"]
     scores = pd.DataFrame(columns=_SCORE_COLUMNS)
@@ -202,16 +194,7 @@ def run(config: Config) -> StudyResults:
         verdicts = judge_pairs(pairs, config)
         effects.append(position_flips(verdicts))
         position = position_table(verdicts)
-        coverage.append(
-            {
-                "operator": "position_swap",
-                "probe_kind": "pairwise",
-                "n_items": len(pairs),
-                "n_skipped": 0,
-                "error": None,
-                "operator_params": "{}",
-            }
-        )
+        coverage.append(coverage_row("position_swap", len(pairs)))
     llmbar = (
         llmbar_position(config.llmbar_dir)
         if config.llmbar_dir

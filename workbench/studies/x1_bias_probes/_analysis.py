@@ -180,16 +180,9 @@ def llmbar_position(path: str) -> pd.DataFrame:
     verdicts = llmbar.load_release(resolve_path(path)).rename(columns={"judge": "judge_model"})
     if verdicts.empty:
         raise ValueError(f"llmbar_dir {path!r}: no evaluators/<Judge>/<Strategy>/result.json found")
-    parts = [
-        _consistency(
-            verdicts, item=["item_id"], by=["judge_model", "strategy", "subset"], label="label"
-        ),
-        _consistency(
-            verdicts.assign(subset="all"),
-            item=["item_id"],
-            by=["judge_model", "strategy", "subset"],
-            label="label",
-        ),
+    parts = [  # per subset, then pooled
+        _consistency(frame, item=["item_id"], by=["judge_model", "strategy", "subset"], label="label")
+        for frame in (verdicts, verdicts.assign(subset="all"))
     ]
     out = pd.concat(parts, ignore_index=True)
     out["source"] = "LLMBar release"

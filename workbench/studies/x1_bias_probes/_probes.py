@@ -158,9 +158,10 @@ def answer_frame(items: pd.DataFrame, answers: pd.DataFrame) -> pd.DataFrame:
     return ok.merge(items[cols], on="item_id", how="inner").reset_index(drop=True)
 
 
-def _coverage(
+def coverage_row(
     operator: str, n: int, *, skipped: int = 0, error: str | None = None, params: dict | None = None
 ) -> dict:
+    """A row of the ``coverage`` table: the items ``operator`` probed and skipped."""
     return {
         "operator": operator,
         "probe_kind": "baseline" if operator == "none" else probe_kind(operator),
@@ -179,7 +180,7 @@ def perturb_answers(base: pd.DataFrame, config: Config) -> tuple[list[pd.DataFra
     silently.
     """
     frames = [perturb.apply(base, "none")]
-    coverage = [_coverage("none", len(base))]
+    coverage = [coverage_row("none", len(base))]
     for op in config.operators:
         if probe_kind(op) != "answer" or op == "self_label":
             continue
@@ -190,9 +191,9 @@ def perturb_answers(base: pd.DataFrame, config: Config) -> tuple[list[pd.DataFra
                     base, op, seed=config.perturb_seed, progress=config.progress, **params
                 )
             )
-            coverage.append(_coverage(op, len(base), params=params))
+            coverage.append(coverage_row(op, len(base), params=params))
         except ProviderError as exc:
-            coverage.append(_coverage(op, 0, skipped=len(base), error=str(exc), params=params))
+            coverage.append(coverage_row(op, 0, skipped=len(base), error=str(exc), params=params))
     return frames, coverage
 
 
@@ -226,7 +227,7 @@ def cued_answers(
     for op in ops:
         params = config.params_for(op)
         coverage.append(
-            _coverage(
+            coverage_row(
                 op,
                 len(eligible) * len(config.answer_models),
                 skipped=int((~has_cue).sum()) * len(config.answer_models),
