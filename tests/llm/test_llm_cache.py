@@ -269,3 +269,34 @@ def test_replay_file_round_trip(tmp_path, monkeypatch):
     assert complete("gpt-4o", msgs("q 0"), sample=1).text == "second sample"
     with pytest.raises(ValueError, match=r"rows\[0\].*source"):
         write_replay_file([{"model": "gpt-4o", "messages": msgs("q")}], path, backend="openai")
+
+
+def test_opening_a_store_waits_for_another_process_creating_it(tmp_path):
+    """While another connection holds a write on a new ``replies.db`` (a second process
+    making the tables), switching it to WAL fails at once with "database is locked",
+    without SQLite's busy timeout: the open must wait for it, not fail (seen when several
+    processes open one fresh cache folder together)."""
+    import sqlite3
+    import threading
+
+    from workbench.llm import _cache
+
+    folder = tmp_path / "cache"
+    folder.mkdir()
+    other = sqlite3.connect(folder / _cache.DB_FILE, isolation_level=None,
+                            check_same_thread=False)
+    other.execute("CREATE TABLE made (x)")  # the file has its header: no empty-file wait
+    other.execute("BEGIN IMMEDIATE")
+    other.execute("CREATE TABLE held (x)")
+    releaser = threading.Timer(0.3, other.execute, ("COMMIT",))
+    releaser.start()
+    try:
+        store = _cache.create(folder)
+    finally:
+        releaser.join()
+        other.close()
+    try:
+        assert store.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert store.execute("PRAGMA user_version").fetchone()[0] == 1
+    finally:
+        store.close()

@@ -479,7 +479,7 @@ def create(folder: Path) -> Store:
         move_in(folder)
     store = Store(folder)
     try:
-        store.execute("PRAGMA journal_mode = WAL")
+        _write_ahead_log(store)
         with store.transaction():
             if store.execute("PRAGMA user_version").fetchone()[0] == 0:
                 make_tables(store)
@@ -487,6 +487,20 @@ def create(folder: Path) -> Store:
         store.close()
         raise
     return store
+
+
+def _write_ahead_log(store: Store, wait_s: float = 60.0) -> None:
+    """Switch ``store``'s file to WAL. While another process writes the tables of a new file,
+    SQLite answers "database is locked" at once (no busy timeout for this switch): retry."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            store.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
 
 
 def close_caches(folder: str | os.PathLike | None = None) -> None:
