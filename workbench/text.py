@@ -37,20 +37,8 @@ __all__ = [
 #: items, ...). Templates wrap such content only in these blocks; the simulated provider
 #: cuts them out before it reads instructions. Sorted by name.
 DATA_TAGS: tuple[str, ...] = (
-    "author",
-    "bad_example",
-    "criteria",
-    "dimension",
-    "good_example",
-    "keywords",
-    "question",
-    "reference",
-    "response",
-    "response_a",
-    "response_b",
-    "rubric_item",
-    "text",
-    "units",
+    "author", "bad_example", "criteria", "dimension", "good_example", "keywords", "question",
+    "reference", "response", "response_a", "response_b", "rubric_item", "text", "units",
 )
 
 # --- language ------------------------------------------------------------------------
@@ -231,21 +219,19 @@ def sentence_spans(text: str) -> tuple[tuple[int, int], ...]:
     >>> sentence_spans("It works. See Fig. 2!")
     ((0, 9), (10, 21))
     """
+    cuts: list[tuple[int, int]] = []  # (where a sentence ends, where the next starts)
+    for match in _BOUNDARY.finditer(text):
+        start = match.start()
+        if text[start] == "." and _ABBREV.search(text, max(0, start - 10), start):
+            continue
+        cuts.append((start if text[start] == "\n" else match.end(), match.end()))
     spans: list[tuple[int, int]] = []
     pos = 0
-    for match in _BOUNDARY.finditer(text):
-        if text[match.start()] == "." and _ABBREV.search(
-            text, max(0, match.start() - 10), match.start()
-        ):
-            continue
-        end = match.end() if text[match.start()] != "\n" else match.start()
+    for end, after in [*cuts, (len(text), len(text))]:
         s, e = _trim(text, pos, end)
         if e - s > 0 and any(ch.isalnum() for ch in text[s:e]):
             spans.append((s, e))
-        pos = match.end()
-    s, e = _trim(text, pos, len(text))
-    if e - s > 0 and any(ch.isalnum() for ch in text[s:e]):
-        spans.append((s, e))
+        pos = after
     return tuple(spans)
 
 

@@ -163,13 +163,7 @@ def register_items(records: object, *, source: str = "records") -> int:
 
 def clear_registry() -> None:
     """Forget every registered item (and do not load the bundled items afterwards)."""
-    global _by_length, _touched, _version
-    with _lock:
-        _version += 1
-        _by_question.clear()
-        _by_length = []
-        _memo.clear()
-        _touched = True
+    restore(({}, True))
 
 
 def snapshot() -> tuple:
