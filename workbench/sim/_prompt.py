@@ -116,12 +116,8 @@ def parse_output_format(text: str) -> OutputFormat:
                 return OutputFormat("json", tuple(_field(k, v) for k, v in obj.items()))
     match = _SCORE_LINE.search(scope)
     if match:
-        return OutputFormat(
-            "score",
-            low=float(match.group(2)),
-            high=float(match.group(3)),
-            integer=match.group(1) == "integer",
-        )
+        return OutputFormat("score", low=float(match.group(2)), high=float(match.group(3)),
+                            integer=match.group(1) == "integer")
     if _VERDICT_LINE.search(scope):
         return OutputFormat("verdict")
     match = _TEXT_LINE.search(scope)
@@ -135,13 +131,7 @@ def _cut_blocks(text: str) -> tuple[dict[str, str], str]:
     pieces: list[str] = []
     pos = 0
     for match in _BLOCK_LINES.finditer(text):
-        tag = match.group("tag")
-        body = match.group("body")
-        if body.endswith("\n"):
-            body = body[:-1]
-        if body.endswith("\r"):
-            body = body[:-1]
-        blocks.setdefault(tag, body)
+        blocks.setdefault(match.group("tag"), match.group("body").removesuffix("\n").removesuffix("\r"))
         pieces.append(text[pos : match.start()])
         pos = match.end()
     pieces.append(text[pos:])
@@ -184,13 +174,8 @@ def _parse(texts: tuple[str, ...]) -> Prompt:
         if "question" not in blocks and plain.strip():
             blocks["question"] = plain.strip()
     probe = instructions if len(instructions.strip()) > 10 else " ".join(blocks.values())
-    return Prompt(
-        blocks=blocks,
-        output=output,
-        rules=frozenset(rules),
-        lang=detect_lang(probe, head=LANG_HEAD),
-        plain=plain,
-    )
+    return Prompt(blocks=blocks, output=output, rules=frozenset(rules),
+                  lang=detect_lang(probe, head=LANG_HEAD), plain=plain)
 
 
 def parse_prompt(messages: list[dict]) -> Prompt:
@@ -203,11 +188,8 @@ def parse_prompt(messages: list[dict]) -> Prompt:
 
 def criteria_lines(body: str) -> list[tuple[str, str]]:
     """``(kind, text)`` pairs of a ``<criteria>`` block (``must:``/``bonus:``/``penalty:``)."""
-    out = []
-    for kind, text in _CRITERIA.findall(body):
-        kind = kind.lower()
-        out.append((_CRIT_KIND.get(kind[:2], kind), text))
-    return out
+    return [(_CRIT_KIND.get(kind.lower()[:2], kind.lower()), text)
+            for kind, text in _CRITERIA.findall(body)]
 
 
 def keyword_lines(body: str) -> list[str]:

@@ -36,9 +36,7 @@ def decompose(
         qt = content_tokens(question)
         scores = [overlap(content_tokens(u), qt) for u in units]
         best = max(scores)
-        gist = {i for i, s in enumerate(scores) if best > 0 and s >= 0.8 * best}
-        if not gist:
-            gist = {0}
+        gist = {i for i, s in enumerate(scores) if best > 0 and s >= 0.8 * best} or {0}
     else:
         gist = {0}
     out = []
@@ -125,7 +123,6 @@ def structured(prompt, fields, rng: random.Random, *, flip: float = 0.0) -> dict
     """The reply object of a decomposition or excess/missing prompt."""
     names = [f.name for f in fields]
     question = prompt.get("question")
-    obj: dict = {}
     if "excess" in names or "missing" in names:
         response = prompt.get("response") or prompt.get("text") or ""
         reference = prompt.get("reference") or ""
@@ -140,14 +137,7 @@ def structured(prompt, fields, rng: random.Random, *, flip: float = 0.0) -> dict
                 prompt.get("text") or prompt.get("reference") or "", question, rng, flip=flip
             )
         }
-    for spec in fields:
-        if spec.name in found:
-            obj[spec.name] = found[spec.name]
-        elif spec.kind == "list":
-            obj[spec.name] = []
-        else:
-            obj[spec.name] = ""
-    return obj
+    return {spec.name: found.get(spec.name, [] if spec.kind == "list" else "") for spec in fields}
 
 
 # --- summary, paraphrase, sentiment --------------------------------------------------
@@ -203,28 +193,14 @@ def summarize(text: str, question: str | None = None) -> str:
 
 
 _PARA_EN = (
-    ("in addition", "also"),
-    ("important", "key"),
-    ("however", "but"),
-    ("therefore", "so"),
-    ("usually", "typically"),
-    ("may", "can"),
-    ("approximately", "about"),
-    ("such as", "for example"),
-    ("because", "since"),
-    ("recommended", "advised"),
+    ("in addition", "also"), ("important", "key"), ("however", "but"), ("therefore", "so"),
+    ("usually", "typically"), ("may", "can"), ("approximately", "about"),
+    ("such as", "for example"), ("because", "since"), ("recommended", "advised"),
 )
 _PARA_JA = (
-    ("また、", "さらに、"),
-    ("しかし", "ただし"),
-    ("ため、", "ので、"),
-    ("重要", "大切"),
-    ("必要があります", "必要です"),
-    ("などの", "といった"),
-    ("場合", "とき"),
-    ("できます", "可能です"),
-    ("行う", "実施する"),
-    ("について", "に関して"),
+    ("また、", "さらに、"), ("しかし", "ただし"), ("ため、", "ので、"), ("重要", "大切"),
+    ("必要があります", "必要です"), ("などの", "といった"), ("場合", "とき"),
+    ("できます", "可能です"), ("行う", "実施する"), ("について", "に関して"),
 )
 
 
@@ -246,16 +222,10 @@ def rewrite(text: str, sentiment: str) -> str:
     """Same content, other sentiment (a framing sentence and softened/hardened wording)."""
     en = detect_lang(text, head=LANG_HEAD) == "en"
     if sentiment.startswith("pos"):
-        return (
-            "Fortunately, the situation is encouraging. "
-            if en
-            else "幸いなことに、前向きに考えられる状況です。"
-        ) + text
-    return (
-        "Unfortunately, this is a worrying situation. "
-        if en
-        else "残念ながら、深刻に受け止めるべき状況です。"
-    ) + text
+        lead = "Fortunately, the situation is encouraging. " if en else "幸いなことに、前向きに考えられる状況です。"
+    else:
+        lead = "Unfortunately, this is a worrying situation. " if en else "残念ながら、深刻に受け止めるべき状況です。"
+    return lead + text
 
 
 # --- entities and synonyms -------------------------------------------------------------
@@ -297,15 +267,7 @@ def entities(text: str) -> list[str]:
                 seen.setdefault(name, None)
         for match in _CAPS.finditer(text):
             phrase = match.group(0).strip()
-            if len(phrase) > 2 and phrase.lower() not in (
-                "the",
-                "this",
-                "a",
-                "an",
-                "it",
-                "he",
-                "she",
-            ):
+            if len(phrase) > 2 and phrase.lower() not in ("the", "this", "a", "an", "it", "he", "she"):
                 seen.setdefault(phrase, None)
         for term in key_terms(text):
             if len(term) >= 6 or any(c.isdigit() for c in term):

@@ -47,7 +47,7 @@ from typing import Any
 
 from aiohttp import web
 
-from workbench.sim._batches import FINALS, BatchService
+from workbench.sim._batches import FINALS, BatchService, error_body
 from workbench.sim._quota import Limiter, Quota
 
 MODEL_PREFIX = "sim-"
@@ -85,8 +85,7 @@ class FaultRates:
 
 
 def _error(status: int, message: str, kind: str, code: str | None = None) -> web.Response:
-    body = {"error": {"message": message, "type": kind, "param": None, "code": code}}
-    return web.json_response(body, status=status)
+    return web.json_response(error_body(message, kind, code), status=status)
 
 
 #: Servers the sim-server can behave like: ``openai`` (the API as documented) or
@@ -229,17 +228,13 @@ class SimServer:
         return web.json_response(payload), completion
 
 
-def _error_body(message: str, kind: str, code: str | None = None) -> dict[str, Any]:
-    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
-
-
 def answer_body(body: Any) -> tuple[int, dict[str, Any]]:
     """``(status, JSON body)`` answering one chat request body: validation, then
     :func:`chat_payload` (the batch jobs' answers)."""
     problem = _check_body(body)
     if problem is not None:
         status, message, code = problem
-        return status, _error_body(message, "invalid_request_error", code)
+        return status, error_body(message, "invalid_request_error", code)
     return chat_payload(body)
 
 
@@ -260,9 +255,9 @@ def chat_payload(body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
             max_tokens=body.get("max_tokens") or body.get("max_completion_tokens"))
     except ValueError as exc:
         if profile not in engine.profiles():
-            return 404, _error_body(f"The model '{model}' does not exist",
+            return 404, error_body(f"The model '{model}' does not exist",
                                     "invalid_request_error", "model_not_found")
-        return 400, _error_body(str(exc), "invalid_request_error")
+        return 400, error_body(str(exc), "invalid_request_error")
     digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:24]
     payload = {
         "id": f"chatcmpl-sim-{digest}",
@@ -314,10 +309,8 @@ async def start(server: SimServer, *, host: str = "127.0.0.1",
     """Start serving; returns the runner and the bound port (``port=0``: a free one)."""
     runner = web.AppRunner(server.app(), access_log=None, handle_signals=False)
     await runner.setup()
-    site = web.TCPSite(runner, host, port, backlog=1024, shutdown_timeout=0.1)
-    await site.start()
-    sockets = site._server.sockets if site._server is not None else []  # type: ignore[union-attr]
-    return runner, int(sockets[0].getsockname()[1])
+    await web.TCPSite(runner, host, port, backlog=1024, shutdown_timeout=0.1).start()
+    return runner, int(runner.addresses[0][1])
 
 
 def serve(*, port: int = 8765, host: str = "127.0.0.1", latency_ms: float = 0.0,
@@ -449,8 +442,7 @@ def _await_url(process: Any, timeout: float, errors: Any) -> str:
     found: dict[str, str] = {}
 
     def read() -> None:
-        line = process.stdout.readline()
-        found["line"] = line
+        found["line"] = process.stdout.readline()
 
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
