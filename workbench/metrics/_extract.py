@@ -27,24 +27,14 @@ SYNONYM_BATCH = 10  # seed 002 app. 5: terms were sent 10 at a time (quality fel
 
 _JA_BREAKERS = {"数詞", "助動詞語幹"}
 _ZH_EXTRA = {"vn", "eng"}
-
-
 _NUMBER_RE = re.compile(r"[\d.,]+")
-
-
-def _is_number(token: str) -> bool:
-    return bool(_NUMBER_RE.fullmatch(token))
 
 
 @functools.lru_cache(maxsize=65536)
 def _en_content(token: str) -> bool:
     """Whether an English token counts as a content word (memoised: tokens repeat)."""
-    return (
-        not is_punct(token)
-        and token not in ENGLISH_STOP_WORDS
-        and not _is_number(token)
-        and len(token) > 1
-    )
+    return (not is_punct(token) and token not in ENGLISH_STOP_WORDS
+            and not _NUMBER_RE.fullmatch(token) and len(token) > 1)
 
 
 def _en_units(text: str, *, phrases: bool) -> list[str]:
@@ -58,8 +48,7 @@ def _en_units(text: str, *, phrases: bool) -> list[str]:
             run.clear()
 
     for token in tokens:
-        content = _en_content(token)
-        if not content:
+        if not _en_content(token):
             close()
         elif phrases:
             run.append(token)
@@ -81,9 +70,7 @@ def _ja_units(text: str, *, phrases: bool) -> list[str]:
         run.clear()
 
     for node in ja_tagger()(normalise(text)):
-        feature = node.feature
-        pos1, pos2 = feature.pos1, feature.pos2
-        surface = node.surface
+        pos1, pos2, surface = node.feature.pos1, node.feature.pos2, node.surface
         if pos1 == "名詞" and pos2 not in _JA_BREAKERS and not is_punct(surface):
             kind = "noun"
         elif pos1 == "名詞" and pos2 == "数詞":
