@@ -37,17 +37,14 @@ HIVMedQA: Benchmarking large language models for HIV medical decision support
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import pandas as pd
 
 from workbench.datasets._hivmedqa_layout import QUESTIONS_RE, SOURCES, release_root, scan
-from workbench.datasets._release import (
-    read_json_list,
-    record_at,
-    relative,
-)
+from workbench.datasets._release import read_json_list, record_at, relative
 from workbench.errors import DatasetError
 
 __all__ = [
@@ -231,10 +228,7 @@ def load_release(
                         "true_answer": _text(record.get("true_answer")),
                     }
                 )
-    questions = pd.DataFrame(
-        questions_rows, columns=["category", "question_index", "item_id", "question", "true_answer"]
-    )
-    n_questions = questions.groupby("category").size().to_dict() if len(questions) else {}
+    n_questions = Counter(row["category"] for row in questions_rows)
 
     answers_rows, judgment_rows, prompt_rows = [], [], []
     for source in SOURCES:
@@ -300,9 +294,10 @@ def load_release(
             frame["display_name"] = [names.get(m, m) for m in frame["answer_model"]]
         if "paper_category" in columns:
             frame["paper_category"] = _paper_category(frame["category"])
-        for column in ("category", "question_index", "iteration"):
+        for column, kind in (("category", int), ("question_index", int), ("iteration", int),
+                             ("reference_given", bool)):
             if column in columns:
-                frame[column] = frame[column].astype(int)
+                frame[column] = frame[column].astype(kind)
         return frame
 
     key = [
@@ -323,7 +318,6 @@ def load_release(
         judgment_rows,
         [*key, "reference_given", "dimension", "raw_reply", "file"],
     )
-    judgments["reference_given"] = judgments["reference_given"].astype(bool)
     prompts = finish(
         prompt_rows,
         [
@@ -337,7 +331,6 @@ def load_release(
             "file",
         ],
     )
-    prompts["reference_given"] = prompts["reference_given"].astype(bool)
     used = sorted(set(answers["answer_model"]) | set(judgments["answer_model"]))
     table = pd.DataFrame({"answer_model": used, "display_name": [names.get(m, m) for m in used]})
     for name, folders in table.groupby("display_name")["answer_model"]:
