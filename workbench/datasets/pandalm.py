@@ -81,16 +81,14 @@ def _result_field(records: list, label: str) -> str:
 
 def _idx(record: dict, index: int, label: str) -> int:
     value = record.get("idx")
-    if isinstance(value, bool) or not isinstance(value, int | str):
-        raise DatasetError(
-            f"record {index} (0-based): idx {value!r} is not an integer", file=label, column="idx"
-        )
-    try:
-        return int(value)
-    except ValueError:
-        raise DatasetError(
-            f"record {index} (0-based): idx {value!r} is not an integer", file=label, column="idx"
-        ) from None
+    if isinstance(value, int | str) and not isinstance(value, bool):
+        try:
+            return int(value)
+        except ValueError:
+            pass
+    raise DatasetError(
+        f"record {index} (0-based): idx {value!r} is not an integer", file=label, column="idx"
+    )
 
 
 def load_release(path: str | Path) -> dict[str, pd.DataFrame]:
@@ -134,9 +132,8 @@ def load_release(path: str | Path) -> dict[str, pd.DataFrame]:
                 column="idx",
             )
         seen[idx] = index
-        row = {"idx": idx}
-        for field in ("instruction", "input", "response1", "response2"):
-            row[field] = record.get(field)
+        row = {"idx": idx, **{f: record.get(f) for f in ("instruction", "input", "response1",
+                                                          "response2")}}
         for field in _ANNOTATORS:
             value = record.get(field)
             verdict = parse_verdict(value)

@@ -48,17 +48,16 @@ def _root(path: Path) -> Path:
 def _score(value, *, label: str, index: int, field: str) -> float:
     if value is None:
         return float("nan")
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
-        raise DatasetError(
-            f"record {index} (0-based): {field} {value!r} is not a number", file=label, column=field
-        )
-    try:
-        number = float(value)
-    except ValueError:
-        raise DatasetError(
-            f"record {index} (0-based): {field} {value!r} is not a number", file=label, column=field
-        ) from None
-    return number if math.isfinite(number) else float("nan")
+    if isinstance(value, int | float | str) and not isinstance(value, bool):
+        try:
+            number = float(value)
+        except ValueError:
+            pass
+        else:
+            return number if math.isfinite(number) else float("nan")
+    raise DatasetError(
+        f"record {index} (0-based): {field} {value!r} is not a number", file=label, column=field
+    )
 
 
 def _scores(record: dict, key: str, *, label: str, index: int) -> dict[str, float]:
