@@ -87,13 +87,8 @@ def validate_spans(
     references = {str(i): str(r) for i, r in zip(items["item_id"], items["reference"], strict=True)}
     texts: dict[tuple[str, str, int], str] = {}
     if responses is not None:
-        for item_id, model, sample, text in zip(
-            responses["item_id"],
-            responses["answer_model"],
-            responses["answer_sample"],
-            responses["response"],
-            strict=True,
-        ):
+        columns = ("item_id", "answer_model", "answer_sample", "response")
+        for item_id, model, sample, text in responses[list(columns)].itertuples(index=False):
             texts[(str(item_id), str(model), int(sample))] = str(text)
     models_of = {}
     for item_id, model, _sample in texts:
