@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import pandas as pd
@@ -131,20 +131,14 @@ def lcs_length(a: Any, b: Any) -> int:
     return len(a) - v.bit_count()
 
 
-def _bleu_inputs(text: str, lang: str, tokenizer: str) -> str:
-    if tokenizer == "workbench":
-        return " ".join(tokenize(text, lang=lang, keep_punct=True))
-    return text
-
-
-def _bleu_setup(lang: str, tokenizer: str) -> tuple[str, str]:
+def _bleu_setup(lang: str, tokenizer: str) -> tuple[Callable[[str], str], str]:
     """(how to prepare each text, sacrebleu ``tokenize`` name)."""
     check_lang(lang)
     if tokenizer == "auto":
         tokenizer = "13a" if lang == "en" else "workbench"
     if tokenizer == "workbench":
-        return "workbench", "none"
-    return "raw", tokenizer
+        return (lambda text: " ".join(tokenize(text, lang=lang, keep_punct=True))), "none"
+    return (lambda text: text), tokenizer
 
 
 def bleu(
@@ -208,9 +202,7 @@ def bleu(
         if ref is None or hyp is None:
             rows.append({"bleu": NAN})
             continue
-        if prep == "workbench":
-            ref, hyp = _bleu_inputs(ref, lang, prep), _bleu_inputs(hyp, lang, prep)
-        rows.append({"bleu": float(metric.sentence_score(hyp, [ref]).score)})
+        rows.append({"bleu": float(metric.sentence_score(prep(hyp), [prep(ref)]).score)})
     return frame(rows, ("bleu",), index)
 
 
@@ -263,8 +255,8 @@ def corpus_bleu(
     n_missing = len(refs) - len(kept)
     if not kept:
         raise ValueError("corpus_bleu: no pair with both a reference and a hypothesis")
-    ref_list = [_bleu_inputs(r, lang, prep) for r, _ in kept]
-    hyp_list = [_bleu_inputs(h, lang, prep) for _, h in kept]
+    ref_list = [prep(r) for r, _ in kept]
+    hyp_list = [prep(h) for _, h in kept]
     score = BLEU(tokenize=sb_tokenize, force=True).corpus_score(hyp_list, [ref_list])
     row = {
         "bleu": float(score.score),

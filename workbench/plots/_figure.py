@@ -136,16 +136,8 @@ def add_sim_label(fig_or_ax: Any) -> Any:
             return text
     # just below the canvas: never over an axis label; ``bbox_inches="tight"`` (used by
     # save_figure and by the inline backend) grows the saved image to include it
-    return fig.text(
-        0.995,
-        -0.005,
-        SIM_LABEL,
-        ha="right",
-        va="top",
-        fontsize=7,
-        color="0.35",
-        gid=SIM_GID,
-    )
+    return fig.text(0.995, -0.005, SIM_LABEL, ha="right", va="top", fontsize=7, color="0.35",
+                    gid=SIM_GID)
 
 
 def has_sim_label(fig_or_ax: Any) -> bool:
@@ -309,25 +301,20 @@ def save_figure(
         add_sim_label(fig)
     folder = Path(directory) if directory is not None else figures_dir(study)
     folder.mkdir(parents=True, exist_ok=True)
-    options = {}
-    for fmt in formats:
-        metadata = dict(_METADATA[fmt])
-        if is_sim:  # also in the file's metadata, so tests can check any format
-            metadata["Description"] = SIM_LABEL
-        options[fmt] = {"format": fmt, "dpi": dpi, "bbox_inches": "tight",
-                        "facecolor": "white", "metadata": metadata}
     contents = []
     with mpl.rc_context({"svg.hashsalt": SVG_HASHSALT, "svg.fonttype": "path"}):
         for fmt in formats:
+            metadata = dict(_METADATA[fmt])
+            if is_sim:  # also in the file's metadata, so tests can check any format
+                metadata["Description"] = SIM_LABEL
             buffer = io.BytesIO()
-            fig.savefig(buffer, **options[fmt])
+            fig.savefig(buffer, format=fmt, dpi=dpi, bbox_inches="tight", facecolor="white",
+                        metadata=metadata)
             content = buffer.getvalue()
             contents.append(_stable_svg_ids(content) if fmt == "svg" else content)
-    paths = []
-    for fmt, content in zip(formats, contents, strict=True):
-        path = folder / f"{name}.{fmt}"
+    paths = [folder / f"{name}.{fmt}" for fmt in formats]
+    for path, content in zip(paths, contents, strict=True):
         _write_if_changed(path, content)
-        paths.append(path)
     if "png" in formats:
         _show_inline(fig, contents[formats.index("png")], dpi)
     return paths
