@@ -35,8 +35,17 @@ CANONICAL_COLUMNS: dict[str, tuple[str, ...]] = {
     "rubric": ("item_id", "criterion_id", "text", "weight", "kind"),
     "responses": ("item_id", "answer_model", "answer_sample", "response"),
     "human_scores": ("item_id", "answer_model", "rater", "dimension", "score"),
-    "spans": ("item_id", "unit_id", "role", "start", "end", "label", "text_source", "answer_model",
-              "text"),
+    "spans": (
+        "item_id",
+        "unit_id",
+        "role",
+        "start",
+        "end",
+        "label",
+        "text_source",
+        "answer_model",
+        "text",
+    ),
 }
 
 # Columns a file must have (the others are filled in by the loader when absent).

@@ -171,8 +171,17 @@ def validate_spans(
             (item_id, label, answer_model, unit_id),
             what="(item_id, label, answer_model, unit_id)",
             file=file, row=row, column="unit_id")
-        out = {"item_id": item_id, "unit_id": unit_id, "role": role, "start": start, "end": end,
-               "label": label, "text_source": source, "answer_model": answer_model, "text": piece}
+        out = {
+            "item_id": item_id,
+            "unit_id": unit_id,
+            "role": role,
+            "start": start,
+            "end": end,
+            "label": label,
+            "text_source": source,
+            "answer_model": answer_model,
+            "text": piece,
+        }
         out.update(_extra_values(record, extras))
         if "answer_sample" in extras:
             out["answer_sample"] = sample

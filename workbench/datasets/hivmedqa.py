@@ -400,14 +400,17 @@ def load_f1(path: str | Path, *, display_names=None) -> pd.DataFrame | None:
     names = _display_map(display_names)
     category = raw["category_id"].astype(int)
     index = raw["question_index"].astype(int)
-    out = pd.DataFrame({"answer_model": raw["model"].astype(str),
-                        "display_name": [names.get(m, m) for m in raw["model"].astype(str)],
-                        "category": category, "paper_category": _paper_category(category),
-                        "question_index": index,
-                        "item_id": [_item_id(c, i) for c, i in zip(category, index, strict=True)],
-                        "iteration": raw["iteration_number"].astype(int),
-                        **{name: raw[column].astype(float) for column, name in measures.items()},
-                        "nlp_model": raw["nlp_model"]})
+    out = pd.DataFrame({
+        "answer_model": raw["model"].astype(str),
+        "display_name": [names.get(m, m) for m in raw["model"].astype(str)],
+        "category": category,
+        "paper_category": _paper_category(category),
+        "question_index": index,
+        "item_id": [_item_id(c, i) for c, i in zip(category, index, strict=True)],
+        "iteration": raw["iteration_number"].astype(int),
+        **{name: raw[column].astype(float) for column, name in measures.items()},
+        "nlp_model": raw["nlp_model"],
+    })
     return out.reset_index(drop=True)
 
 

@@ -144,10 +144,20 @@ def load_release(path: str | Path) -> pd.DataFrame:
                     text = completion
                 verdict = _verdict(run.get("winner"))
                 rows.append(
-                    {"subset": subset, "item_id": f"{subset}/{index}", "item_index": index,
-                     "judge": judge_dir.name, "strategy": strategy_dir.name, "order": order,
-                     "verdict": verdict, "label": label, "parse_ok": verdict is not None,
-                     "completion": text, "finish_reason": finish, "file": label_file}
+                    {
+                        "subset": subset,
+                        "item_id": f"{subset}/{index}",
+                        "item_index": index,
+                        "judge": judge_dir.name,
+                        "strategy": strategy_dir.name,
+                        "order": order,
+                        "verdict": verdict,
+                        "label": label,
+                        "parse_ok": verdict is not None,
+                        "completion": text,
+                        "finish_reason": finish,
+                        "file": label_file,
+                    }
                 )
     frame = pd.DataFrame(rows, columns=_COLUMNS)
     # object dtype keeps None for an unparsed verdict (a float column would turn it to NaN)

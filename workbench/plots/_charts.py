@@ -286,9 +286,21 @@ def plot_correlations(
     -------
     matplotlib.axes.Axes
     """
-    ax = plot_estimates(data, y=metric, estimate=estimate, ci_low=ci_low, ci_high=ci_high,
-                        hue=level, order=order, hue_order=level_order, reference=0.0, ax=ax,
-                        title=title, xlabel=xlabel, ylabel=metric)
+    ax = plot_estimates(
+        data,
+        y=metric,
+        estimate=estimate,
+        ci_low=ci_low,
+        ci_high=ci_high,
+        hue=level,
+        order=order,
+        hue_order=level_order,
+        reference=0.0,
+        ax=ax,
+        title=title,
+        xlabel=xlabel,
+        ylabel=metric,
+    )
     ax.set_xlim(-1.05, 1.05)
     return ax
 

@@ -103,10 +103,17 @@ def _parse_file(path: Path) -> Template:
     if path.name != expected:
         raise ValueError(f"template {path.name}: front matter says it should be named {expected}")
     scale = meta.get("scale")
-    return Template(id=str(meta["id"]), version=int(meta["version"]), lang=str(meta["lang"]),
-                    protocol=str(meta["protocol"]), source=str(meta["source"]),
-                    system=sections.get("system"), user=sections.get("user", ""),
-                    scale=tuple(scale) if scale is not None else None, meta=dict(meta))
+    return Template(
+        id=str(meta["id"]),
+        version=int(meta["version"]),
+        lang=str(meta["lang"]),
+        protocol=str(meta["protocol"]),
+        source=str(meta["source"]),
+        system=sections.get("system"),
+        user=sections.get("user", ""),
+        scale=tuple(scale) if scale is not None else None,
+        meta=dict(meta),
+    )
 
 
 @cache

@@ -74,10 +74,20 @@ def kappa_from_labels(
     se0 = float(np.sqrt(max(res["var_kappa0"], 0.0)))
     q = sps.norm.ppf(0.5 + ci_level / 2)
     z = kappa / se0 if se0 > 0 else np.nan
-    return {**out, "estimate": kappa, "se": se, "ci_low": kappa - q * se, "ci_high": kappa + q * se,
-            "ci_level": ci_level, "ci_method": "asymptotic", "test": "z", "test_statistic": z,
-            "p_value": float(2 * sps.norm.sf(abs(z))) if np.isfinite(z) else np.nan,
-            "p_observed": po, "p_expected": pe}
+    return {
+        **out,
+        "estimate": kappa,
+        "se": se,
+        "ci_low": kappa - q * se,
+        "ci_high": kappa + q * se,
+        "ci_level": ci_level,
+        "ci_method": "asymptotic",
+        "test": "z",
+        "test_statistic": z,
+        "p_value": float(2 * sps.norm.sf(abs(z))) if np.isfinite(z) else np.nan,
+        "p_observed": po,
+        "p_expected": pe,
+    }
 
 
 def cohen_kappa(

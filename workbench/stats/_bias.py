@@ -173,9 +173,17 @@ def perturbation_effect(
                 n = int(complete.sum())
                 low, high = wilson_interval(flips, n, ci_level)
                 rows.append(
-                    {**base, "measure": "flip_rate", "n": n, "estimate": flips / n if n else np.nan,
-                     "ci_low": low, "ci_high": high, "ci_level": ci_level, "ci_method": "wilson",
-                     "n_unparsed": int((x0 == UNPARSED).sum() + (x1 == UNPARSED).sum())}
+                    {
+                        **base,
+                        "measure": "flip_rate",
+                        "n": n,
+                        "estimate": flips / n if n else np.nan,
+                        "ci_low": low,
+                        "ci_high": high,
+                        "ci_level": ci_level,
+                        "ci_method": "wilson",
+                        "n_unparsed": int((x0 == UNPARSED).sum() + (x1 == UNPARSED).sum()),
+                    }
                 )
     return tidy(pd.DataFrame(rows), keys=by_cols)
 
@@ -288,8 +296,17 @@ def length_bias(
             y, x = y - y.mean() if n else y, x - x.mean() if n else x
             groups = None
             dfree = n - 2
-        row = {**key, "measure": "standardized_slope", "n": int(n), "n_missing": int((~ok).sum()),
-               "per": per, "ci_level": ci_level, "ci_method": "t", "test": "t", "df": float(dfree)}
+        row = {
+            **key,
+            "measure": "standardized_slope",
+            "n": int(n),
+            "n_missing": int((~ok).sum()),
+            "per": per,
+            "ci_level": ci_level,
+            "ci_method": "t",
+            "test": "t",
+            "df": float(dfree),
+        }
         if groups is not None:
             row["n_units"] = int(groups)
         sxx, syy, sxy = (x * x).sum(), (y * y).sum(), (x * y).sum()
@@ -304,10 +321,17 @@ def length_bias(
         q = sps.t.ppf(0.5 + ci_level / 2, dfree)
         t = r / se_r if se_r > 0 else np.inf * np.sign(r)
         rows.append(
-            {**row, "estimate": float(r), "se": float(se_r), "ci_low": float(r - q * se_r),
-             "ci_high": float(r + q * se_r), "test_statistic": float(t),
-             "p_value": float(2 * sps.t.sf(abs(t), dfree)), "raw_slope": float(b * per),
-             "raw_slope_ci_low": float((b - q * se_b) * per),
-             "raw_slope_ci_high": float((b + q * se_b) * per)}
+            {
+                **row,
+                "estimate": float(r),
+                "se": float(se_r),
+                "ci_low": float(r - q * se_r),
+                "ci_high": float(r + q * se_r),
+                "test_statistic": float(t),
+                "p_value": float(2 * sps.t.sf(abs(t), dfree)),
+                "raw_slope": float(b * per),
+                "raw_slope_ci_low": float((b - q * se_b) * per),
+                "raw_slope_ci_high": float((b + q * se_b) * per),
+            }
         )
     return tidy(pd.DataFrame(rows), keys=by_cols)

@@ -9,7 +9,14 @@ import numpy as np
 import pandas as pd
 
 from workbench.stats._columns import tidy
-from workbench.stats._util import Columns, as_list, as_rng, check_frame, check_level, percentile_ci
+from workbench.stats._util import (
+    Columns,
+    as_list,
+    as_rng,
+    check_frame,
+    check_level,
+    percentile_ci,
+)
 
 _CHUNK = 2_000_000  # matrix entries per chunk of resamples
 

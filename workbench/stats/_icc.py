@@ -168,8 +168,16 @@ def _icc_table(x: np.ndarray, ci_level: float) -> list[dict]:
     for m in names:
         f, d1, d2, p = tests[m]
         out.append(
-            {**base, "measure": m, "estimate": float(values[m]), "ci_low": float(cis[m][0]),
-             "ci_high": float(cis[m][1]), "test_statistic": float(f), "df_num": float(d1),
-             "df_den": float(d2), "p_value": float(p)}
+            {
+                **base,
+                "measure": m,
+                "estimate": float(values[m]),
+                "ci_low": float(cis[m][0]),
+                "ci_high": float(cis[m][1]),
+                "test_statistic": float(f),
+                "df_num": float(d1),
+                "df_den": float(d2),
+                "p_value": float(p),
+            }
         )
     return out

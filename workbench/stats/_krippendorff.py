@@ -137,10 +137,19 @@ def krippendorff_alpha(
         ) / (mu - 1)[:, None, None]
         flat = contrib.reshape(len(mu), -1)
         alpha, do, de = _alpha(flat.sum(0)[None], cats, level)
-        row = {**key, "measure": "krippendorff_alpha", "value_level": level,
-               "estimate": float(alpha[0]), "d_observed": float(do[0]), "d_expected": float(de[0]),
-               "n": int(mu.sum()), "n_units": int(len(mu)), "n_skipped": int((~pairable).sum()),
-               "n_raters": n_raters, "n_categories": int(len(cats))}
+        row = {
+            **key,
+            "measure": "krippendorff_alpha",
+            "value_level": level,
+            "estimate": float(alpha[0]),
+            "d_observed": float(do[0]),
+            "d_expected": float(de[0]),
+            "n": int(mu.sum()),
+            "n_units": int(len(mu)),
+            "n_skipped": int((~pairable).sum()),
+            "n_raters": n_raters,
+            "n_categories": int(len(cats)),
+        }
         if n_boot and len(mu):
             reps = boot_reps(
                 len(mu), n_boot, gen, lambda c, f=flat, k=cats: _alpha(c @ f, k, level)[0]

@@ -281,11 +281,24 @@ def power_by_simulation(
         low, high = wilson_interval(hits, n_sim, ci_level)
         analytic, d = _analytic(comp, float(eff), n_i, n_t, n_j, alpha, design)
         rows.append(
-            {"measure": "power", "design": design,
-             "test": "paired_t" if design == "paired" else test, "effect": float(eff),
-             "n_items": n_i, "n_trials": n_t, "n_judges": n_j, "estimate": hits / n_sim,
-             "ci_low": low, "ci_high": high, "ci_level": ci_level, "ci_method": "wilson",
-             "power_analytic": analytic, "effect_size_d": d, "alpha": alpha, "n_sim": n_sim}
+            {
+                "measure": "power",
+                "design": design,
+                "test": "paired_t" if design == "paired" else test,
+                "effect": float(eff),
+                "n_items": n_i,
+                "n_trials": n_t,
+                "n_judges": n_j,
+                "estimate": hits / n_sim,
+                "ci_low": low,
+                "ci_high": high,
+                "ci_level": ci_level,
+                "ci_method": "wilson",
+                "power_analytic": analytic,
+                "effect_size_d": d,
+                "alpha": alpha,
+                "n_sim": n_sim,
+            }
         )
     return tidy(pd.DataFrame(rows))
 

@@ -186,11 +186,19 @@ def consistency_index(
         valid = np.isfinite(sd_u)
         num = float(sd_u[valid].mean()) if valid.any() else np.nan
         den = float(_sd(n.sum(), s1.sum(), s2.sum(), ddof))
-        row = {**key, "measure": "consistency_index", "unit": label(keys),
-               "within": label(within_cols) or "unchecked",
-               "estimate": num / den if den > 0 else np.nan, "numerator": num, "denominator": den,
-               "n": int(y.size), "n_missing": int((~ok).sum()), "n_skipped": int((~valid).sum()),
-               "n_units": int(valid.sum())}
+        row = {
+            **key,
+            "measure": "consistency_index",
+            "unit": label(keys),
+            "within": label(within_cols) or "unchecked",
+            "estimate": num / den if den > 0 else np.nan,
+            "numerator": num,
+            "denominator": den,
+            "n": int(y.size),
+            "n_missing": int((~ok).sum()),
+            "n_skipped": int((~valid).sum()),
+            "n_units": int(valid.sum()),
+        }
         if n_boot:
 
             def ratio(counts, n=n, s1=s1, s2=s2, sd_u=sd_u, valid=valid):
@@ -335,11 +343,20 @@ def variance_ratio(
             n.sum(0)[None], s1.sum(0)[None], s2.sum(0)[None], n_sys, n_rep, ddof, bool(rep_cols)
         )
         est, num, den, n_skipped = (v[0] for v in point)
-        row = {**key, "measure": "variance_ratio", "unit": label(keys),
-               "within": label(within_cols) or "unchecked", "replicate": label(rep_cols) or "none",
-               "estimate": est, "numerator": num, "denominator": den, "n": int(y.size),
-               "n_missing": n_missing, "n_skipped": int(n_skipped),
-               "n_units": int(n_sys - n_skipped)}
+        row = {
+            **key,
+            "measure": "variance_ratio",
+            "unit": label(keys),
+            "within": label(within_cols) or "unchecked",
+            "replicate": label(rep_cols) or "none",
+            "estimate": est,
+            "numerator": num,
+            "denominator": den,
+            "n": int(y.size),
+            "n_missing": n_missing,
+            "n_skipped": int(n_skipped),
+            "n_units": int(n_sys - n_skipped),
+        }
         if n_boot:
 
             def ratio(c, n=n, s1=s1, s2=s2, n_sys=n_sys, n_rep=n_rep):

@@ -248,10 +248,18 @@ def span_match(
             gchars = sum(len(p) for _, p in gl)
             pchars = sum(len(p) for _, p in pl)
             item_rows.append(
-                {item: it, "class": c, "n_gold_units": len(gl), "n_pred_units": len(pl),
-                 "n_pairs": len(pairs), "gold_chars": gchars, "pred_chars": pchars,
-                 "overlap_chars": overlap, "recall": overlap / gchars if gl else np.nan,
-                 "precision": overlap / pchars if pl else np.nan}
+                {
+                    item: it,
+                    "class": c,
+                    "n_gold_units": len(gl),
+                    "n_pred_units": len(pl),
+                    "n_pairs": len(pairs),
+                    "gold_chars": gchars,
+                    "pred_chars": pchars,
+                    "overlap_chars": overlap,
+                    "recall": overlap / gchars if gl else np.nan,
+                    "precision": overlap / pchars if pl else np.nan,
+                }
             )
             for i, g_unit in enumerate(gl):
                 j = paired_g.get(i)
