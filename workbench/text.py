@@ -37,8 +37,20 @@ __all__ = [
 #: items, ...). Templates wrap such content only in these blocks; the simulated provider
 #: cuts them out before it reads instructions. Sorted by name.
 DATA_TAGS: tuple[str, ...] = (
-    "author", "bad_example", "criteria", "dimension", "good_example", "keywords", "question",
-    "reference", "response", "response_a", "response_b", "rubric_item", "text", "units",
+    "author",
+    "bad_example",
+    "criteria",
+    "dimension",
+    "good_example",
+    "keywords",
+    "question",
+    "reference",
+    "response",
+    "response_a",
+    "response_b",
+    "rubric_item",
+    "text",
+    "units",
 )
 
 # --- language ------------------------------------------------------------------------

@@ -132,11 +132,18 @@ def load_folder(
         raise DatasetError(
             "missing items.csv (every data folder needs one)", file=where("items.csv")
         )
-    items = validate_items(read_csv(items_file, label=where("items.csv")),
-                           file=where("items.csv"), require_reference=require_reference)
+    items = validate_items(
+        read_csv(items_file, label=where("items.csv")),
+        file=where("items.csv"),
+        require_reference=require_reference,
+    )
     tables = {"items": items}
-    for table, validate in (("rubric", validate_rubric), ("responses", validate_responses),
-                            ("human_scores", validate_human_scores), ("spans", validate_spans)):
+    for table, validate in (
+        ("rubric", validate_rubric),
+        ("responses", validate_responses),
+        ("human_scores", validate_human_scores),
+        ("spans", validate_spans),
+    ):
         file = folder / TABLE_FILES[table]
         if not file.exists():
             tables[table] = _empty(table)
@@ -144,8 +151,9 @@ def load_folder(
         # spans are checked against the responses when the folder has a responses file
         given = (folder / TABLE_FILES["responses"]).exists()
         extra = {"responses": tables["responses"] if given else None} if table == "spans" else {}
-        tables[table] = validate(read_csv(file, label=where(file.name)), items=items,
-                                 file=where(file.name), **extra)
+        tables[table] = validate(
+            read_csv(file, label=where(file.name)), items=items, file=where(file.name), **extra
+        )
     return tables
 
 
@@ -202,25 +210,46 @@ def _load_reports(folder: Path, where) -> dict[str, pd.DataFrame]:
     for column in ("quality_note", "padded_from"):
         if column not in reports.columns:
             reports[column] = ""
-    items = pd.DataFrame({
-        "item_id": reports["slug"], "lang": reports["lang"], "category": reports["track"],
-        "question": reports["topic"], "reference": "", "keywords": "",
-        "perturbation": ["padding" if p else "none" for p in reports["padded_from"]],
-        "source_item": [p or s for p, s in zip(reports["padded_from"], reports["slug"], strict=True)],
-        "title": reports["title"],
-    })
+    items = pd.DataFrame(
+        {
+            "item_id": reports["slug"],
+            "lang": reports["lang"],
+            "category": reports["track"],
+            "question": reports["topic"],
+            "reference": "",
+            "keywords": "",
+            "perturbation": ["padding" if p else "none" for p in reports["padded_from"]],
+            "source_item": [
+                p or s for p, s in zip(reports["padded_from"], reports["slug"], strict=True)
+            ],
+            "title": reports["title"],
+        }
+    )
     # Row numbers of reports.csv carry over: items are built one per report row.
     items = validate_items(items, file=file, require_reference=False)
     responses = validate_responses(
-        pd.DataFrame({"item_id": reports["slug"], "answer_model": "pipeline-" + reports["pipeline_version"],
-                      "answer_sample": 0, "response": reports["text"]}),
-        items=items, file=file)
+        pd.DataFrame(
+            {
+                "item_id": reports["slug"],
+                "answer_model": "pipeline-" + reports["pipeline_version"],
+                "answer_sample": 0,
+                "response": reports["text"],
+            }
+        ),
+        items=items,
+        file=file,
+    )
     meta = reports.drop(columns=["text"])
     meta["n_chars"] = [len(t) for t in reports["text"]]
     meta["n_words"] = [len(t.split()) for t in reports["text"]]
-    return {"items": items, "rubric": _empty("rubric"), "responses": responses,
-            "human_scores": _empty("human_scores"), "spans": _empty("spans"),
-            "reports": meta.reset_index(drop=True)}
+    return {
+        "items": items,
+        "rubric": _empty("rubric"),
+        "responses": responses,
+        "human_scores": _empty("human_scores"),
+        "spans": _empty("spans"),
+        "reports": meta.reset_index(drop=True),
+    }
 
 
 def _check_bundled(name: str, tables: dict[str, pd.DataFrame], prefix: str) -> None:

@@ -96,7 +96,11 @@ def scan(
             if not path.is_file() or path.suffix != ".json":
                 continue
             name = path.name
-            match = _FILE_RE.match(name.removeprefix(source.prefix)) if name.startswith(source.prefix) else None
+            match = (
+                _FILE_RE.match(name.removeprefix(source.prefix))
+                if name.startswith(source.prefix)
+                else None
+            )
             if match is None:
                 issues.append(
                     {

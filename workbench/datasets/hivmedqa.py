@@ -44,7 +44,11 @@ from pathlib import Path
 import pandas as pd
 
 from workbench.datasets._hivmedqa_layout import QUESTIONS_RE, SOURCES, release_root, scan
-from workbench.datasets._release import read_json_list, record_at, relative
+from workbench.datasets._release import (
+    read_json_list,
+    record_at,
+    relative,
+)
 from workbench.errors import DatasetError
 
 __all__ = [
@@ -294,8 +298,12 @@ def load_release(
             frame["display_name"] = [names.get(m, m) for m in frame["answer_model"]]
         if "paper_category" in columns:
             frame["paper_category"] = _paper_category(frame["category"])
-        for column, kind in (("category", int), ("question_index", int), ("iteration", int),
-                             ("reference_given", bool)):
+        for column, kind in (
+            ("category", int),
+            ("question_index", int),
+            ("iteration", int),
+            ("reference_given", bool),
+        ):
             if column in columns:
                 frame[column] = frame[column].astype(kind)
         return frame

@@ -132,8 +132,9 @@ def load_release(path: str | Path) -> dict[str, pd.DataFrame]:
                 column="idx",
             )
         seen[idx] = index
-        row = {"idx": idx, **{f: record.get(f) for f in ("instruction", "input", "response1",
-                                                          "response2")}}
+        row = {"idx": idx}
+        for field in ("instruction", "input", "response1", "response2"):
+            row[field] = record.get(field)
         for field in _ANNOTATORS:
             value = record.get(field)
             verdict = parse_verdict(value)

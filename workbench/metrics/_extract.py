@@ -33,8 +33,12 @@ _NUMBER_RE = re.compile(r"[\d.,]+")
 @functools.lru_cache(maxsize=65536)
 def _en_content(token: str) -> bool:
     """Whether an English token counts as a content word (memoised: tokens repeat)."""
-    return (not is_punct(token) and token not in ENGLISH_STOP_WORDS
-            and not _NUMBER_RE.fullmatch(token) and len(token) > 1)
+    return (
+        not is_punct(token)
+        and token not in ENGLISH_STOP_WORDS
+        and not _NUMBER_RE.fullmatch(token)
+        and len(token) > 1
+    )
 
 
 def _en_units(text: str, *, phrases: bool) -> list[str]:
@@ -70,7 +74,9 @@ def _ja_units(text: str, *, phrases: bool) -> list[str]:
         run.clear()
 
     for node in ja_tagger()(normalise(text)):
-        pos1, pos2, surface = node.feature.pos1, node.feature.pos2, node.surface
+        feature = node.feature
+        pos1, pos2 = feature.pos1, feature.pos2
+        surface = node.surface
         if pos1 == "名詞" and pos2 not in _JA_BREAKERS and not is_punct(surface):
             kind = "noun"
         elif pos1 == "名詞" and pos2 == "数詞":

@@ -238,14 +238,19 @@ def synonym_f1(
     if matching not in ("maximum", "greedy"):
         raise ValueError(f"matching={matching!r}: expected 'maximum' or 'greedy'")
     no_ref, no_ans = is_missing(reference_entities), is_missing(answer_entities)
-    ref = [] if no_ref else _entity_set(reference_entities, lang=lang, lemmatise=lemmatise,
-                                        name="reference_entities")
-    ans = [] if no_ans else _entity_set(answer_entities, lang=lang, lemmatise=lemmatise,
-                                        name="answer_entities")
+    options = {"lang": lang, "lemmatise": lemmatise}
+    ref = [] if no_ref else _entity_set(reference_entities, name="reference_entities", **options)
+    ans = [] if no_ans else _entity_set(answer_entities, name="answer_entities", **options)
     if no_ref or no_ans:
         nan = float("nan")
-        return {"precision": nan, "recall": nan, "f1": nan, "matches": nan,
-                "n_reference": nan if no_ref else len(ref), "n_answer": nan if no_ans else len(ans)}
+        return {
+            "precision": nan,
+            "recall": nan,
+            "f1": nan,
+            "matches": nan,
+            "n_reference": nan if no_ref else len(ref),
+            "n_answer": nan if no_ans else len(ans),
+        }
     table = _synonym_table(synonyms, lang=lang, lemmatise=lemmatise)
     ref_sets = [{t} | table.get(t, set()) for t in ref]
     ans_sets = [{e} | table.get(e, set()) for e in ans]

@@ -157,8 +157,10 @@ def apply(items: pd.DataFrame, name: str, *, seed: int = 0, progress: bool = Fal
             raise ProviderError(f"{len(failures)} of {len(records)} {name} calls failed: "
                                 + "; ".join(failures[:5]))
     else:
-        out = [op(rec, rng=make_rng(None, seed, name, rec.get("item_id")), **params)
-               for rec in records]
+        out = [
+            op(rec, rng=make_rng(None, seed, name, rec.get("item_id")), **params)
+            for rec in records
+        ]
     for rec, new in zip(records, out, strict=True):
         source = rec.get("source_item")
         if is_missing(source) or source == "":

@@ -409,8 +409,15 @@ def plot_scatter_matrix(
                 ax.scatter(x, yv, s=12, alpha=0.75, color="C0")
                 if len(pair) >= 3 and np.ptp(x) > 0 and np.ptp(yv) > 0:
                     r = np.corrcoef(x, yv)[0, 1]
-                    ax.text(0.04, 0.96, f"r = {r:.2f}", transform=ax.transAxes, ha="left",
-                            va="top", fontsize=8)
+                    ax.text(
+                        0.04,
+                        0.96,
+                        f"r = {r:.2f}",
+                        transform=ax.transAxes,
+                        ha="left",
+                        va="top",
+                        fontsize=8,
+                    )
             if i == k - 1:
                 ax.set_xlabel(str(col_method))
             if j == 0:

@@ -136,8 +136,16 @@ def add_sim_label(fig_or_ax: Any) -> Any:
             return text
     # just below the canvas: never over an axis label; ``bbox_inches="tight"`` (used by
     # save_figure and by the inline backend) grows the saved image to include it
-    return fig.text(0.995, -0.005, SIM_LABEL, ha="right", va="top", fontsize=7, color="0.35",
-                    gid=SIM_GID)
+    return fig.text(
+        0.995,
+        -0.005,
+        SIM_LABEL,
+        ha="right",
+        va="top",
+        fontsize=7,
+        color="0.35",
+        gid=SIM_GID,
+    )
 
 
 def has_sim_label(fig_or_ax: Any) -> bool:

@@ -301,8 +301,11 @@ def render(
     False
     """
     tpl = template if isinstance(template, Template) else load_template(template, lang=lang)
-    filled = {name: wrap_block(name, value) if name in BLOCK_TAGS else neutralise(str(value))
-              for name, value in values.items() if _present(value)}
+    filled = {
+        name: wrap_block(name, value) if name in BLOCK_TAGS else neutralise(str(value))
+        for name, value in values.items()
+        if _present(value)
+    }
     messages: list[dict[str, str]] = []
     system_parts = [s.strip() for s in (system, tpl.system) if s and s.strip()]
     if system_parts:

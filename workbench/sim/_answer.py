@@ -98,10 +98,20 @@ _TOPIC_STOP = frozenset(
 _NUM = re.compile(r"\d+")
 _FRAGMENT = re.compile(r"(?<=[、，。．！？])|(?<=[,.!?])\s+")
 _NEGATE = {
-    "ja": (("がある。", "はない。"), ("である。", "ではない。"), ("ます。", "ません。"),
-           ("する。", "しない。"), ("となる。", "とはならない。")),
-    "en": ((" is ", " is not "), (" are ", " are not "), (" should ", " should not "),
-           (" can ", " cannot "), (" must ", " need not ")),
+    "ja": (
+        ("がある。", "はない。"),
+        ("である。", "ではない。"),
+        ("ます。", "ません。"),
+        ("する。", "しない。"),
+        ("となる。", "とはならない。"),
+    ),
+    "en": (
+        (" is ", " is not "),
+        (" are ", " are not "),
+        (" should ", " should not "),
+        (" can ", " cannot "),
+        (" must ", " need not "),
+    ),
 }
 
 
@@ -179,19 +189,26 @@ def answer(profile: AnswerProfile, question: str, rng: random.Random) -> str:
     keep_gist = profile.keep_gist * (1 - 0.5 * hard * (1 - profile.keep_gist))
     keep_detail = profile.keep_detail * (1 - 0.5 * hard * (1 - profile.keep_detail))
     wrong_fact = min(1.0, profile.wrong_fact * (1 + hard))
-    kept = [i for i in range(len(units))
-            if rng.random() < (keep_gist if i in gist else keep_detail)] or [min(gist)]
+    kept = [
+        i for i in range(len(units)) if rng.random() < (keep_gist if i in gist else keep_detail)
+    ] or [min(gist)]
     t = topic(item.question, lang)
     parts: list[str] = []
     if rng.random() < profile.repeat_question:
         parts.append(_finish(item.question, lang))
     wrong = item.wrong_answer
-    cue = bool(wrong) and wrong.lower() in question.lower() and wrong.lower() not in reference.lower()
+    cue = (
+        bool(wrong) and wrong.lower() in question.lower() and wrong.lower() not in reference.lower()
+    )
     leads_wrong = (cue and rng.random() < profile.follow_cue) or (
         bool(wrong) and not cue and rng.random() < profile.wrong_answer
     )
     if leads_wrong:
-        parts.append(f"The most likely answer is {wrong}." if lang == "en" else f"最も考えられるのは{wrong}です。")
+        parts.append(
+            f"The most likely answer is {wrong}."
+            if lang == "en"
+            else f"最も考えられるのは{wrong}です。"
+        )
         kept = [i for i in kept if i not in gist or rng.random() < 0.3] or kept[-1:]
     body: list[str] = []
     for i in kept:

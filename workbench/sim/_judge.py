@@ -170,26 +170,37 @@ def _pct(x: float) -> str:
 def explanation(f: Features, lang: str, *, score: float | None = None) -> str:
     """A short sentence in the prompt's language naming the features behind a score."""
     ja = lang in ("ja", "zh")
+    parts: list[str] = []
     if f.supervised:
-        said = [(f"参照回答の内容の約{_pct(f.recall)}を含む",
-                 f"covers about {_pct(f.recall)} of the reference content")]
+        parts.append(
+            f"参照回答の内容の約{_pct(f.recall)}を含む"
+            if ja
+            else f"covers about {_pct(f.recall)} of the reference content"
+        )
     else:
-        said = [(f"質問との関連度は約{_pct(f.relevance)}",
-                 f"relevant to the question ({_pct(f.relevance)} of its terms)")]
+        parts.append(
+            f"質問との関連度は約{_pct(f.relevance)}"
+            if ja
+            else f"relevant to the question ({_pct(f.relevance)} of its terms)"
+        )
     if f.keywords is not None:
-        said.append((f"キーワード含有率{_pct(f.keywords)}", f"keyword coverage {_pct(f.keywords)}"))
+        parts.append(
+            f"キーワード含有率{_pct(f.keywords)}" if ja else f"keyword coverage {_pct(f.keywords)}"
+        )
     if f.must is not None:
-        said.append((f"必須項目の充足{_pct(f.must)}", f"must points met {_pct(f.must)}"))
+        parts.append(f"必須項目の充足{_pct(f.must)}" if ja else f"must points met {_pct(f.must)}")
     if f.length_ratio > 1.3 and f.supervised:
-        said.append((f"参照回答の約{f.length_ratio:.1f}倍の長さ",
-                     f"about {f.length_ratio:.1f}x the reference length"))
+        parts.append(
+            f"参照回答の約{f.length_ratio:.1f}倍の長さ"
+            if ja
+            else f"about {f.length_ratio:.1f}x the reference length"
+        )
     if f.repeat_question:
-        said.append(("質問文の繰り返しがある", "it repeats the question"))
+        parts.append("質問文の繰り返しがある" if ja else "it repeats the question")
     if f.foreign > 0.2:
-        said.append(("日本語以外の文章を含む", "it contains text in another language"))
+        parts.append("日本語以外の文章を含む" if ja else "it contains text in another language")
     if f.danger or f.cue_follow:
-        said.append(("不正確または危険な記述がある", "it contains wrong or unsafe advice"))
-    parts = [pair[0] if ja else pair[1] for pair in said]
+        parts.append("不正確または危険な記述がある" if ja else "it contains wrong or unsafe advice")
     if ja:
         return "、".join(parts) + "。"
     text = "; ".join(parts) + "."

@@ -116,8 +116,12 @@ def parse_output_format(text: str) -> OutputFormat:
                 return OutputFormat("json", tuple(_field(k, v) for k, v in obj.items()))
     match = _SCORE_LINE.search(scope)
     if match:
-        return OutputFormat("score", low=float(match.group(2)), high=float(match.group(3)),
-                            integer=match.group(1) == "integer")
+        return OutputFormat(
+            "score",
+            low=float(match.group(2)),
+            high=float(match.group(3)),
+            integer=match.group(1) == "integer",
+        )
     if _VERDICT_LINE.search(scope):
         return OutputFormat("verdict")
     match = _TEXT_LINE.search(scope)
@@ -131,7 +135,8 @@ def _cut_blocks(text: str) -> tuple[dict[str, str], str]:
     pieces: list[str] = []
     pos = 0
     for match in _BLOCK_LINES.finditer(text):
-        blocks.setdefault(match.group("tag"), match.group("body").removesuffix("\n").removesuffix("\r"))
+        body = match.group("body").removesuffix("\n").removesuffix("\r")
+        blocks.setdefault(match.group("tag"), body)
         pieces.append(text[pos : match.start()])
         pos = match.end()
     pieces.append(text[pos:])
@@ -174,8 +179,13 @@ def _parse(texts: tuple[str, ...]) -> Prompt:
         if "question" not in blocks and plain.strip():
             blocks["question"] = plain.strip()
     probe = instructions if len(instructions.strip()) > 10 else " ".join(blocks.values())
-    return Prompt(blocks=blocks, output=output, rules=frozenset(rules),
-                  lang=detect_lang(probe, head=LANG_HEAD), plain=plain)
+    return Prompt(
+        blocks=blocks,
+        output=output,
+        rules=frozenset(rules),
+        lang=detect_lang(probe, head=LANG_HEAD),
+        plain=plain,
+    )
 
 
 def parse_prompt(messages: list[dict]) -> Prompt:
@@ -188,8 +198,10 @@ def parse_prompt(messages: list[dict]) -> Prompt:
 
 def criteria_lines(body: str) -> list[tuple[str, str]]:
     """``(kind, text)`` pairs of a ``<criteria>`` block (``must:``/``bonus:``/``penalty:``)."""
-    return [(_CRIT_KIND.get(kind.lower()[:2], kind.lower()), text)
-            for kind, text in _CRITERIA.findall(body)]
+    return [
+        (_CRIT_KIND.get(kind.lower()[:2], kind.lower()), text)
+        for kind, text in _CRITERIA.findall(body)
+    ]
 
 
 def keyword_lines(body: str) -> list[str]:

@@ -193,14 +193,28 @@ def summarize(text: str, question: str | None = None) -> str:
 
 
 _PARA_EN = (
-    ("in addition", "also"), ("important", "key"), ("however", "but"), ("therefore", "so"),
-    ("usually", "typically"), ("may", "can"), ("approximately", "about"),
-    ("such as", "for example"), ("because", "since"), ("recommended", "advised"),
+    ("in addition", "also"),
+    ("important", "key"),
+    ("however", "but"),
+    ("therefore", "so"),
+    ("usually", "typically"),
+    ("may", "can"),
+    ("approximately", "about"),
+    ("such as", "for example"),
+    ("because", "since"),
+    ("recommended", "advised"),
 )
 _PARA_JA = (
-    ("また、", "さらに、"), ("しかし", "ただし"), ("ため、", "ので、"), ("重要", "大切"),
-    ("必要があります", "必要です"), ("などの", "といった"), ("場合", "とき"),
-    ("できます", "可能です"), ("行う", "実施する"), ("について", "に関して"),
+    ("また、", "さらに、"),
+    ("しかし", "ただし"),
+    ("ため、", "ので、"),
+    ("重要", "大切"),
+    ("必要があります", "必要です"),
+    ("などの", "といった"),
+    ("場合", "とき"),
+    ("できます", "可能です"),
+    ("行う", "実施する"),
+    ("について", "に関して"),
 )
 
 
@@ -222,10 +236,16 @@ def rewrite(text: str, sentiment: str) -> str:
     """Same content, other sentiment (a framing sentence and softened/hardened wording)."""
     en = detect_lang(text, head=LANG_HEAD) == "en"
     if sentiment.startswith("pos"):
-        lead = "Fortunately, the situation is encouraging. " if en else "幸いなことに、前向きに考えられる状況です。"
-    else:
-        lead = "Unfortunately, this is a worrying situation. " if en else "残念ながら、深刻に受け止めるべき状況です。"
-    return lead + text
+        return (
+            "Fortunately, the situation is encouraging. "
+            if en
+            else "幸いなことに、前向きに考えられる状況です。"
+        ) + text
+    return (
+        "Unfortunately, this is a worrying situation. "
+        if en
+        else "残念ながら、深刻に受け止めるべき状況です。"
+    ) + text
 
 
 # --- entities and synonyms -------------------------------------------------------------
@@ -267,7 +287,15 @@ def entities(text: str) -> list[str]:
                 seen.setdefault(name, None)
         for match in _CAPS.finditer(text):
             phrase = match.group(0).strip()
-            if len(phrase) > 2 and phrase.lower() not in ("the", "this", "a", "an", "it", "he", "she"):
+            if len(phrase) > 2 and phrase.lower() not in (
+                "the",
+                "this",
+                "a",
+                "an",
+                "it",
+                "he",
+                "she",
+            ):
                 seen.setdefault(phrase, None)
         for term in key_terms(text):
             if len(term) >= 6 or any(c.isdigit() for c in term):

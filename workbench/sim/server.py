@@ -309,7 +309,8 @@ async def start(server: SimServer, *, host: str = "127.0.0.1",
     """Start serving; returns the runner and the bound port (``port=0``: a free one)."""
     runner = web.AppRunner(server.app(), access_log=None, handle_signals=False)
     await runner.setup()
-    await web.TCPSite(runner, host, port, backlog=1024, shutdown_timeout=0.1).start()
+    site = web.TCPSite(runner, host, port, backlog=1024, shutdown_timeout=0.1)
+    await site.start()
     return runner, int(runner.addresses[0][1])
 
 

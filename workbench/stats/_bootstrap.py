@@ -163,10 +163,14 @@ def bootstrap_ci(
     rows = []
     for key, est in point.items():
         finite = reps[key][np.isfinite(reps[key])]
-        row = {"estimate": float(est),
-               "se": float(np.std(finite, ddof=1)) if finite.size > 1 else np.nan,
-               **percentile_ci(reps[key], ci_level, n_boot),
-               "n_boot_failed": int(n_boot - finite.size), "n": len(frame), "n_units": n_units}
+        row = {
+            "estimate": float(est),
+            "se": float(np.std(finite, ddof=1)) if finite.size > 1 else np.nan,
+            **percentile_ci(reps[key], ci_level, n_boot),
+            "n_boot_failed": int(n_boot - finite.size),
+            "n": len(frame),
+            "n_units": n_units,
+        }
         if key is not _SINGLE:
             row = {"measure": key, **row}
         rows.append(row)

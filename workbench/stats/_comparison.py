@@ -12,7 +12,6 @@ from workbench.stats._columns import tidy
 from workbench.stats._util import (
     Columns,
     as_list,
-    check_complete,
     check_frame,
     check_level,
     check_unique,
@@ -175,7 +174,9 @@ def paired_tests(
     if aggregate not in (None, "mean"):
         raise ValueError(f"aggregate must be None or 'mean', got {aggregate!r}")
     frame = data.assign(_dv=numeric(data, dv))
-    check_complete(frame, within)
+    if frame[within].isna().any():
+        row = frame.index[frame[within].isna().to_numpy()][0]
+        raise ValueError(f"column {within!r} is missing at row {row!r}")
     if aggregate is None:
         check_unique(
             frame,

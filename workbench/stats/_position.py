@@ -10,14 +10,7 @@ import pandas as pd
 
 from workbench.stats._agreement import kappa_from_labels
 from workbench.stats._columns import tidy
-from workbench.stats._util import (
-    Columns,
-    as_list,
-    check_complete,
-    check_frame,
-    check_unique,
-    group_items,
-)
+from workbench.stats._util import Columns, as_list, check_frame, check_unique, group_items
 
 #: The value an unparsed (missing) verdict takes: a category of its own.
 UNPARSED = "<unparsed>"
@@ -117,15 +110,18 @@ def position_consistency(
     item_cols, by_cols = as_list(item), as_list(by)
     check_frame(data, [*item_cols, order, verdict, *by_cols, *as_list(label)])
     check_unique(data, by_cols + item_cols + [order], why="one verdict per item and order")
-    check_complete(data, order)
+    if data[order].isna().any():
+        row = data.index[data[order].isna().to_numpy()][0]
+        raise ValueError(f"column {order!r} is missing at row {row!r}")
     if orders is None:
         seen = sorted(pd.unique(data[order]))
         if len(seen) != 2:
             raise ValueError(f"column {order!r} must hold exactly two orders, found {seen}")
         orders = tuple(seen)
     o0, o1 = orders
-    if label is not None:
-        check_complete(data, label, what="label column")
+    if label is not None and data[label].isna().any():
+        row = data.index[data[label].isna().to_numpy()][0]
+        raise ValueError(f"label column {label!r} is missing at row {row!r}")
 
     frame = data.assign(_v=_verdicts(data[verdict]))
     if swap is not None:
@@ -147,13 +143,15 @@ def position_consistency(
         n_incomplete = len(v0.index.union(v1.index)) - len(both)
         a, b = v0.loc[both, "_v"].tolist(), v1.loc[both, "_v"].tolist()
         n = len(both)
-
-        def share(hits, n=n) -> float:
-            return float(np.mean(list(hits))) if n else np.nan
-
-        row = {**key, "n": n, "n_incomplete": n_incomplete,
-               "n_unparsed": int(sum(v == UNPARSED for v in a + b)),
-               "agreement": share(x == y for x, y in zip(a, b, strict=True))}
+        row = {
+            **key,
+            "n": n,
+            "n_incomplete": n_incomplete,
+            "n_unparsed": int(sum(v == UNPARSED for v in a + b)),
+            "agreement": float(np.mean([x == y for x, y in zip(a, b, strict=True)]))
+            if n
+            else np.nan,
+        }
         if label is not None:
             lab0, lab1 = v0.loc[both, label], v1.loc[both, label]
             differ = (lab0 != lab1).to_numpy()
@@ -163,14 +161,15 @@ def position_consistency(
                     f"{label!r} values in its two orders"
                 )
             gold = lab0.tolist()
-            acc0 = share(x == g for x, g in zip(a, gold, strict=True))
-            acc1 = share(x == g for x, g in zip(b, gold, strict=True))
+            acc0 = float(np.mean([x == g for x, g in zip(a, gold, strict=True)])) if n else np.nan
+            acc1 = float(np.mean([x == g for x, g in zip(b, gold, strict=True)])) if n else np.nan
             cats = _categories(a + b + gold)
             row.update(
                 accuracy_order0=acc0,
                 accuracy_order1=acc1,
                 accuracy=(acc0 + acc1) / 2,
-                accuracy_both=share(x == g and y == g for x, y, g in zip(a, b, gold, strict=True)),
+                accuracy_both=float(np.mean([x == g and y == g for x, y, g in
+                                             zip(a, b, gold, strict=True)])) if n else np.nan,
                 kappa_order0=kappa_from_labels(a, gold, categories=cats)["estimate"],
                 kappa_order1=kappa_from_labels(b, gold, categories=cats)["estimate"],
             )

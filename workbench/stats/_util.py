@@ -35,13 +35,6 @@ def check_frame(data: Any, columns: Sequence[str], *, name: str = "data") -> pd.
     return data
 
 
-def check_complete(data: pd.DataFrame, column: str, *, what: str = "column") -> None:
-    """Raise if ``column`` has a missing value, naming the first such row."""
-    if data[column].isna().any():
-        row = data.index[data[column].isna().to_numpy()][0]
-        raise ValueError(f"{what} {column!r} is missing at row {row!r}")
-
-
 def numeric(data: pd.DataFrame, column: str, *, name: str = "data") -> np.ndarray:
     """Column as float array; a non-numeric value raises naming its row."""
     values = pd.to_numeric(data[column], errors="coerce").to_numpy(dtype=float, copy=True)
