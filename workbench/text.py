@@ -3,16 +3,6 @@
 Foundation module: it imports nothing from ``workbench`` and no heavy library at import
 time (pandas is imported only to test an unusual value in :func:`is_missing`), so the
 simulated provider, the judges and the metrics all read text by the same rules.
-
-- :func:`detect_lang`: ``ja`` when the text has kana, ``zh`` when it has CJK ideographs
-  but no kana, else ``en``.
-- :func:`is_missing`: None, NaN, pandas NA/NaT; with ``blank=True`` also blank text.
-- :func:`split_sentences`, :func:`sentence_spans`, :func:`clause_spans`: sentences and
-  meaning units, by one of two documented rules (pieces that join back to the text, or
-  trimmed sentences read by the simulator).
-- :func:`parse_list`: a list-valued cell (a list, or text holding a JSON list).
-- :data:`DATA_TAGS`: the tags of untrusted-content blocks in prompts
-  (``workbench/prompts/templates/CONVENTION.md`` §2).
 """
 
 from __future__ import annotations

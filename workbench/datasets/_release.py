@@ -79,12 +79,13 @@ def read_json_list(path: Path, *, label: str) -> list:
     return data
 
 
-def record_at(data: list, index: int, *, label: str) -> dict:
-    """Element ``index`` (0-based, named in errors) of a JSON list; must be an object."""
-    record = data[index]
-    if not isinstance(record, dict):
-        raise DatasetError(
-            f"record {index} (0-based): expected a JSON object, got {type(record).__name__}",
-            file=label,
-        )
-    return record
+def records(data: list, *, label: str) -> Iterator[tuple[int, dict]]:
+    """``(index, element)`` of a JSON list (index 0-based, named in errors); each must be an
+    object."""
+    for index, record in enumerate(data):
+        if not isinstance(record, dict):
+            raise DatasetError(
+                f"record {index} (0-based): expected a JSON object, got {type(record).__name__}",
+                file=label,
+            )
+        yield index, record

@@ -46,7 +46,7 @@ import pandas as pd
 from workbench.datasets._hivmedqa_layout import QUESTIONS_RE, SOURCES, release_root, scan
 from workbench.datasets._release import (
     read_json_list,
-    record_at,
+    records,
     relative,
 )
 from workbench.errors import DatasetError
@@ -221,8 +221,7 @@ def load_release(
             label = relative(file, root)
             data = read_json_list(file, label=label)
             category = int(match["category"])
-            for index in range(len(data)):
-                record = record_at(data, index, label=label)
+            for index, record in records(data, label=label):
                 questions_rows.append(
                     {
                         "category": category,
@@ -253,8 +252,7 @@ def load_release(
                 "iteration": found.iteration,
                 "file": label,
             }
-            for index in range(len(data)):
-                record = record_at(data, index, label=label)
+            for index, record in records(data, label=label):
                 where = {
                     **base,
                     "question_index": index,

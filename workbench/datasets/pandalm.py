@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from workbench.datasets._release import read_json_list, record_at, relative
+from workbench.datasets._release import read_json_list, records, relative
 from workbench.errors import DatasetError
 
 __all__ = ["TESTSET_FILE", "load_release", "parse_verdict"]
@@ -122,8 +122,7 @@ def load_release(path: str | Path) -> dict[str, pd.DataFrame]:
     label = TESTSET_FILE
     data = read_json_list(root / TESTSET_FILE, label=label)
     items, seen = [], {}
-    for index in range(len(data)):
-        record = record_at(data, index, label=label)
+    for index, record in records(data, label=label):
         idx = _idx(record, index, label)
         if idx in seen:
             raise DatasetError(
@@ -167,14 +166,13 @@ def load_release(path: str | Path) -> dict[str, pd.DataFrame]:
         if not judge:
             continue
         file_label = relative(file, root)
-        records = read_json_list(file, label=file_label)
-        if not records:
+        judged = read_json_list(file, label=file_label)
+        if not judged:
             continue
-        field = _result_field(records, file_label)
+        field = _result_field(judged, file_label)
         reason = field[: -len("_result")] + "_reason"
         rows = []
-        for index in range(len(records)):
-            record = record_at(records, index, label=file_label)
+        for index, record in records(judged, label=file_label):
             raw = record.get(field)
             verdict = parse_verdict(raw)
             rows.append(

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from workbench.datasets._release import read_json_list, record_at, relative
+from workbench.datasets._release import read_json_list, records, relative
 from workbench.errors import DatasetError
 
 __all__ = ["DATA_FILE", "PREDICTION_FILE", "load_release"]
@@ -105,7 +105,7 @@ def load_release(path: str | Path, *, predictions: bool = True) -> pd.DataFrame:
     human_path = data_path if data_path.exists() else pred_path
     human_label = relative(human_path, root)
     human = read_json_list(human_path, label=human_label)
-    pred: list | None = None
+    others = None
     pred_label = relative(pred_path, root)
     if predictions:
         if not pred_path.exists():
@@ -118,17 +118,17 @@ def load_release(path: str | Path, *, predictions: bool = True) -> pd.DataFrame:
             raise DatasetError(
                 f"{len(pred)} records, but {human_label} has {len(human)}", file=pred_label
             )
+        others = records(pred, label=pred_label)
     dialogues: dict[tuple, int] = {}
     rows = []
-    for index in range(len(human)):
-        record = record_at(human, index, label=human_label)
+    for index, record in records(human, label=human_label):
         turn = (str(record.get("source")), str(record.get("context")))
         dialogue_id = dialogues.setdefault(turn, len(dialogues))
         system_id = record.get("system_id")
         scores = _scores(record, "scores", label=human_label, index=index)
         predicted: dict[str, float] = {}
-        if pred is not None:
-            other = record_at(pred, index, label=pred_label)
+        if others is not None:
+            _, other = next(others)
             for field in ("system_id", "system_output", "source"):
                 if other.get(field) != record.get(field):
                     raise DatasetError(

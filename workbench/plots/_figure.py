@@ -1,13 +1,4 @@
-"""A figure as a whole: the style and fonts, the "simulated judges" mark, ``save_figure``.
-
-``use_style`` sets the workbench's matplotlib style with a Japanese fallback font
-(IPAexGothic from japanize-matplotlib, registered explicitly, not through its import
-side effects). The ``plot_*`` functions record on their figure which ``backend`` values
-they drew and mark figures of simulated results. ``save_figure`` writes deterministic
-PNG/SVG files to ``figures/<study>/`` (``workbench.config.figures_dir``); in a Jupyter
-kernel with the inline backend it also shows the saved PNG itself and closes the figure,
-so the figure is not drawn a second time at the end of the cell.
-"""
+"""A figure as a whole: the style and fonts, the "simulated judges" mark, ``save_figure``."""
 
 from __future__ import annotations
 
