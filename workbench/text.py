@@ -7,6 +7,7 @@ simulated provider, the judges and the metrics all read text by the same rules.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import re
@@ -137,11 +138,8 @@ def parse_list(value: Any, *, where: str, field: str) -> list:
     """
     if isinstance(value, list | tuple):
         return list(value)
-    if isinstance(value, str):
-        try:
-            parsed = json.loads(value)
-        except ValueError:
-            raise ValueError(f"{where}: field {field!r} is not a list or JSON list") from None
+    with contextlib.suppress(ValueError):
+        parsed = json.loads(value) if isinstance(value, str) else None
         if isinstance(parsed, list):
             return parsed
     raise ValueError(f"{where}: field {field!r} is not a list or JSON list")

@@ -282,12 +282,8 @@ def token_f1(
 
     Parameters
     ----------
-    references, hypotheses : str or sequence of str
-        Aligned texts; a missing text gives ``NaN``.
-    lang : {"ja", "zh", "en"}
-        Language for :func:`tokenize` (punctuation dropped unless ``keep_punct``).
-    keep_punct : bool, default False
-        Count punctuation tokens.
+    references, hypotheses, lang, keep_punct
+        As in :func:`rouge`.
 
     Returns
     -------
