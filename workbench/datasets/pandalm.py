@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from workbench.datasets._release import read_json_list, records, relative
+from workbench.datasets._release import read_json_list, record_error, records, relative
 from workbench.errors import DatasetError
 
 __all__ = ["TESTSET_FILE", "load_release", "parse_verdict"]
@@ -86,9 +86,7 @@ def _idx(record: dict, index: int, label: str) -> int:
             return int(value)
         except ValueError:
             pass
-    raise DatasetError(
-        f"record {index} (0-based): idx {value!r} is not an integer", file=label, column="idx"
-    )
+    raise record_error(index, f"idx {value!r} is not an integer", file=label, column="idx")
 
 
 def load_release(path: str | Path) -> dict[str, pd.DataFrame]:
@@ -125,11 +123,8 @@ def load_release(path: str | Path) -> dict[str, pd.DataFrame]:
     for index, record in records(data, label=label):
         idx = _idx(record, index, label)
         if idx in seen:
-            raise DatasetError(
-                f"record {index} (0-based): idx {idx} repeats record {seen[idx]}",
-                file=label,
-                column="idx",
-            )
+            raise record_error(index, f"idx {idx} repeats record {seen[idx]}", file=label,
+                               column="idx")
         seen[idx] = index
         row = {"idx": idx}
         for field in ("instruction", "input", "response1", "response2"):
@@ -138,11 +133,8 @@ def load_release(path: str | Path) -> dict[str, pd.DataFrame]:
             value = record.get(field)
             verdict = parse_verdict(value)
             if verdict is None:
-                raise DatasetError(
-                    f"record {index} (0-based): {field} {value!r} is not 0, 1 or 2",
-                    file=label,
-                    column=field,
-                )
+                raise record_error(index, f"{field} {value!r} is not 0, 1 or 2", file=label,
+                                   column=field)
             row[field] = verdict
         row["motivation_app"] = record.get("motivation_app")
         row["cmp_key"] = record.get("cmp_key")

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from workbench.datasets._release import read_json_list, records, relative
+from workbench.datasets._release import read_json_list, record_error, records, relative
 from workbench.errors import DatasetError
 
 __all__ = ["DATA_FILE", "PREDICTION_FILE", "load_release"]
@@ -55,17 +55,13 @@ def _score(value, *, label: str, index: int, field: str) -> float:
             pass
         else:
             return number if math.isfinite(number) else float("nan")
-    raise DatasetError(
-        f"record {index} (0-based): {field} {value!r} is not a number", file=label, column=field
-    )
+    raise record_error(index, f"{field} {value!r} is not a number", file=label, column=field)
 
 
 def _scores(record: dict, key: str, *, label: str, index: int) -> dict[str, float]:
     scores = record.get(key)
     if not isinstance(scores, dict):
-        raise DatasetError(
-            f"record {index} (0-based): {key!r} is missing or not an object", file=label, column=key
-        )
+        raise record_error(index, f"{key!r} is missing or not an object", file=label, column=key)
     return {
         str(dim): _score(v, label=label, index=index, field=f"{key}.{dim}")
         for dim, v in scores.items()
@@ -131,12 +127,8 @@ def load_release(path: str | Path, *, predictions: bool = True) -> pd.DataFrame:
             _, other = next(others)
             for field in ("system_id", "system_output", "source"):
                 if other.get(field) != record.get(field):
-                    raise DatasetError(
-                        f"record {index} (0-based): {field} differs from "
-                        f"{human_label}; the files are not aligned",
-                        file=pred_label,
-                        column=field,
-                    )
+                    raise record_error(index, f"{field} differs from {human_label}; the files "
+                                       "are not aligned", file=pred_label, column=field)
             predicted = _scores(other, "predict_scores", label=pred_label, index=index)
         for dim, value in scores.items():
             rows.append(
