@@ -201,11 +201,8 @@ def _write_if_changed(path: Path, content: bytes) -> None:
 
 
 def _show_inline(fig: Figure, png: bytes, dpi: int) -> None:
-    """Under the inline backend, show the saved PNG and close the figure.
-
-    The inline backend would otherwise draw the figure again at the end of the cell; the
-    image keeps the size on screen it would have had (width at ``figure.dpi``).
-    """
+    """Under the inline backend, show the saved PNG at its on-screen width (``figure.dpi``)
+    and close the figure (why: :func:`save_figure`)."""
     if "inline" not in mpl.get_backend():
         return
     from IPython.display import Image, display
