@@ -418,12 +418,20 @@ def spawned_server(*, latency_ms: float = 0.0, rate_limit_rate: float = 0.0,
     """
     import tempfile
 
+    options = {
+        "latency-ms": latency_ms,
+        "rate-limit-rate": rate_limit_rate,
+        "server-error-rate": server_error_rate,
+        "timeout-rate": timeout_rate,
+        "malformed-rate": malformed_rate,
+        "empty-rate": empty_rate,
+        "seed": seed,
+        "batch-latency-ms": batch_latency_ms,
+        "batch-error-rate": batch_error_rate,
+        "batch-final": batch_final,
+    }
     command = [sys.executable, "-m", "workbench.sim.server", "--port", "0",
-               "--latency-ms", str(latency_ms), "--rate-limit-rate", str(rate_limit_rate),
-               "--server-error-rate", str(server_error_rate), "--timeout-rate", str(timeout_rate),
-               "--malformed-rate", str(malformed_rate), "--empty-rate", str(empty_rate),
-               "--seed", str(seed), "--batch-latency-ms", str(batch_latency_ms),
-               "--batch-error-rate", str(batch_error_rate), "--batch-final", batch_final]
+               *(f"--{name}={value}" for name, value in options.items())]
     if quota is not None:
         command += [f"--quota-burst-s={quota.burst_s}"]
         command += [f"--quota-{name}={getattr(quota, name)}" for name in ("rpm", "tpm")
