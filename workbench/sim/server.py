@@ -480,11 +480,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m workbench.sim.server", description=__doc__)
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--latency-ms", type=float, default=0.0)
-    parser.add_argument("--rate-limit-rate", type=float, default=0.0)
-    parser.add_argument("--server-error-rate", type=float, default=0.0)
-    parser.add_argument("--timeout-rate", type=float, default=0.0)
-    parser.add_argument("--malformed-rate", type=float, default=0.0)
-    parser.add_argument("--empty-rate", type=float, default=0.0)
+    for fault in _FAULTS:
+        parser.add_argument(f"--{fault.replace('_', '-')}-rate", type=float, default=0.0)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--batch-latency-ms", type=float, default=1000.0,
                         help="time from creating a batch job to its final status")
@@ -503,8 +500,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     try:
         quota = Quota(args.quota_rpm, args.quota_tpm, args.quota_burst_s)
-        faults = FaultRates(args.rate_limit_rate, args.server_error_rate, args.timeout_rate,
-                            args.malformed_rate, args.empty_rate)
+        faults = FaultRates(**{fault: getattr(args, f"{fault}_rate") for fault in _FAULTS})
         batches = BatchService(latency_ms=args.batch_latency_ms,
                                error_rate=args.batch_error_rate, final=args.batch_final,
                                seed=args.seed)
