@@ -314,13 +314,12 @@ async def start(server: SimServer, *, host: str = "127.0.0.1",
     return runner, int(runner.addresses[0][1])
 
 
-def serve(*, port: int = 8765, host: str = "127.0.0.1", latency_ms: float = 0.0,
-          faults: FaultRates | None = None, seed: int = 0,
-          batches: BatchService | None = None, mimic: str = "openai",
-          quota: Quota | None = None) -> None:
-    """Serve until SIGINT/SIGTERM; prints ``sim-server listening on <base url>`` once bound."""
-    server = SimServer(latency_ms=latency_ms, faults=faults, seed=seed, batches=batches,
-                       mimic=mimic, quota=quota)
+def serve(*, port: int = 8765, host: str = "127.0.0.1", **options: Any) -> None:
+    """Serve until SIGINT/SIGTERM; prints ``sim-server listening on <base url>`` once bound.
+
+    ``options``: those of :class:`SimServer` (latency, faults, seed, batches, mimic, quota).
+    """
+    server = SimServer(**options)
 
     async def main() -> None:
         runner, bound = await start(server, host=host, port=port)
@@ -342,20 +341,18 @@ def serve(*, port: int = 8765, host: str = "127.0.0.1", latency_ms: float = 0.0,
 
 
 @contextmanager
-def running_server(*, latency_ms: float = 0.0, faults: FaultRates | None = None,
-                   seed: int = 0, mimic: str = "openai", quota: Quota | None = None,
-                   server: SimServer | None = None) -> Iterator[tuple[str, SimServer]]:
+def running_server(*, server: SimServer | None = None,
+                   **options: Any) -> Iterator[tuple[str, SimServer]]:
     """A sim-server in a background thread of this process: ``(base_url, server)``.
 
     For tests that need the server in-process (e.g. to watch what reaches the
     engine); benchmarks should run ``workbench sim-server`` as its own process.
-    ``server``: serve this one instead (the other arguments are then ignored), e.g. a
-    test's subclass of :class:`SimServer` or :class:`~workbench.sim._batches.BatchService`
-    that injects a fault of its own.
+    ``options`` are those of :class:`SimServer`. ``server``: serve this one instead (the
+    options are then ignored), e.g. a test's subclass of :class:`SimServer` or
+    :class:`~workbench.sim._batches.BatchService` that injects a fault of its own.
     """
     if server is None:
-        server = SimServer(latency_ms=latency_ms, faults=faults, seed=seed, mimic=mimic,
-                           quota=quota)
+        server = SimServer(**options)
     loop = asyncio.new_event_loop()
     ready: dict[str, Any] = {}
     started = threading.Event()
