@@ -215,15 +215,10 @@ def check_name(value: str, what: str) -> str:
     return value
 
 
-def _output_root() -> Path | None:
-    value = os.environ.get(OUTPUT_ENV)
-    return Path(value).expanduser() if value else None
-
-
 def _output_dir(kind: str, home: Callable[[], Path], study: str | None) -> Path:
     """``<WORKBENCH_OUTPUT_DIR>/<kind>/[<study>/]`` when that is set, else under ``home()``."""
-    out = _output_root()
-    base = out / kind if out is not None else home() / kind
+    out = os.environ.get(OUTPUT_ENV)
+    base = Path(out).expanduser() / kind if out else home() / kind
     return base / check_name(study, "study") if study is not None else base
 
 

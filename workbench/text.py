@@ -3,20 +3,11 @@
 Foundation module: it imports nothing from ``workbench`` and no heavy library at import
 time (pandas is imported only to test an unusual value in :func:`is_missing`), so the
 simulated provider, the judges and the metrics all read text by the same rules.
-
-- :func:`detect_lang`: ``ja`` when the text has kana, ``zh`` when it has CJK ideographs
-  but no kana, else ``en``.
-- :func:`is_missing`: None, NaN, pandas NA/NaT; with ``blank=True`` also blank text.
-- :func:`split_sentences`, :func:`sentence_spans`, :func:`clause_spans`: sentences and
-  meaning units, by one of two documented rules (pieces that join back to the text, or
-  trimmed sentences read by the simulator).
-- :func:`parse_list`: a list-valued cell (a list, or text holding a JSON list).
-- :data:`DATA_TAGS`: the tags of untrusted-content blocks in prompts
-  (``workbench/prompts/templates/CONVENTION.md`` §2).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import re
@@ -147,11 +138,8 @@ def parse_list(value: Any, *, where: str, field: str) -> list:
     """
     if isinstance(value, list | tuple):
         return list(value)
-    if isinstance(value, str):
-        try:
-            parsed = json.loads(value)
-        except ValueError:
-            raise ValueError(f"{where}: field {field!r} is not a list or JSON list") from None
+    with contextlib.suppress(ValueError):
+        parsed = json.loads(value) if isinstance(value, str) else None
         if isinstance(parsed, list):
             return parsed
     raise ValueError(f"{where}: field {field!r} is not a list or JSON list")
@@ -231,21 +219,19 @@ def sentence_spans(text: str) -> tuple[tuple[int, int], ...]:
     >>> sentence_spans("It works. See Fig. 2!")
     ((0, 9), (10, 21))
     """
+    cuts: list[tuple[int, int]] = []  # (where a sentence ends, where the next starts)
+    for match in _BOUNDARY.finditer(text):
+        start = match.start()
+        if text[start] == "." and _ABBREV.search(text, max(0, start - 10), start):
+            continue
+        cuts.append((start if text[start] == "\n" else match.end(), match.end()))
     spans: list[tuple[int, int]] = []
     pos = 0
-    for match in _BOUNDARY.finditer(text):
-        if text[match.start()] == "." and _ABBREV.search(
-            text, max(0, match.start() - 10), match.start()
-        ):
-            continue
-        end = match.end() if text[match.start()] != "\n" else match.start()
+    for end, after in [*cuts, (len(text), len(text))]:
         s, e = _trim(text, pos, end)
         if e - s > 0 and any(ch.isalnum() for ch in text[s:e]):
             spans.append((s, e))
-        pos = match.end()
-    s, e = _trim(text, pos, len(text))
-    if e - s > 0 and any(ch.isalnum() for ch in text[s:e]):
-        spans.append((s, e))
+        pos = after
     return tuple(spans)
 
 

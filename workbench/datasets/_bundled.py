@@ -132,36 +132,28 @@ def load_folder(
         raise DatasetError(
             "missing items.csv (every data folder needs one)", file=where("items.csv")
         )
-    tables: dict[str, pd.DataFrame] = {}
     items = validate_items(
         read_csv(items_file, label=where("items.csv")),
         file=where("items.csv"),
         require_reference=require_reference,
     )
-    tables["items"] = items
+    tables = {"items": items}
     for table, validate in (
         ("rubric", validate_rubric),
         ("responses", validate_responses),
         ("human_scores", validate_human_scores),
+        ("spans", validate_spans),
     ):
         file = folder / TABLE_FILES[table]
-        if file.exists():
-            tables[table] = validate(
-                read_csv(file, label=where(file.name)), items=items, file=where(file.name)
-            )
-        else:
+        if not file.exists():
             tables[table] = _empty(table)
-    spans_file = folder / TABLE_FILES["spans"]
-    if spans_file.exists():
-        responses = tables["responses"] if (folder / TABLE_FILES["responses"]).exists() else None
-        tables["spans"] = validate_spans(
-            read_csv(spans_file, label=where("spans.csv")),
-            items=items,
-            responses=responses,
-            file=where("spans.csv"),
+            continue
+        # spans are checked against the responses when the folder has a responses file
+        given = (folder / TABLE_FILES["responses"]).exists()
+        extra = {"responses": tables["responses"] if given else None} if table == "spans" else {}
+        tables[table] = validate(
+            read_csv(file, label=where(file.name)), items=items, file=where(file.name), **extra
         )
-    else:
-        tables["spans"] = _empty("spans")
     return tables
 
 
@@ -181,32 +173,30 @@ def _load_reports(folder: Path, where) -> dict[str, pd.DataFrame]:
     slugs = {cell_text(s).strip() for s in frame["slug"]}
     seen: dict[str, int] = {}
     for row, record in enumerate(frame.to_dict("records"), start=1):
+
+        def fail(message: str, column: str, row: int = row) -> DatasetError:
+            return _error(message, file=file, row=row, column=column)
+
         for column in REPORT_COLUMNS:
             if is_missing(record[column], blank=True):
-                raise _error("empty required field", file=file, row=row, column=column)
+                raise fail("empty required field", column)
         slug = record["slug"].strip()
         if not _SLUG_RE.match(slug):
-            raise _error(f"slug {slug!r} must be lower-case letters, digits and '-'",
-                         file=file, row=row, column="slug")
+            raise fail(f"slug {slug!r} must be lower-case letters, digits and '-'", "slug")
         if slug in seen:
-            raise _error(f"duplicate slug {slug!r} (first at row {seen[slug]})",
-                         file=file, row=row, column="slug")
+            raise fail(f"duplicate slug {slug!r} (first at row {seen[slug]})", "slug")
         seen[slug] = row
         padded_from = cell_text(record.get("padded_from")).strip()
         if padded_from and (padded_from not in slugs or padded_from == slug):
-            raise _error(f"padded_from {padded_from!r} is not the slug of another report",
-                         file=file, row=row, column="padded_from")
+            raise fail(f"padded_from {padded_from!r} is not the slug of another report",
+                       "padded_from")
         if not _DATE_RE.match(record["date"].strip()):
-            raise _error(
-                f"date {record['date']!r} is not YYYY-MM-DD", file=file, row=row, column="date"
-            )
+            raise fail(f"date {record['date']!r} is not YYYY-MM-DD", "date")
         path = folder / "reports" / f"{slug}.md"
         try:
             text = path.read_text(encoding="utf-8")
         except FileNotFoundError:
-            raise _error(
-                f"no report file reports/{slug}.md for this slug", file=file, row=row, column="slug"
-            ) from None
+            raise fail(f"no report file reports/{slug}.md for this slug", "slug") from None
         except UnicodeDecodeError:
             raise DatasetError("not UTF-8 text", file=where(f"reports/{slug}.md")) from None
         if not text.strip():

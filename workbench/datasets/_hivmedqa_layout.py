@@ -97,7 +97,7 @@ def scan(
                 continue
             name = path.name
             match = (
-                _FILE_RE.match(name[len(source.prefix) :])
+                _FILE_RE.match(name.removeprefix(source.prefix))
                 if name.startswith(source.prefix)
                 else None
             )

@@ -79,12 +79,16 @@ def read_json_list(path: Path, *, label: str) -> list:
     return data
 
 
-def record_at(data: list, index: int, *, label: str) -> dict:
-    """Element ``index`` (0-based, named in errors) of a JSON list; must be an object."""
-    record = data[index]
-    if not isinstance(record, dict):
-        raise DatasetError(
-            f"record {index} (0-based): expected a JSON object, got {type(record).__name__}",
-            file=label,
-        )
-    return record
+def record_error(index: int, problem: str, *, file: str, column: str | None = None) -> DatasetError:
+    """The error of record ``index`` (0-based) of a JSON list in ``file``."""
+    return DatasetError(f"record {index} (0-based): {problem}", file=file, column=column)
+
+
+def records(data: list, *, label: str) -> Iterator[tuple[int, dict]]:
+    """``(index, element)`` of a JSON list (index 0-based, named in errors); each must be an
+    object."""
+    for index, record in enumerate(data):
+        if not isinstance(record, dict):
+            raise record_error(index, f"expected a JSON object, got {type(record).__name__}",
+                               file=label)
+        yield index, record

@@ -29,6 +29,7 @@ from workbench.datasets._validate import (
     _required_text,
     _sample_alias,
 )
+from workbench.errors import DatasetError
 from workbench.text import is_missing
 
 __all__ = ["validate_spans"]
@@ -87,13 +88,8 @@ def validate_spans(
     references = {str(i): str(r) for i, r in zip(items["item_id"], items["reference"], strict=True)}
     texts: dict[tuple[str, str, int], str] = {}
     if responses is not None:
-        for item_id, model, sample, text in zip(
-            responses["item_id"],
-            responses["answer_model"],
-            responses["answer_sample"],
-            responses["response"],
-            strict=True,
-        ):
+        columns = ("item_id", "answer_model", "answer_sample", "response")
+        for item_id, model, sample, text in responses[list(columns)].itertuples(index=False):
             texts[(str(item_id), str(model), int(sample))] = str(text)
     models_of = {}
     for item_id, model, _sample in texts:
@@ -101,6 +97,10 @@ def validate_spans(
     rows: list[dict] = []
     seen: dict = {}
     for row, record in _records(frame):
+
+        def fail(message: str, column: str, row: int = row) -> DatasetError:
+            return _error(message, file=file, row=row, column=column)
+
         item_id = _required_text(record, "item_id", file=file, row=row)
         _check_item(item_id, known, file=file, row=row)
         unit_id = _required_text(record, "unit_id", file=file, row=row)
@@ -110,67 +110,51 @@ def validate_spans(
         answer_model = cell_text(record.get("answer_model")).strip()
         sample = parse_int(record.get("answer_sample"), file=file, row=row, column="answer_sample") or 0
         if label in ("unit", "missing") and source != REFERENCE_SOURCE:
-            raise _error(
-                f"a {label!r} span lies in the reference: text_source must be "
-                f"{REFERENCE_SOURCE!r}, not {source!r}",
-                file=file, row=row, column="text_source")
+            raise fail(f"a {label!r} span lies in the reference: text_source must be "
+                       f"{REFERENCE_SOURCE!r}, not {source!r}", "text_source")
         if label == "excess":
             if source == REFERENCE_SOURCE:
-                raise _error(
-                    "an 'excess' span lies in a response: text_source must be "
-                    "the answer_model, not 'reference'",
-                    file=file, row=row, column="text_source")
+                raise fail("an 'excess' span lies in a response: text_source must be "
+                           "the answer_model, not 'reference'", "text_source")
             if answer_model and answer_model != source:
-                raise _error(
-                    f"answer_model {answer_model!r} differs from text_source {source!r}",
-                    file=file, row=row, column="answer_model")
+                raise fail(f"answer_model {answer_model!r} differs from text_source {source!r}",
+                           "answer_model")
             answer_model = source
         if label == "missing" and not answer_model:
-            raise _error(
-                "a 'missing' annotation needs the answer_model it belongs to",
-                file=file, row=row, column="answer_model")
+            raise fail("a 'missing' annotation needs the answer_model it belongs to",
+                       "answer_model")
         if label == "unit" and answer_model:
-            raise _error(
-                "a reference 'unit' belongs to no answer: leave answer_model empty",
-                file=file, row=row, column="answer_model")
+            raise fail("a reference 'unit' belongs to no answer: leave answer_model empty",
+                       "answer_model")
         if answer_model and answer_model not in models_of.get(item_id, set()):
-            raise _error(
-                f"no response of answer_model {answer_model!r} for item {item_id!r}",
-                file=file, row=row, column="text_source" if label == "excess" else "answer_model")
+            raise fail(f"no response of answer_model {answer_model!r} for item {item_id!r}",
+                       "text_source" if label == "excess" else "answer_model")
         if source == REFERENCE_SOURCE:
             text = references[item_id]
         else:
             key = (item_id, source, sample)
             if key not in texts:
-                raise _error(
-                    f"no response (item {item_id!r}, answer_model {source!r}, "
-                    f"sample {sample}) holds this span",
-                    file=file, row=row, column="text_source")
+                raise fail(f"no response (item {item_id!r}, answer_model {source!r}, "
+                           f"sample {sample}) holds this span", "text_source")
             text = texts[key]
         start = parse_int(record.get("start"), file=file, row=row, column="start")
         end = parse_int(record.get("end"), file=file, row=row, column="end")
         if start is None:
-            raise _error("empty required field", file=file, row=row, column="start")
+            raise fail("empty required field", "start")
         if end is None:
-            raise _error("empty required field", file=file, row=row, column="end")
+            raise fail("empty required field", "end")
         if start < 0:
-            raise _error(f"span start {start} is negative", file=file, row=row, column="start")
+            raise fail(f"span start {start} is negative", "start")
         if start >= end:
-            raise _error(
-                f"span [{start}, {end}) is empty or reversed", file=file, row=row, column="end"
-            )
+            raise fail(f"span [{start}, {end}) is empty or reversed", "end")
         if end > len(text):
-            raise _error(
-                f"span [{start}, {end}) runs past the end of its text "
-                f"({source}, {len(text)} characters)",
-                file=file, row=row, column="end")
+            raise fail(f"span [{start}, {end}) runs past the end of its text "
+                       f"({source}, {len(text)} characters)", "end")
         piece = text[start:end]
         given = record.get("text")
         if not is_missing(given, blank=True) and str(given) != piece:
-            raise _error(
-                f"text {str(given)[:40]!r} differs from the characters "
-                f"[{start}, {end}) of the {source}: {piece[:40]!r}",
-                file=file, row=row, column="text")
+            raise fail(f"text {str(given)[:40]!r} differs from the characters "
+                       f"[{start}, {end}) of the {source}: {piece[:40]!r}", "text")
         _check_unique(
             seen,
             (item_id, label, answer_model, unit_id),

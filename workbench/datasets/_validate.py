@@ -290,10 +290,8 @@ def validate_responses(
     ----------
     frame : DataFrame
         Columns ``item_id, answer_model, response`` and optionally ``sample``.
-    items : DataFrame, optional
-        The validated items; when given, every ``item_id`` must be one of them.
-    file : str
-        Name used in error messages.
+    items, file
+        As in :func:`validate_rubric`.
 
     Returns
     -------
@@ -344,10 +342,8 @@ def validate_human_scores(
     frame : DataFrame
         Columns ``item_id, answer_model, rater, dimension, score`` (and optionally
         ``sample``, which then joins the uniqueness key).
-    items : DataFrame, optional
-        The validated items; when given, every ``item_id`` must be one of them.
-    file : str
-        Name used in error messages.
+    items, file
+        As in :func:`validate_rubric`.
 
     Returns
     -------

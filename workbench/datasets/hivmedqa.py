@@ -37,6 +37,7 @@ HIVMedQA: Benchmarking large language models for HIV medical decision support
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -45,7 +46,7 @@ import pandas as pd
 from workbench.datasets._hivmedqa_layout import QUESTIONS_RE, SOURCES, release_root, scan
 from workbench.datasets._release import (
     read_json_list,
-    record_at,
+    records,
     relative,
 )
 from workbench.errors import DatasetError
@@ -220,8 +221,7 @@ def load_release(
             label = relative(file, root)
             data = read_json_list(file, label=label)
             category = int(match["category"])
-            for index in range(len(data)):
-                record = record_at(data, index, label=label)
+            for index, record in records(data, label=label):
                 questions_rows.append(
                     {
                         "category": category,
@@ -231,10 +231,7 @@ def load_release(
                         "true_answer": _text(record.get("true_answer")),
                     }
                 )
-    questions = pd.DataFrame(
-        questions_rows, columns=["category", "question_index", "item_id", "question", "true_answer"]
-    )
-    n_questions = questions.groupby("category").size().to_dict() if len(questions) else {}
+    n_questions = Counter(row["category"] for row in questions_rows)
 
     answers_rows, judgment_rows, prompt_rows = [], [], []
     for source in SOURCES:
@@ -255,8 +252,7 @@ def load_release(
                 "iteration": found.iteration,
                 "file": label,
             }
-            for index in range(len(data)):
-                record = record_at(data, index, label=label)
+            for index, record in records(data, label=label):
                 where = {
                     **base,
                     "question_index": index,
@@ -300,9 +296,14 @@ def load_release(
             frame["display_name"] = [names.get(m, m) for m in frame["answer_model"]]
         if "paper_category" in columns:
             frame["paper_category"] = _paper_category(frame["category"])
-        for column in ("category", "question_index", "iteration"):
+        for column, kind in (
+            ("category", int),
+            ("question_index", int),
+            ("iteration", int),
+            ("reference_given", bool),
+        ):
             if column in columns:
-                frame[column] = frame[column].astype(int)
+                frame[column] = frame[column].astype(kind)
         return frame
 
     key = [
@@ -323,7 +324,6 @@ def load_release(
         judgment_rows,
         [*key, "reference_given", "dimension", "raw_reply", "file"],
     )
-    judgments["reference_given"] = judgments["reference_given"].astype(bool)
     prompts = finish(
         prompt_rows,
         [
@@ -337,7 +337,6 @@ def load_release(
             "file",
         ],
     )
-    prompts["reference_given"] = prompts["reference_given"].astype(bool)
     used = sorted(set(answers["answer_model"]) | set(judgments["answer_model"]))
     table = pd.DataFrame({"answer_model": used, "display_name": [names.get(m, m) for m in used]})
     for name, folders in table.groupby("display_name")["answer_model"]:

@@ -95,17 +95,17 @@ def _read_jsonl(path: Path, label: str) -> list[tuple[int, dict]]:
 
 
 def _pair(record: dict, number: int, label: str, seen: dict) -> dict:
+    def fail(problem: str, column: str) -> DatasetError:
+        return DatasetError(f"line {number}: {problem}", file=label, column=column)
+
     pair_id = record.get("pair_id")
     if not isinstance(pair_id, str) or not pair_id:
-        raise DatasetError(f"line {number}: pair_id {pair_id!r} is not a string", file=label,
-                           column="pair_id")
+        raise fail(f"pair_id {pair_id!r} is not a string", "pair_id")
     if pair_id in seen:
-        raise DatasetError(f"line {number}: pair_id {pair_id} repeats line {seen[pair_id]}",
-                           file=label, column="pair_id")
+        raise fail(f"pair_id {pair_id} repeats line {seen[pair_id]}", "pair_id")
     seen[pair_id] = number
     if record.get("label") not in _LABELS:
-        raise DatasetError(f"line {number}: label {record.get('label')!r} is not 'A>B' or "
-                           "'B>A'", file=label, column="label")
+        raise fail(f"label {record.get('label')!r} is not 'A>B' or 'B>A'", "label")
     source = str(record.get("source", ""))
     return {"pair_id": pair_id, "source": source, "category": category_of(source),
             "response_model": record.get("response_model"), "label": record["label"],

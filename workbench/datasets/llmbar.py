@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from workbench.datasets._release import is_ignored_dir, read_json_list, record_at, relative
+from workbench.datasets._release import is_ignored_dir, read_json_list, records, relative
 from workbench.errors import DatasetError
 
 __all__ = ["load_items", "load_release"]
@@ -126,8 +126,7 @@ def load_release(path: str | Path) -> pd.DataFrame:
         subset = _subset(set_dir, root)
         label_file = relative(file, root)
         data = read_json_list(file, label=label_file)
-        for index in range(len(data)):
-            record = record_at(data, index, label=label_file)
+        for index, record in records(data, label=label_file):
             label = _label(record, index, label_file)
             results = record.get("results")
             last = results[-1] if isinstance(results, list) and results else {}
@@ -183,8 +182,7 @@ def load_items(path: str | Path) -> pd.DataFrame:
         subset = _subset(file.parent, root)
         label_file = relative(file, root)
         data = read_json_list(file, label=label_file)
-        for index in range(len(data)):
-            record = record_at(data, index, label=label_file)
+        for index, record in records(data, label=label_file):
             rows.append(
                 {
                     "subset": subset,

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from workbench.datasets._release import read_json_list, record_at, relative
+from workbench.datasets._release import read_json_list, record_error, records, relative
 from workbench.errors import DatasetError
 
 __all__ = ["TESTSET_FILE", "load_release", "parse_verdict"]
@@ -81,16 +81,12 @@ def _result_field(records: list, label: str) -> str:
 
 def _idx(record: dict, index: int, label: str) -> int:
     value = record.get("idx")
-    if isinstance(value, bool) or not isinstance(value, int | str):
-        raise DatasetError(
-            f"record {index} (0-based): idx {value!r} is not an integer", file=label, column="idx"
-        )
-    try:
-        return int(value)
-    except ValueError:
-        raise DatasetError(
-            f"record {index} (0-based): idx {value!r} is not an integer", file=label, column="idx"
-        ) from None
+    if isinstance(value, int | str) and not isinstance(value, bool):
+        try:
+            return int(value)
+        except ValueError:
+            pass
+    raise record_error(index, f"idx {value!r} is not an integer", file=label, column="idx")
 
 
 def load_release(path: str | Path) -> dict[str, pd.DataFrame]:
@@ -124,15 +120,11 @@ def load_release(path: str | Path) -> dict[str, pd.DataFrame]:
     label = TESTSET_FILE
     data = read_json_list(root / TESTSET_FILE, label=label)
     items, seen = [], {}
-    for index in range(len(data)):
-        record = record_at(data, index, label=label)
+    for index, record in records(data, label=label):
         idx = _idx(record, index, label)
         if idx in seen:
-            raise DatasetError(
-                f"record {index} (0-based): idx {idx} repeats record {seen[idx]}",
-                file=label,
-                column="idx",
-            )
+            raise record_error(index, f"idx {idx} repeats record {seen[idx]}", file=label,
+                               column="idx")
         seen[idx] = index
         row = {"idx": idx}
         for field in ("instruction", "input", "response1", "response2"):
@@ -141,11 +133,8 @@ def load_release(path: str | Path) -> dict[str, pd.DataFrame]:
             value = record.get(field)
             verdict = parse_verdict(value)
             if verdict is None:
-                raise DatasetError(
-                    f"record {index} (0-based): {field} {value!r} is not 0, 1 or 2",
-                    file=label,
-                    column=field,
-                )
+                raise record_error(index, f"{field} {value!r} is not 0, 1 or 2", file=label,
+                                   column=field)
             row[field] = verdict
         row["motivation_app"] = record.get("motivation_app")
         row["cmp_key"] = record.get("cmp_key")
@@ -169,14 +158,13 @@ def load_release(path: str | Path) -> dict[str, pd.DataFrame]:
         if not judge:
             continue
         file_label = relative(file, root)
-        records = read_json_list(file, label=file_label)
-        if not records:
+        judged = read_json_list(file, label=file_label)
+        if not judged:
             continue
-        field = _result_field(records, file_label)
+        field = _result_field(judged, file_label)
         reason = field[: -len("_result")] + "_reason"
         rows = []
-        for index in range(len(records)):
-            record = record_at(records, index, label=file_label)
+        for index, record in records(judged, label=file_label):
             raw = record.get(field)
             verdict = parse_verdict(raw)
             rows.append(

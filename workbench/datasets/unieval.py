@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from workbench.datasets._release import read_json_list, record_at, relative
+from workbench.datasets._release import read_json_list, record_error, records, relative
 from workbench.errors import DatasetError
 
 __all__ = ["DATA_FILE", "PREDICTION_FILE", "load_release"]
@@ -48,25 +48,20 @@ def _root(path: Path) -> Path:
 def _score(value, *, label: str, index: int, field: str) -> float:
     if value is None:
         return float("nan")
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
-        raise DatasetError(
-            f"record {index} (0-based): {field} {value!r} is not a number", file=label, column=field
-        )
-    try:
-        number = float(value)
-    except ValueError:
-        raise DatasetError(
-            f"record {index} (0-based): {field} {value!r} is not a number", file=label, column=field
-        ) from None
-    return number if math.isfinite(number) else float("nan")
+    if isinstance(value, int | float | str) and not isinstance(value, bool):
+        try:
+            number = float(value)
+        except ValueError:
+            pass
+        else:
+            return number if math.isfinite(number) else float("nan")
+    raise record_error(index, f"{field} {value!r} is not a number", file=label, column=field)
 
 
 def _scores(record: dict, key: str, *, label: str, index: int) -> dict[str, float]:
     scores = record.get(key)
     if not isinstance(scores, dict):
-        raise DatasetError(
-            f"record {index} (0-based): {key!r} is missing or not an object", file=label, column=key
-        )
+        raise record_error(index, f"{key!r} is missing or not an object", file=label, column=key)
     return {
         str(dim): _score(v, label=label, index=index, field=f"{key}.{dim}")
         for dim, v in scores.items()
@@ -106,7 +101,7 @@ def load_release(path: str | Path, *, predictions: bool = True) -> pd.DataFrame:
     human_path = data_path if data_path.exists() else pred_path
     human_label = relative(human_path, root)
     human = read_json_list(human_path, label=human_label)
-    pred: list | None = None
+    others = None
     pred_label = relative(pred_path, root)
     if predictions:
         if not pred_path.exists():
@@ -119,25 +114,21 @@ def load_release(path: str | Path, *, predictions: bool = True) -> pd.DataFrame:
             raise DatasetError(
                 f"{len(pred)} records, but {human_label} has {len(human)}", file=pred_label
             )
+        others = records(pred, label=pred_label)
     dialogues: dict[tuple, int] = {}
     rows = []
-    for index in range(len(human)):
-        record = record_at(human, index, label=human_label)
+    for index, record in records(human, label=human_label):
         turn = (str(record.get("source")), str(record.get("context")))
         dialogue_id = dialogues.setdefault(turn, len(dialogues))
         system_id = record.get("system_id")
         scores = _scores(record, "scores", label=human_label, index=index)
         predicted: dict[str, float] = {}
-        if pred is not None:
-            other = record_at(pred, index, label=pred_label)
+        if others is not None:
+            _, other = next(others)
             for field in ("system_id", "system_output", "source"):
                 if other.get(field) != record.get(field):
-                    raise DatasetError(
-                        f"record {index} (0-based): {field} differs from "
-                        f"{human_label}; the files are not aligned",
-                        file=pred_label,
-                        column=field,
-                    )
+                    raise record_error(index, f"{field} differs from {human_label}; the files "
+                                       "are not aligned", file=pred_label, column=field)
             predicted = _scores(other, "predict_scores", label=pred_label, index=index)
         for dim, value in scores.items():
             rows.append(

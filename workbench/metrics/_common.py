@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import pandas as pd
@@ -71,6 +71,22 @@ def as_pairs(
         )
     index = hyp_index if hyp_index is not None else ref_index
     return refs, hyps, index
+
+
+def per_pair(
+    references: str | Iterable[Any],
+    hypotheses: str | Iterable[Any],
+    columns: Sequence[str],
+    score: Callable[[str, str], dict[str, float]],
+) -> pd.DataFrame:
+    """One row of ``columns`` per aligned pair (:func:`as_pairs`): ``score(ref, hyp)``, or
+    ``NaN`` everywhere when either text is missing (a failed call is never scored 0)."""
+    refs, hyps, index = as_pairs(references, hypotheses)
+    rows = [
+        dict.fromkeys(columns, float("nan")) if ref is None or hyp is None else score(ref, hyp)
+        for ref, hyp in zip(refs, hyps, strict=True)
+    ]
+    return frame(rows, columns, index)
 
 
 def frame(rows: list[dict[str, float]], columns: Sequence[str], index: pd.Index | None):

@@ -176,10 +176,8 @@ def bertscore(
 
     Parameters
     ----------
-    references, hypotheses : str or sequence of str
-        Aligned texts; a missing text gives ``NaN``.
-    lang : {"ja", "zh", "en"}
-        Language for :func:`tokenize` (punctuation dropped).
+    references, hypotheses, lang
+        As in :func:`workbench.metrics.rouge` (punctuation dropped).
     prefix : {"query", "passage"}, default "query"
         e5 prefix for every unit.
 

@@ -27,13 +27,7 @@ SYNONYM_BATCH = 10  # seed 002 app. 5: terms were sent 10 at a time (quality fel
 
 _JA_BREAKERS = {"数詞", "助動詞語幹"}
 _ZH_EXTRA = {"vn", "eng"}
-
-
 _NUMBER_RE = re.compile(r"[\d.,]+")
-
-
-def _is_number(token: str) -> bool:
-    return bool(_NUMBER_RE.fullmatch(token))
 
 
 @functools.lru_cache(maxsize=65536)
@@ -42,7 +36,7 @@ def _en_content(token: str) -> bool:
     return (
         not is_punct(token)
         and token not in ENGLISH_STOP_WORDS
-        and not _is_number(token)
+        and not _NUMBER_RE.fullmatch(token)
         and len(token) > 1
     )
 
@@ -58,8 +52,7 @@ def _en_units(text: str, *, phrases: bool) -> list[str]:
             run.clear()
 
     for token in tokens:
-        content = _en_content(token)
-        if not content:
+        if not _en_content(token):
             close()
         elif phrases:
             run.append(token)

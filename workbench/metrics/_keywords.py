@@ -13,8 +13,6 @@ from workbench.metrics._tokenize import normalise, tokenize
 from workbench.text import is_missing
 
 NAN = float("nan")
-
-
 _SPACE_RE = re.compile(r"\s+")
 
 
@@ -94,16 +92,13 @@ def keyword_score(
         return NAN
     if not isinstance(answer, str):
         raise TypeError(f"answer is {type(answer).__name__}; expected a string")
-    unique: dict[Any, None] = {}
     if match == "substring":
-        for keyword in _keyword_list(keywords):
-            unique[_SPACE_RE.sub("", normalise(keyword))] = None
+        unique = dict.fromkeys(_SPACE_RE.sub("", normalise(k)) for k in _keyword_list(keywords))
         unique.pop("", None)
         haystack = _SPACE_RE.sub("", normalise(answer))
         found = sum(1 for keyword in unique if keyword in haystack)
     else:
-        for keyword in _keyword_list(keywords):
-            unique[tuple(tokenize(keyword, lang=lang))] = None
+        unique = dict.fromkeys(tuple(tokenize(k, lang=lang)) for k in _keyword_list(keywords))
         unique.pop((), None)
         answer_tokens = tokenize(answer, lang=lang)
         found = sum(1 for keyword in unique if _contains(answer_tokens, keyword))

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import pandas as pd
 
-from workbench.metrics._common import as_pairs, check_lang, frame
+from workbench.metrics._common import as_pairs, check_lang, per_pair
 from workbench.metrics._tokenize import RougeTokenizer, tokenize
 
-NAN = float("nan")
 ROUGE_COLUMNS = ("rouge1", "rouge2", "rougeL")
 TOKEN_F1_COLUMNS = ("precision", "recall", "f1")
 
@@ -75,24 +74,20 @@ def rouge(
        rouge1  rouge2  rougeL
     0   0.833     0.6   0.833
     """
-    check_lang(lang)
-    refs, hyps, index = as_pairs(references, hypotheses)
     from rouge_score import rouge_scorer
 
     tokenizer = RougeTokenizer(lang, keep_punct=keep_punct)
     scorer = rouge_scorer.RougeScorer(["rouge1", "rouge2"], tokenizer=tokenizer)
-    rows = []
-    for ref, hyp in zip(refs, hyps, strict=True):
-        if ref is None or hyp is None:
-            rows.append(dict.fromkeys(ROUGE_COLUMNS, NAN))
-            continue
+
+    def score(ref: str, hyp: str) -> dict[str, float]:
         scores = scorer.score(ref, hyp)
-        rows.append({
+        return {
             "rouge1": scores["rouge1"].fmeasure,
             "rouge2": scores["rouge2"].fmeasure,
             "rougeL": _rouge_l(tokenizer.tokenize(ref), tokenizer.tokenize(hyp)),
-        })
-    return frame(rows, ROUGE_COLUMNS, index)
+        }
+
+    return per_pair(references, hypotheses, ROUGE_COLUMNS, score)
 
 
 def _rouge_l(target: Any, prediction: Any) -> float:
@@ -131,20 +126,14 @@ def lcs_length(a: Any, b: Any) -> int:
     return len(a) - v.bit_count()
 
 
-def _bleu_inputs(text: str, lang: str, tokenizer: str) -> str:
-    if tokenizer == "workbench":
-        return " ".join(tokenize(text, lang=lang, keep_punct=True))
-    return text
-
-
-def _bleu_setup(lang: str, tokenizer: str) -> tuple[str, str]:
+def _bleu_setup(lang: str, tokenizer: str) -> tuple[Callable[[str], str], str]:
     """(how to prepare each text, sacrebleu ``tokenize`` name)."""
     check_lang(lang)
     if tokenizer == "auto":
         tokenizer = "13a" if lang == "en" else "workbench"
     if tokenizer == "workbench":
-        return "workbench", "none"
-    return "raw", tokenizer
+        return (lambda text: " ".join(tokenize(text, lang=lang, keep_punct=True))), "none"
+    return (lambda text: text), tokenizer
 
 
 def bleu(
@@ -201,17 +190,13 @@ def bleu(
     from sacrebleu.metrics import BLEU
 
     prep, sb_tokenize = _bleu_setup(lang, tokenizer)
-    refs, hyps, index = as_pairs(references, hypotheses)
     metric = BLEU(tokenize=sb_tokenize, effective_order=True, force=True)
-    rows = []
-    for ref, hyp in zip(refs, hyps, strict=True):
-        if ref is None or hyp is None:
-            rows.append({"bleu": NAN})
-            continue
-        if prep == "workbench":
-            ref, hyp = _bleu_inputs(ref, lang, prep), _bleu_inputs(hyp, lang, prep)
-        rows.append({"bleu": float(metric.sentence_score(hyp, [ref]).score)})
-    return frame(rows, ("bleu",), index)
+    return per_pair(
+        references,
+        hypotheses,
+        ("bleu",),
+        lambda ref, hyp: {"bleu": float(metric.sentence_score(prep(hyp), [prep(ref)]).score)},
+    )
 
 
 def corpus_bleu(
@@ -263,8 +248,8 @@ def corpus_bleu(
     n_missing = len(refs) - len(kept)
     if not kept:
         raise ValueError("corpus_bleu: no pair with both a reference and a hypothesis")
-    ref_list = [_bleu_inputs(r, lang, prep) for r, _ in kept]
-    hyp_list = [_bleu_inputs(h, lang, prep) for _, h in kept]
+    ref_list = [prep(r) for r, _ in kept]
+    hyp_list = [prep(h) for _, h in kept]
     score = BLEU(tokenize=sb_tokenize, force=True).corpus_score(hyp_list, [ref_list])
     row = {
         "bleu": float(score.score),
@@ -290,12 +275,8 @@ def token_f1(
 
     Parameters
     ----------
-    references, hypotheses : str or sequence of str
-        Aligned texts; a missing text gives ``NaN``.
-    lang : {"ja", "zh", "en"}
-        Language for :func:`tokenize` (punctuation dropped unless ``keep_punct``).
-    keep_punct : bool, default False
-        Count punctuation tokens.
+    references, hypotheses, lang, keep_punct
+        As in :func:`rouge`.
 
     Returns
     -------
@@ -321,23 +302,18 @@ def token_f1(
     0       0.75     1.0  0.857
     """
     check_lang(lang)
-    refs, hyps, index = as_pairs(references, hypotheses)
-    rows = []
-    for ref, hyp in zip(refs, hyps, strict=True):
-        if ref is None or hyp is None:
-            rows.append(dict.fromkeys(TOKEN_F1_COLUMNS, NAN))
-            continue
+
+    def score(ref: str, hyp: str) -> dict[str, float]:
         ref_tokens = tokenize(ref, lang=lang, keep_punct=keep_punct)
         hyp_tokens = tokenize(hyp, lang=lang, keep_punct=keep_punct)
         if not ref_tokens and not hyp_tokens:
-            rows.append(dict.fromkeys(TOKEN_F1_COLUMNS, 1.0))
-            continue
+            return dict.fromkeys(TOKEN_F1_COLUMNS, 1.0)
         common = sum((Counter(ref_tokens) & Counter(hyp_tokens)).values())
         if common == 0:
-            rows.append(dict.fromkeys(TOKEN_F1_COLUMNS, 0.0))
-            continue
+            return dict.fromkeys(TOKEN_F1_COLUMNS, 0.0)
         precision = common / len(hyp_tokens)
         recall = common / len(ref_tokens)
         f1 = 2 * precision * recall / (precision + recall)
-        rows.append({"precision": precision, "recall": recall, "f1": f1})
-    return frame(rows, TOKEN_F1_COLUMNS, index)
+        return {"precision": precision, "recall": recall, "f1": f1}
+
+    return per_pair(references, hypotheses, TOKEN_F1_COLUMNS, score)

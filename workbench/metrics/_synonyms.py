@@ -133,10 +133,7 @@ def _synonym_table(
     for key, values in (synonyms or {}).items():
         if not isinstance(key, str):
             raise TypeError(f"synonyms key {key!r} is not a string")
-        if isinstance(values, str):
-            values = [values]
-        if values is None:
-            values = []
+        values = [values] if isinstance(values, str) else [] if values is None else values
         norm_key = normalize_entity(key, lang=lang, lemmatise=lemmatise)
         bucket = table.setdefault(norm_key, set())
         for value in values:
@@ -240,23 +237,19 @@ def synonym_f1(
     check_lang(lang)
     if matching not in ("maximum", "greedy"):
         raise ValueError(f"matching={matching!r}: expected 'maximum' or 'greedy'")
-    ref: list[str] = []
-    ans: list[str] = []
-    if not is_missing(reference_entities):
-        ref = _entity_set(
-            reference_entities, lang=lang, lemmatise=lemmatise, name="reference_entities"
-        )
-    if not is_missing(answer_entities):
-        ans = _entity_set(answer_entities, lang=lang, lemmatise=lemmatise, name="answer_entities")
-    if is_missing(reference_entities) or is_missing(answer_entities):
+    no_ref, no_ans = is_missing(reference_entities), is_missing(answer_entities)
+    options = {"lang": lang, "lemmatise": lemmatise}
+    ref = [] if no_ref else _entity_set(reference_entities, name="reference_entities", **options)
+    ans = [] if no_ans else _entity_set(answer_entities, name="answer_entities", **options)
+    if no_ref or no_ans:
         nan = float("nan")
         return {
             "precision": nan,
             "recall": nan,
             "f1": nan,
             "matches": nan,
-            "n_reference": nan if is_missing(reference_entities) else len(ref),
-            "n_answer": nan if is_missing(answer_entities) else len(ans),
+            "n_reference": nan if no_ref else len(ref),
+            "n_answer": nan if no_ans else len(ans),
         }
     table = _synonym_table(synonyms, lang=lang, lemmatise=lemmatise)
     ref_sets = [{t} | table.get(t, set()) for t in ref]

@@ -93,15 +93,8 @@ def _tokens(text: str, lang: str, keep_punct: bool, normalize: bool) -> tuple[st
         raw = [node.surface for node in ja_tagger()(text)]
     else:  # zh
         raw = list(zh_tokenizer().cut(text))
-    out = []
-    for token in raw:
-        token = token.strip()
-        if not token:
-            continue
-        if not keep_punct and is_punct(token):
-            continue
-        out.append(token)
-    return tuple(out)
+    stripped = (token.strip() for token in raw)
+    return tuple(t for t in stripped if t and (keep_punct or not is_punct(t)))
 
 
 def tokenize(

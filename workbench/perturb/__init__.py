@@ -157,18 +157,17 @@ def apply(items: pd.DataFrame, name: str, *, seed: int = 0, progress: bool = Fal
             raise ProviderError(f"{len(failures)} of {len(records)} {name} calls failed: "
                                 + "; ".join(failures[:5]))
     else:
-        out = []
-        for rec in records:
-            rng = make_rng(None, seed, name, rec.get("item_id"))
-            out.append(op(rec, rng=rng, **params))
+        out = [
+            op(rec, rng=make_rng(None, seed, name, rec.get("item_id")), **params)
+            for rec in records
+        ]
     for rec, new in zip(records, out, strict=True):
         source = rec.get("source_item")
         if is_missing(source) or source == "":
             source = rec.get("item_id")
         new["source_item"] = str(source)
         new["item_id"] = _new_id(rec.get("item_id"), name, params)
-    frame = pd.DataFrame(out)
-    return frame
+    return pd.DataFrame(out)
 
 
 __all__ = [

@@ -17,12 +17,6 @@ from workbench.prompts import POLARITY_HINT, render
 DEFAULT_MODEL = "sim/paraphraser"
 
 
-def _check_polarity(polarity: str) -> str:
-    if polarity not in ("positive", "negative"):
-        raise ValueError(f"sentiment: polarity must be 'positive' or 'negative', got {polarity!r}")
-    return polarity
-
-
 def build_request(name: str, item: Any, *, seed: int = 0, model: str = DEFAULT_MODEL,
                   field: str | None = None, polarity: str = "positive", temperature: float = 0.0,
                   params: dict | None = None) -> llm.Request:
@@ -33,7 +27,8 @@ def build_request(name: str, item: Any, *, seed: int = 0, model: str = DEFAULT_M
     if name == "paraphrase":
         messages = render("paraphrase", lang=lang, text=text)
     elif name == "sentiment":
-        polarity = _check_polarity(polarity)
+        if polarity not in ("positive", "negative"):
+            raise ValueError(f"sentiment: polarity must be 'positive' or 'negative', got {polarity!r}")
         messages = render("rewrite_sentiment", lang=lang, text=text, polarity=polarity,
                           polarity_hint=POLARITY_HINT[(lang, polarity)])
     else:
@@ -61,15 +56,18 @@ def finish_llm(name: str, item: Any, result: llm.Completion | llm.CallFailure, *
     return finish(rec, name, recorded)
 
 
+def _one(name: str, item: Any, **options: Any) -> dict:
+    """One item through ``complete_many`` (``apply`` sends a whole frame in one call)."""
+    (result,) = llm.complete_many([build_request(name, item, **options)], progress=False)
+    return finish_llm(name, item, result, **options)
+
+
 def paraphrase(item: Any, *, rng=None, seed: int = 0, model: str = DEFAULT_MODEL,
                field: str | None = None, temperature: float = 0.0, params: dict | None = None) -> dict:
     """Paraphrase the answer with an LLM (content kept, wording changed) through the
     cached client; ``seed`` is sent as the request's ``sample``."""
-    request = build_request("paraphrase", item, seed=seed, model=model, field=field,
-                            temperature=temperature, params=params)
-    (result,) = llm.complete_many([request], progress=False)
-    return finish_llm("paraphrase", item, result, seed=seed, model=model, field=field,
-                      temperature=temperature, params=params)
+    return _one("paraphrase", item, seed=seed, model=model, field=field,
+                temperature=temperature, params=params)
 
 
 def sentiment(item: Any, *, rng=None, polarity: str = "positive", seed: int = 0,
@@ -77,8 +75,5 @@ def sentiment(item: Any, *, rng=None, polarity: str = "positive", seed: int = 0,
               params: dict | None = None) -> dict:
     """Rewrite the answer's tone (``positive`` / ``negative``) with an LLM, content kept
     (sentiment bias, Ye et al. 2024), through the cached client."""
-    request = build_request("sentiment", item, seed=seed, model=model, field=field,
-                            polarity=polarity, temperature=temperature, params=params)
-    (result,) = llm.complete_many([request], progress=False)
-    return finish_llm("sentiment", item, result, seed=seed, model=model, field=field,
-                      polarity=polarity, temperature=temperature, params=params)
+    return _one("sentiment", item, seed=seed, model=model, field=field, polarity=polarity,
+                temperature=temperature, params=params)

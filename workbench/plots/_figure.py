@@ -1,13 +1,4 @@
-"""A figure as a whole: the style and fonts, the "simulated judges" mark, ``save_figure``.
-
-``use_style`` sets the workbench's matplotlib style with a Japanese fallback font
-(IPAexGothic from japanize-matplotlib, registered explicitly, not through its import
-side effects). The ``plot_*`` functions record on their figure which ``backend`` values
-they drew and mark figures of simulated results. ``save_figure`` writes deterministic
-PNG/SVG files to ``figures/<study>/`` (``workbench.config.figures_dir``); in a Jupyter
-kernel with the inline backend it also shows the saved PNG itself and closes the figure,
-so the figure is not drawn a second time at the end of the cell.
-"""
+"""A figure as a whole: the style and fonts, the "simulated judges" mark, ``save_figure``."""
 
 from __future__ import annotations
 
@@ -210,11 +201,8 @@ def _write_if_changed(path: Path, content: bytes) -> None:
 
 
 def _show_inline(fig: Figure, png: bytes, dpi: int) -> None:
-    """Under the inline backend, show the saved PNG and close the figure.
-
-    The inline backend would otherwise draw the figure again at the end of the cell; the
-    image keeps the size on screen it would have had (width at ``figure.dpi``).
-    """
+    """Under the inline backend, show the saved PNG at its on-screen width (``figure.dpi``)
+    and close the figure (why: :func:`save_figure`)."""
     if "inline" not in mpl.get_backend():
         return
     from IPython.display import Image, display
@@ -309,25 +297,20 @@ def save_figure(
         add_sim_label(fig)
     folder = Path(directory) if directory is not None else figures_dir(study)
     folder.mkdir(parents=True, exist_ok=True)
-    options = {}
-    for fmt in formats:
-        metadata = dict(_METADATA[fmt])
-        if is_sim:  # also in the file's metadata, so tests can check any format
-            metadata["Description"] = SIM_LABEL
-        options[fmt] = {"format": fmt, "dpi": dpi, "bbox_inches": "tight",
-                        "facecolor": "white", "metadata": metadata}
     contents = []
     with mpl.rc_context({"svg.hashsalt": SVG_HASHSALT, "svg.fonttype": "path"}):
         for fmt in formats:
+            metadata = dict(_METADATA[fmt])
+            if is_sim:  # also in the file's metadata, so tests can check any format
+                metadata["Description"] = SIM_LABEL
             buffer = io.BytesIO()
-            fig.savefig(buffer, **options[fmt])
+            fig.savefig(buffer, format=fmt, dpi=dpi, bbox_inches="tight", facecolor="white",
+                        metadata=metadata)
             content = buffer.getvalue()
             contents.append(_stable_svg_ids(content) if fmt == "svg" else content)
-    paths = []
-    for fmt, content in zip(formats, contents, strict=True):
-        path = folder / f"{name}.{fmt}"
+    paths = [folder / f"{name}.{fmt}" for fmt in formats]
+    for path, content in zip(paths, contents, strict=True):
         _write_if_changed(path, content)
-        paths.append(path)
     if "png" in formats:
         _show_inline(fig, contents[formats.index("png")], dpi)
     return paths

@@ -77,9 +77,7 @@ class Template:
     def placeholders(self) -> set[str]:
         """Every ``{{name}}`` used by the template (sections included)."""
         text = (self.system or "") + "\n" + self.user
-        names = set(_VAR.findall(text))
-        names |= {m.group(2) for m in _SECTION.finditer(text)}
-        return names
+        return set(_VAR.findall(text)) | {m.group(2) for m in _SECTION.finditer(text)}
 
 
 def template_dir() -> Path:
@@ -98,9 +96,7 @@ def _parse_file(path: Path) -> Template:
             raise ValueError(f"template {path.name}: front matter lacks {key!r}")
     body = raw[match.end():]
     parts = _HEADING.split(body)
-    sections: dict[str, str] = {}
-    for name, text in zip(parts[1::2], parts[2::2], strict=True):
-        sections[name] = text.strip("\n")
+    sections = {name: text.strip("\n") for name, text in zip(parts[1::2], parts[2::2], strict=True)}
     if not sections:
         raise ValueError(f"template {path.name}: no '## system' or '## user' section")
     expected = f"{meta['id']}.{meta['lang']}.md"
@@ -305,11 +301,11 @@ def render(
     False
     """
     tpl = template if isinstance(template, Template) else load_template(template, lang=lang)
-    filled: dict[str, str] = {}
-    for name, value in values.items():
-        if not _present(value):
-            continue
-        filled[name] = wrap_block(name, value) if name in BLOCK_TAGS else neutralise(str(value))
+    filled = {
+        name: wrap_block(name, value) if name in BLOCK_TAGS else neutralise(str(value))
+        for name, value in values.items()
+        if _present(value)
+    }
     messages: list[dict[str, str]] = []
     system_parts = [s.strip() for s in (system, tpl.system) if s and s.strip()]
     if system_parts:
@@ -325,9 +321,8 @@ def literal_label(text: str) -> str:
 
 
 @cache
-def _dimension_sets() -> dict[str, list]:
-    path = template_dir() / "dimensions.yaml"
-    return yaml.safe_load(path.read_text(encoding="utf-8")).get("sets", {})
+def _catalogue() -> dict:
+    return yaml.safe_load((template_dir() / "dimensions.yaml").read_text(encoding="utf-8"))
 
 
 @cache
@@ -335,14 +330,12 @@ def load_dimensions() -> dict[str, dict]:
     """The dimension catalogue (``templates/dimensions.yaml``): name -> label, description,
     scale and anchors per language, for one-call-per-dimension judging (seed 003) and
     the MedGPT dimensions (seed 002)."""
-    path = template_dir() / "dimensions.yaml"
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    return {str(k): v for k, v in data["dimensions"].items()}
+    return {str(k): v for k, v in _catalogue()["dimensions"].items()}
 
 
 def dimension_set(name: str) -> tuple[str, ...]:
     """Named dimension sets of the catalogue (``report6``, ``medgpt5``)."""
-    sets = _dimension_sets()
+    sets = _catalogue().get("sets", {})
     if name not in sets:
         raise ValueError(f"unknown dimension set {name!r}; known: {', '.join(sorted(sets))}")
     return tuple(sets[name])

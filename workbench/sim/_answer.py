@@ -191,9 +191,7 @@ def answer(profile: AnswerProfile, question: str, rng: random.Random) -> str:
     wrong_fact = min(1.0, profile.wrong_fact * (1 + hard))
     kept = [
         i for i in range(len(units)) if rng.random() < (keep_gist if i in gist else keep_detail)
-    ]
-    if not kept:
-        kept = [min(gist)]
+    ] or [min(gist)]
     t = topic(item.question, lang)
     parts: list[str] = []
     if rng.random() < profile.repeat_question:

@@ -175,7 +175,7 @@ class BatchService:
                 err.append(row)
                 continue
             if self.rng.random() < self.error_rate:
-                status, payload = 500, _body("simulated internal server error", "server_error")
+                status, payload = 500, error_body("simulated internal server error", "server_error")
             else:
                 status, payload = self.answer(line["body"])
             row["response"] = {"status_code": status, "request_id": request_id, "body": payload}
@@ -226,9 +226,10 @@ def _public(batch: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in batch.items() if not k.startswith("_")}
 
 
-def _body(message: str, kind: str, code: str | None = None) -> dict[str, Any]:
+def error_body(message: str, kind: str, code: str | None = None) -> dict[str, Any]:
+    """An OpenAI-shaped error body (also the sim-server's)."""
     return {"error": {"message": message, "type": kind, "param": None, "code": code}}
 
 
 def _error(status: int, message: str) -> web.Response:
-    return web.json_response(_body(message, "invalid_request_error"), status=status)
+    return web.json_response(error_body(message, "invalid_request_error"), status=status)

@@ -224,7 +224,7 @@ def compute(
     good_example: str | None = None,
 ) -> Features:
     """Features and overall quality (unit scale) of ``response`` (cached; read-only)."""
-    return _compute(
+    return _features(
         registry.version(),
         response,
         question,
@@ -236,7 +236,7 @@ def compute(
 
 
 @lru_cache(maxsize=16384)
-def _compute(
+def _features(
     _version: int,
     response: str,
     question: str,
@@ -244,25 +244,6 @@ def _compute(
     keywords: tuple[str, ...] | None,
     criteria: tuple[tuple[str, str], ...] | None,
     good_example: str | None,
-) -> Features:
-    return _features(
-        response,
-        question=question,
-        reference=reference,
-        keywords=keywords,
-        criteria=criteria,
-        good_example=good_example,
-    )
-
-
-def _features(
-    response: str,
-    *,
-    question: str = "",
-    reference: str | None = None,
-    keywords: tuple[str, ...] | None = None,
-    criteria: tuple[tuple[str, str], ...] | None = None,
-    good_example: str | None = None,
 ) -> Features:
     item = registry.lookup(question, reference=reference) if (question or reference) else None
     target = item.lang if item else detect_lang(reference or question or response, head=LANG_HEAD)

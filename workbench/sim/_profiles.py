@@ -22,6 +22,8 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "sim-tools": ("summarizer", "paraphraser", "decomposer", "extractor"),
 }
 
+_DAMP = {"length": 0.5, "fluency": 0.5, "self_preference": 0.5, "single_dimension": 0.5}
+
 
 @dataclass(frozen=True)
 class JudgeProfile:
@@ -62,14 +64,7 @@ class JudgeProfile:
     position_pref: float = 0.02
     self_pref: float = 0.02
     malformed_rate: float = 0.0
-    damping: dict[str, float] = field(
-        default_factory=lambda: {
-            "length": 0.5,
-            "fluency": 0.5,
-            "self_preference": 0.5,
-            "single_dimension": 0.5,
-        }
-    )
+    damping: dict[str, float] = field(default_factory=lambda: dict(_DAMP))
     authority: float = 0.03
     bandwagon: float = 0.02
     sentiment: float = 0.0
@@ -116,8 +111,6 @@ class AnswerProfile:
     wrong_answer: float = 0.0
     refuse: float = 0.0
 
-
-_DAMP = {"length": 0.5, "fluency": 0.5, "self_preference": 0.5, "single_dimension": 0.5}
 
 JUDGES: dict[str, JudgeProfile] = {
     p.name: p

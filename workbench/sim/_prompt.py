@@ -135,13 +135,8 @@ def _cut_blocks(text: str) -> tuple[dict[str, str], str]:
     pieces: list[str] = []
     pos = 0
     for match in _BLOCK_LINES.finditer(text):
-        tag = match.group("tag")
-        body = match.group("body")
-        if body.endswith("\n"):
-            body = body[:-1]
-        if body.endswith("\r"):
-            body = body[:-1]
-        blocks.setdefault(tag, body)
+        body = match.group("body").removesuffix("\n").removesuffix("\r")
+        blocks.setdefault(match.group("tag"), body)
         pieces.append(text[pos : match.start()])
         pos = match.end()
     pieces.append(text[pos:])
@@ -203,11 +198,10 @@ def parse_prompt(messages: list[dict]) -> Prompt:
 
 def criteria_lines(body: str) -> list[tuple[str, str]]:
     """``(kind, text)`` pairs of a ``<criteria>`` block (``must:``/``bonus:``/``penalty:``)."""
-    out = []
-    for kind, text in _CRITERIA.findall(body):
-        kind = kind.lower()
-        out.append((_CRIT_KIND.get(kind[:2], kind), text))
-    return out
+    return [
+        (_CRIT_KIND.get(kind.lower()[:2], kind.lower()), text)
+        for kind, text in _CRITERIA.findall(body)
+    ]
 
 
 def keyword_lines(body: str) -> list[str]:

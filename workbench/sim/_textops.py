@@ -36,9 +36,7 @@ def decompose(
         qt = content_tokens(question)
         scores = [overlap(content_tokens(u), qt) for u in units]
         best = max(scores)
-        gist = {i for i, s in enumerate(scores) if best > 0 and s >= 0.8 * best}
-        if not gist:
-            gist = {0}
+        gist = {i for i, s in enumerate(scores) if best > 0 and s >= 0.8 * best} or {0}
     else:
         gist = {0}
     out = []
@@ -125,7 +123,6 @@ def structured(prompt, fields, rng: random.Random, *, flip: float = 0.0) -> dict
     """The reply object of a decomposition or excess/missing prompt."""
     names = [f.name for f in fields]
     question = prompt.get("question")
-    obj: dict = {}
     if "excess" in names or "missing" in names:
         response = prompt.get("response") or prompt.get("text") or ""
         reference = prompt.get("reference") or ""
@@ -140,14 +137,7 @@ def structured(prompt, fields, rng: random.Random, *, flip: float = 0.0) -> dict
                 prompt.get("text") or prompt.get("reference") or "", question, rng, flip=flip
             )
         }
-    for spec in fields:
-        if spec.name in found:
-            obj[spec.name] = found[spec.name]
-        elif spec.kind == "list":
-            obj[spec.name] = []
-        else:
-            obj[spec.name] = ""
-    return obj
+    return {spec.name: found.get(spec.name, [] if spec.kind == "list" else "") for spec in fields}
 
 
 # --- summary, paraphrase, sentiment --------------------------------------------------

@@ -87,16 +87,6 @@ def _records(records: object) -> Iterable[Mapping]:
     return records  # type: ignore[return-value]
 
 
-def _add(items: list[Item]) -> None:
-    global _by_length, _version
-    with _lock:
-        _version += 1
-        for item in items:
-            _by_question[normalize(item.question)] = item
-        _by_length = sorted(_by_question.items(), key=lambda kv: len(kv[0]), reverse=True)
-        _memo.clear()
-
-
 def register_items(records: object, *, source: str = "records") -> int:
     """Register items the answerers can answer and the judges know.
 
@@ -132,7 +122,6 @@ def register_items(records: object, *, source: str = "records") -> int:
     'It is 4.'
     >>> registry.restore(state)
     """
-    global _touched
     items: list[Item] = []
     for row, record in enumerate(_records(records), start=1):
         if not isinstance(record, Mapping):
@@ -156,20 +145,13 @@ def register_items(records: object, *, source: str = "records") -> int:
                 category=_text(record.get("category")),
             )
         )
-    _add(items)
-    _touched = True
+    restore(({normalize(item.question): item for item in items}, True), merge=True)
     return len(items)
 
 
 def clear_registry() -> None:
     """Forget every registered item (and do not load the bundled items afterwards)."""
-    global _by_length, _touched, _version
-    with _lock:
-        _version += 1
-        _by_question.clear()
-        _by_length = []
-        _memo.clear()
-        _touched = True
+    restore(({}, True))
 
 
 def snapshot() -> tuple:
@@ -178,13 +160,14 @@ def snapshot() -> tuple:
         return dict(_by_question), _touched
 
 
-def restore(state: tuple) -> None:
-    """Put back a state taken by :func:`snapshot`."""
+def restore(state: tuple, *, merge: bool = False) -> None:
+    """Put back a state taken by :func:`snapshot` (``merge``: add its items to the current ones)."""
     global _by_length, _touched, _version
     items, touched = state
     with _lock:
         _version += 1
-        _by_question.clear()
+        if not merge:
+            _by_question.clear()
         _by_question.update(items)
         _by_length = sorted(_by_question.items(), key=lambda kv: len(kv[0]), reverse=True)
         _memo.clear()

@@ -47,7 +47,7 @@ from typing import Any
 
 from aiohttp import web
 
-from workbench.sim._batches import FINALS, BatchService
+from workbench.sim._batches import FINALS, BatchService, error_body
 from workbench.sim._quota import Limiter, Quota
 
 MODEL_PREFIX = "sim-"
@@ -85,8 +85,7 @@ class FaultRates:
 
 
 def _error(status: int, message: str, kind: str, code: str | None = None) -> web.Response:
-    body = {"error": {"message": message, "type": kind, "param": None, "code": code}}
-    return web.json_response(body, status=status)
+    return web.json_response(error_body(message, kind, code), status=status)
 
 
 #: Servers the sim-server can behave like: ``openai`` (the API as documented) or
@@ -229,17 +228,13 @@ class SimServer:
         return web.json_response(payload), completion
 
 
-def _error_body(message: str, kind: str, code: str | None = None) -> dict[str, Any]:
-    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
-
-
 def answer_body(body: Any) -> tuple[int, dict[str, Any]]:
     """``(status, JSON body)`` answering one chat request body: validation, then
     :func:`chat_payload` (the batch jobs' answers)."""
     problem = _check_body(body)
     if problem is not None:
         status, message, code = problem
-        return status, _error_body(message, "invalid_request_error", code)
+        return status, error_body(message, "invalid_request_error", code)
     return chat_payload(body)
 
 
@@ -260,9 +255,9 @@ def chat_payload(body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
             max_tokens=body.get("max_tokens") or body.get("max_completion_tokens"))
     except ValueError as exc:
         if profile not in engine.profiles():
-            return 404, _error_body(f"The model '{model}' does not exist",
+            return 404, error_body(f"The model '{model}' does not exist",
                                     "invalid_request_error", "model_not_found")
-        return 400, _error_body(str(exc), "invalid_request_error")
+        return 400, error_body(str(exc), "invalid_request_error")
     digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:24]
     payload = {
         "id": f"chatcmpl-sim-{digest}",
@@ -316,17 +311,15 @@ async def start(server: SimServer, *, host: str = "127.0.0.1",
     await runner.setup()
     site = web.TCPSite(runner, host, port, backlog=1024, shutdown_timeout=0.1)
     await site.start()
-    sockets = site._server.sockets if site._server is not None else []  # type: ignore[union-attr]
-    return runner, int(sockets[0].getsockname()[1])
+    return runner, int(runner.addresses[0][1])
 
 
-def serve(*, port: int = 8765, host: str = "127.0.0.1", latency_ms: float = 0.0,
-          faults: FaultRates | None = None, seed: int = 0,
-          batches: BatchService | None = None, mimic: str = "openai",
-          quota: Quota | None = None) -> None:
-    """Serve until SIGINT/SIGTERM; prints ``sim-server listening on <base url>`` once bound."""
-    server = SimServer(latency_ms=latency_ms, faults=faults, seed=seed, batches=batches,
-                       mimic=mimic, quota=quota)
+def serve(*, port: int = 8765, host: str = "127.0.0.1", **options: Any) -> None:
+    """Serve until SIGINT/SIGTERM; prints ``sim-server listening on <base url>`` once bound.
+
+    ``options``: those of :class:`SimServer` (latency, faults, seed, batches, mimic, quota).
+    """
+    server = SimServer(**options)
 
     async def main() -> None:
         runner, bound = await start(server, host=host, port=port)
@@ -348,20 +341,18 @@ def serve(*, port: int = 8765, host: str = "127.0.0.1", latency_ms: float = 0.0,
 
 
 @contextmanager
-def running_server(*, latency_ms: float = 0.0, faults: FaultRates | None = None,
-                   seed: int = 0, mimic: str = "openai", quota: Quota | None = None,
-                   server: SimServer | None = None) -> Iterator[tuple[str, SimServer]]:
+def running_server(*, server: SimServer | None = None,
+                   **options: Any) -> Iterator[tuple[str, SimServer]]:
     """A sim-server in a background thread of this process: ``(base_url, server)``.
 
     For tests that need the server in-process (e.g. to watch what reaches the
     engine); benchmarks should run ``workbench sim-server`` as its own process.
-    ``server``: serve this one instead (the other arguments are then ignored), e.g. a
-    test's subclass of :class:`SimServer` or :class:`~workbench.sim._batches.BatchService`
-    that injects a fault of its own.
+    ``options`` are those of :class:`SimServer`. ``server``: serve this one instead (the
+    options are then ignored), e.g. a test's subclass of :class:`SimServer` or
+    :class:`~workbench.sim._batches.BatchService` that injects a fault of its own.
     """
     if server is None:
-        server = SimServer(latency_ms=latency_ms, faults=faults, seed=seed, mimic=mimic,
-                           quota=quota)
+        server = SimServer(**options)
     loop = asyncio.new_event_loop()
     ready: dict[str, Any] = {}
     started = threading.Event()
@@ -424,12 +415,20 @@ def spawned_server(*, latency_ms: float = 0.0, rate_limit_rate: float = 0.0,
     """
     import tempfile
 
+    options = {
+        "latency-ms": latency_ms,
+        "rate-limit-rate": rate_limit_rate,
+        "server-error-rate": server_error_rate,
+        "timeout-rate": timeout_rate,
+        "malformed-rate": malformed_rate,
+        "empty-rate": empty_rate,
+        "seed": seed,
+        "batch-latency-ms": batch_latency_ms,
+        "batch-error-rate": batch_error_rate,
+        "batch-final": batch_final,
+    }
     command = [sys.executable, "-m", "workbench.sim.server", "--port", "0",
-               "--latency-ms", str(latency_ms), "--rate-limit-rate", str(rate_limit_rate),
-               "--server-error-rate", str(server_error_rate), "--timeout-rate", str(timeout_rate),
-               "--malformed-rate", str(malformed_rate), "--empty-rate", str(empty_rate),
-               "--seed", str(seed), "--batch-latency-ms", str(batch_latency_ms),
-               "--batch-error-rate", str(batch_error_rate), "--batch-final", batch_final]
+               *(f"--{name}={value}" for name, value in options.items())]
     if quota is not None:
         command += [f"--quota-burst-s={quota.burst_s}"]
         command += [f"--quota-{name}={getattr(quota, name)}" for name in ("rpm", "tpm")
@@ -449,8 +448,7 @@ def _await_url(process: Any, timeout: float, errors: Any) -> str:
     found: dict[str, str] = {}
 
     def read() -> None:
-        line = process.stdout.readline()
-        found["line"] = line
+        found["line"] = process.stdout.readline()
 
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
@@ -479,11 +477,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m workbench.sim.server", description=__doc__)
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--latency-ms", type=float, default=0.0)
-    parser.add_argument("--rate-limit-rate", type=float, default=0.0)
-    parser.add_argument("--server-error-rate", type=float, default=0.0)
-    parser.add_argument("--timeout-rate", type=float, default=0.0)
-    parser.add_argument("--malformed-rate", type=float, default=0.0)
-    parser.add_argument("--empty-rate", type=float, default=0.0)
+    for fault in _FAULTS:
+        parser.add_argument(f"--{fault.replace('_', '-')}-rate", type=float, default=0.0)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--batch-latency-ms", type=float, default=1000.0,
                         help="time from creating a batch job to its final status")
@@ -502,8 +497,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     try:
         quota = Quota(args.quota_rpm, args.quota_tpm, args.quota_burst_s)
-        faults = FaultRates(args.rate_limit_rate, args.server_error_rate, args.timeout_rate,
-                            args.malformed_rate, args.empty_rate)
+        faults = FaultRates(**{fault: getattr(args, f"{fault}_rate") for fault in _FAULTS})
         batches = BatchService(latency_ms=args.batch_latency_ms,
                                error_rate=args.batch_error_rate, final=args.batch_final,
                                seed=args.seed)

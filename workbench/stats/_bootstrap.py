@@ -15,7 +15,7 @@ from workbench.stats._util import (
     as_rng,
     check_frame,
     check_level,
-    percentile_interval,
+    percentile_ci,
 )
 
 _CHUNK = 2_000_000  # matrix entries per chunk of resamples
@@ -162,16 +162,11 @@ def bootstrap_ci(
 
     rows = []
     for key, est in point.items():
-        low, high = percentile_interval(reps[key], ci_level)
         finite = reps[key][np.isfinite(reps[key])]
         row = {
             "estimate": float(est),
             "se": float(np.std(finite, ddof=1)) if finite.size > 1 else np.nan,
-            "ci_low": low,
-            "ci_high": high,
-            "ci_level": ci_level,
-            "ci_method": "percentile_bootstrap",
-            "n_boot": n_boot,
+            **percentile_ci(reps[key], ci_level, n_boot),
             "n_boot_failed": int(n_boot - finite.size),
             "n": len(frame),
             "n_units": n_units,
@@ -186,8 +181,6 @@ _SINGLE = object()
 
 
 def _as_mapping(value: Any) -> dict:
-    if isinstance(value, pd.Series):
-        return {k: float(v) for k, v in value.items()}
-    if isinstance(value, Mapping):
+    if isinstance(value, pd.Series | Mapping):
         return {k: float(v) for k, v in value.items()}
     return {_SINGLE: float(value)}

@@ -23,26 +23,9 @@ _ORDER = {name: i for i, name in enumerate(COLUMNS)}
 
 
 def tidy(frame: pd.DataFrame, *, keys: Iterable[str] = ()) -> pd.DataFrame:
-    """Order the columns of an output frame and check them against :data:`COLUMNS`.
-
-    Parameters
-    ----------
-    frame : DataFrame
-        Output of a statistics function.
-    keys : iterable of str
-        Grouping columns named by the caller (``by=``, ``item=`` ...); they come first,
-        in the given order, and are exempt from the vocabulary.
-
-    Returns
-    -------
-    DataFrame
-        ``frame`` with columns ``keys`` + vocabulary order and a fresh RangeIndex.
-
-    Raises
-    ------
-    KeyError
-        If a column is neither a key nor in :data:`COLUMNS` (a programming error).
-    """
+    """``frame`` with the caller's grouping columns ``keys`` first (exempt from the
+    vocabulary), then its other columns in :data:`COLUMNS` order, and a fresh RangeIndex; a
+    column in neither is a ``KeyError`` (a programming error)."""
     keys = [k for k in dict.fromkeys(keys) if k in frame.columns]
     rest = [c for c in frame.columns if c not in keys]
     unknown = [c for c in rest if c not in _ORDER]

@@ -163,7 +163,7 @@ def position_consistency(
             gold = lab0.tolist()
             acc0 = float(np.mean([x == g for x, g in zip(a, gold, strict=True)])) if n else np.nan
             acc1 = float(np.mean([x == g for x, g in zip(b, gold, strict=True)])) if n else np.nan
-            cats = _categories(a + b + gold)
+            cats = list(dict.fromkeys(a + b + gold))
             row.update(
                 accuracy_order0=acc0,
                 accuracy_order1=acc1,
@@ -175,10 +175,6 @@ def position_consistency(
             )
         rows.append(row)
     return tidy(pd.DataFrame(rows), keys=by_cols)
-
-
-def _categories(values: list) -> list:
-    return list(dict.fromkeys(values))
 
 
 def _warn_if_disjoint(verdicts: pd.Series, labels: pd.Series) -> None:

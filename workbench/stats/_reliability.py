@@ -379,22 +379,14 @@ def _vr_from_sums(n, s1, s2, n_sys, n_rep, ddof, by_replicate):
         means = np.where(n_s > 0, s1_s / n_s, np.nan)
         if by_replicate:
             rep_means = np.where(n3 > 0, s13 / n3, np.nan)
-            sd_s = _nansd(rep_means, ddof)
+            sd_s = np.nanstd(rep_means, axis=-1, ddof=ddof)
         else:
             sd_s = _sd(n_s, s1_s, s23.sum(2), ddof)
         valid = np.isfinite(sd_s)
         num = np.nanmean(np.where(valid, sd_s, np.nan), axis=1)
-        den = _nansd(means, ddof)
+        den = np.nanstd(means, axis=-1, ddof=ddof)
         est = np.where(den > 0, num / den, np.nan)
     return est, num, den, (~valid).sum(1)
-
-
-def _nansd(x, ddof):
-    """sd along the last axis ignoring NaN (NaN when fewer than ddof + 1 values)."""
-    k = np.isfinite(x).sum(-1)
-    centred = x - np.nanmean(x, axis=-1, keepdims=True)
-    ss = np.nansum(centred**2, axis=-1)
-    return np.where(k > ddof, np.sqrt(ss / np.maximum(k - ddof, 1)), np.nan)
 
 
 for _f in (consistency_index, variance_ratio):
