@@ -4,7 +4,8 @@ Every ``workbench.studies.<study>`` module exposes the same five names:
 
 - ``STUDY`` — the study's name (the notebook stem, the folder of its figures and tables);
 - ``Config`` — a dataclass of every parameter, the seed included; its fields and defaults
-  are exactly the notebook's ``parameters`` cell (a test holds them equal). A field
+  are exactly the notebook's ``parameters`` cell (a test holds them equal), and the
+  comment beside each there is its documentation (``workbench params <study>``). A field
   declares what its value must be once, beside its default (:func:`at_least`,
   :func:`in_range`, :func:`one_of`, :func:`listed`); :class:`StudyConfig` checks every
   field's type and rule when a ``Config`` is made, and ``cross_check`` what ties fields;
