@@ -89,7 +89,7 @@ def method_scores(results: pd.DataFrame) -> pd.DataFrame:
     """Conversation-level scores of each judge call (holistic) or checklist total.
 
     Holistic and simple holistic: the 1-10 score of the call. Checklist: the total of
-    :func:`workbench.judges.checklist_scores` (met weights / positive weights; NaN when an
+    ``run_judging``'s ``total`` row (met weights / positive weights; NaN when an
     item did not parse). Unparsed rows keep ``parse_ok=False`` and a NaN score.
     """
     holistic = results["protocol"].isin(["holistic", "holistic_simple"]) & (
