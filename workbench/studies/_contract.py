@@ -4,8 +4,7 @@ Every ``workbench.studies.<study>`` module exposes the same five names:
 
 - ``STUDY`` — the study's name (the notebook stem, the folder of its figures and tables);
 - ``Config`` — a dataclass of every parameter, the seed included; its fields and defaults
-  are exactly the notebook's ``parameters`` cell (a test holds them equal), and the
-  comment beside each there is its documentation (``workbench params <study>``). A field
+  are exactly the notebook's ``parameters`` cell (a test holds them equal). A field
   declares what its value must be once, beside its default (:func:`at_least`,
   :func:`in_range`, :func:`one_of`, :func:`listed`); :class:`StudyConfig` checks every
   field's type and rule when a ``Config`` is made, and ``cross_check`` what ties fields;
@@ -159,7 +158,8 @@ class StudyConfig:
     Making a ``Config`` checks each field's value against its annotation (``int``,
     ``list[str]``, ``bool | None``: the types of :func:`config_from`), then against the
     rule the field declares (:func:`param`), then :meth:`cross_check`. Every error names
-    the study, the field and the value.
+    the study, the field and the value. What a field means is its comment in the
+    notebook's ``parameters`` cell (``workbench params <study>`` lists them).
 
     Parameters
     ----------
