@@ -13,7 +13,6 @@ from workbench.errors import BudgetExceeded
 from workbench.judges import (
     RESULT_COLUMNS,
     JudgeSpec,
-    checklist_scores,
     detection_spans,
     run_judging,
     units_table,
@@ -377,9 +376,6 @@ def test_checklist_normalisation_with_negative_weights(monkeypatch, items, rubri
     assert totals.loc["answer-mid", "score"] == 1.0 and not totals.loc["answer-mid", "negative_flag"]
     crit = df[(df["dimension"] == "c3") & (df["answer_model"] == "answer-strong")].iloc[0]
     assert crit["negative_flag"] and crit["weight"] == -10 and crit["verdict"] is True
-    # the helper recomputes the same totals from the criterion rows
-    again = checklist_scores(df[df["dimension"] != "total"]).set_index("answer_model")
-    assert again.loc["answer-strong", "score"] == pytest.approx(totals.loc["answer-strong", "score"])
 
 
 def test_injection_in_the_answer_stays_data(monkeypatch, items):

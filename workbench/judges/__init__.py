@@ -26,7 +26,7 @@ from workbench.judges._design import (
     run_design,
 )
 from workbench.judges._format import OutputSpec, output_spec
-from workbench.judges._interpret import checklist_scores, geval_score
+from workbench.judges._interpret import geval_score
 from workbench.judges._parse import (
     extract_json_object,
     parse_detection,
@@ -69,7 +69,6 @@ __all__ = [
     "Run",
     "Template",
     "check_items",
-    "checklist_scores",
     "detect_lang",
     "detection_spans",
     "estimate",

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from workbench.errors import ParseError
-from workbench.judges._columns import RESULT_COLUMNS, results_frame
+from workbench.judges._columns import RESULT_COLUMNS
 from workbench.judges._parse import (
     ROLES,
     count_json_objects,
@@ -339,8 +339,18 @@ def _key_value(value: Any) -> Any:
 
 
 def checklist_totals(rows: Iterable[dict]) -> list[dict]:
-    """Per-conversation ``total`` rows from checklist criterion rows (dicts); see
-    :func:`checklist_scores`."""
+    """Per-conversation ``total`` rows from checklist criterion rows (dicts).
+
+    score = (sum of the weights of met items) / (sum of the positive weights) (seed 000
+    §3.2.3, after HealthBench; not clipped). Negative-weight items that are met lower the
+    score and set ``negative_flag``. If any item of the group did not parse, the total is
+    NaN and ``parse_ok`` False: an unparsed item is never treated as not met.
+
+    References
+    ----------
+    Arora, R. K. et al. (2025). HealthBench: Evaluating large language models towards
+    improved human health. arXiv:2505.08775.
+    """
     groups: dict[tuple, list[dict]] = {}
     for row in rows:
         if row.get("criterion_id") is None or row.get("protocol") not in ("checklist", "summarize_then"):
@@ -368,31 +378,3 @@ def checklist_totals(rows: Iterable[dict]) -> list[dict]:
                    error=f"{unparsed} of {len(group)} items unparsed" if unparsed else None)
         out.append(row)
     return out
-
-
-def checklist_scores(results: pd.DataFrame) -> pd.DataFrame:
-    """Per-conversation checklist totals from the criterion rows of ``run_judging``.
-
-    score = (sum of the weights of met items) / (sum of the positive weights) (seed 000
-    §3.2.3, after HealthBench; not clipped). Negative-weight items that are met lower the
-    score and set ``negative_flag``. If any item of the group did not parse, the total is
-    NaN and ``parse_ok`` False: an unparsed item is never treated as not met.
-
-    Parameters
-    ----------
-    results : DataFrame
-        Rows of the checklist protocol (rows with dimension ``total`` are ignored).
-
-    Returns
-    -------
-    DataFrame
-        One row per (item_id, answer_model, answer_sample, judge_model, temperature,
-        trial, perturbation) with the result columns; ``dimension='total'``.
-
-    References
-    ----------
-    Arora, R. K. et al. (2025). HealthBench: Evaluating large language models towards
-    improved human health. arXiv:2505.08775.
-    """
-    return results_frame(checklist_totals(results.to_dict("records")))
-

@@ -272,7 +272,7 @@ def run_judging(items: pd.DataFrame, spec: JudgeSpec, *, rubric: pd.DataFrame | 
     - ``holistic`` / ``holistic_simple`` (seed 000 A.1/A.2): one call, ``{explanation, score}``.
     - ``checklist`` (seed 000 A.3, HealthBench): one call per rubric item, ``{explanation,
       criteriaMet}``; criterion rows (dimension = criterion_id, verdict = met, score 1/0)
-      and a ``total`` row per conversation from :func:`checklist_scores`.
+      and a ``total`` row per conversation (:func:`~workbench.judges._interpret.checklist_totals`).
     - ``dimensions``: several scores from one call (MedGPT, seed 002) or one call per
       dimension with the shared system prompt (seed 003, ``per_call=True``).
     - ``geval`` (Liu et al. 2023): ``sum p(s)·s`` from log-probabilities, else from samples;

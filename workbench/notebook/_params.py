@@ -193,18 +193,6 @@ def _parameters_of(source: str, path: str | os.PathLike) -> dict[str, dict[str, 
     except (SyntaxError, tokenize.TokenError) as exc:
         raise ValueError(f"{path}: the parameters cell is not valid Python ({exc})") from None
     comments = {tok.start[0]: tok.string for tok in tokens if tok.type == tokenize.COMMENT}
-    lines = source.encode("utf-8").splitlines(keepends=True)  # the parser's column offsets are bytes
-
-    def segment(node: ast.expr) -> str:  # ast.get_source_segment, without re-splitting per call
-        end = node.end_lineno or node.lineno
-        parts = lines[node.lineno - 1:end]
-        if not parts:
-            return ""
-        if len(parts) == 1:
-            return parts[0][node.col_offset:node.end_col_offset].decode("utf-8")
-        return b"".join([parts[0][node.col_offset:], *parts[1:-1],
-                         parts[-1][:node.end_col_offset]]).decode("utf-8")
-
     out: dict[str, dict[str, Any]] = {}
     for stmt in tree.body:
         if isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
@@ -218,8 +206,8 @@ def _parameters_of(source: str, path: str | os.PathLike) -> dict[str, dict[str, 
         if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
             type_name = annotation.value  # a quoted annotation: "int"
         else:
-            type_name = segment(annotation) if annotation else "None"
-        value = segment(stmt.value)
+            type_name = ast.get_source_segment(source, annotation) if annotation else "None"
+        value = ast.get_source_segment(source, stmt.value)
         if "\n" in value:  # one line, as papermill shows it: no breaks, no inner comments
             first = stmt.value.lineno
             value = "".join(_without_comment(line, comments.get(first + i)).strip()

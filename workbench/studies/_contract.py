@@ -158,7 +158,8 @@ class StudyConfig:
     Making a ``Config`` checks each field's value against its annotation (``int``,
     ``list[str]``, ``bool | None``: the types of :func:`config_from`), then against the
     rule the field declares (:func:`param`), then :meth:`cross_check`. Every error names
-    the study, the field and the value.
+    the study, the field and the value. What a field means is its comment in the
+    notebook's ``parameters`` cell (``workbench params <study>`` lists them).
 
     Parameters
     ----------

@@ -226,21 +226,8 @@ def joined_keywords(answers: pd.DataFrame) -> pd.DataFrame:
 @dataclass
 class BundledAnswers(StudyConfig):
     """The bundled answers and their G-Eval judges, with one set of defaults so that the
-    studies built on them (X2, X3, X4) reuse each other's cached answer and judge calls.
-
-    Parameters
-    ----------
-    dataset, n_items : str, int
-        Bundled data set and how many of its items (0 = all).
-    answer_models : list of str
-        Answering models (every pair of them is compared per item).
-    answer_temperature : float
-        Temperature of the answers.
-    judge_models : list of str
-        Judges scoring each answer with ``judge_template`` (G-Eval, 1-5).
-    judge_template : str
-        A ``geval`` template id.
-    """
+    studies built on them (X2, X3, X4) reuse each other's cached answer and judge calls
+    (each field is explained in those notebooks' ``parameters`` cells)."""
 
     dataset: str = "s2_civil_ja"
     n_items: int = at_least(50, 0)
@@ -255,22 +242,7 @@ class BundledAnswers(StudyConfig):
 class BundledDesign(BundledAnswers):
     """The fields X2 and X3 share: :class:`BundledAnswers`, whether to analyse them, and
     a judge table of one's own with the bootstrap size (each study's ``Config`` says
-    what it does with the table).
-
-    Parameters
-    ----------
-    bundled : bool
-        Run the analyses of the bundled set (simulated raters).
-    table : str
-        A judge table of your own (CSV, TSV, JSONL, JSON; README "Bring your own judge
-        data"; "" = skip).
-    table_spec : dict
-        Keyword arguments of :func:`workbench.datasets.load_table` for it.
-    table_by : str
-        Its group column (used when it has one).
-    n_boot : int
-        Bootstrap resamples.
-    """
+    what it does with the table)."""
 
     bundled: bool = True
     table: str = ""

@@ -33,46 +33,34 @@ from workbench.studies.s1_judge_methods._checklist import (
     weakness_map,
 )
 from workbench.studies.s1_judge_methods._indices import (
-    conversation_means,
     judge_mean_variance_ratio,
     method_correlations,
     reliability,
 )
 from workbench.studies.s1_judge_methods._report import (
-    compare_published,
     model_means,
     parse_failures,
 )
 from workbench.studies.s1_judge_methods._run import (
-    ANSWER_MODELS,
-    JUDGE_MODELS,
     METHODS,
     STUDY,
     Config,
     conversations,
-    criterion_rows,
     design,
-    method_scores,
 )
 from workbench.studies.s1_judge_methods._study import headline, run, tables
 
 __all__ = [
-    "ANSWER_MODELS",
     "Config",
-    "JUDGE_MODELS",
     "METHODS",
     "STUDY",
-    "compare_published",
-    "conversation_means",
     "conversations",
-    "criterion_rows",
     "design",
     "flagged_conversations",
     "headline",
     "judge_disagreement",
     "judge_mean_variance_ratio",
     "method_correlations",
-    "method_scores",
     "model_means",
     "parse_failures",
     "reliability",

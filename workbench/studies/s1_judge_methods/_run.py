@@ -39,33 +39,9 @@ _CONVERSATION_FIELDS = ("item_id", "lang", "question", "reference", "good_exampl
 
 @dataclass
 class Config(StudyConfig):
-    """Parameters of study S1; fields and defaults are the notebook's ``parameters`` cell
-    (the seed's full design).
-
-    Parameters
-    ----------
-    dataset : str
-        Bundled data set with items (question, reference, good/bad example, axis) and a
-        rubric (must/bonus/penalty criteria and weighted checklist items).
-    item_ids : list of str
-        Prompts to use (``item_id`` values); empty = all (the seed: 10 prompts).
-    answer_models : list of str
-        Models answering every prompt once (a conversation = prompt x answer model).
-    judge_models : list of str
-        Judge models (litellm strings; ``sim/...`` run offline).
-    methods : list of str
-        Any of :data:`METHODS`.
-    temperatures : list of float
-        Judge temperatures (the seed ran 0.0 and 1.0 and reports 0.0).
-    trials : int
-        Repeats of every judge call per temperature (distinct cache entries).
-    answer_temperature : float
-        Temperature of the answers (seed: 1.0).
-    n_boot : int
-        Bootstrap resamples of every confidence interval.
-    flag_share : float
-        A conversation is flagged when at least this share of the judges flag it (a
-        judge flags it when a negative-weight item is met in at least half its trials).
+    """Parameters of study S1: the notebook's ``parameters`` cell (:class:`StudyConfig`),
+    the seed's full design. ``methods`` are any of :data:`METHODS`; a judge flags a
+    conversation when a negative-weight item is met in at least half its trials.
     """
 
     dataset: str = "s1_medical_ja"
@@ -113,7 +89,7 @@ def method_scores(results: pd.DataFrame) -> pd.DataFrame:
     """Conversation-level scores of each judge call (holistic) or checklist total.
 
     Holistic and simple holistic: the 1-10 score of the call. Checklist: the total of
-    :func:`workbench.judges.checklist_scores` (met weights / positive weights; NaN when an
+    ``run_judging``'s ``total`` row (met weights / positive weights; NaN when an
     item did not parse). Unparsed rows keep ``parse_ok=False`` and a NaN score.
     """
     holistic = results["protocol"].isin(["holistic", "holistic_simple"]) & (

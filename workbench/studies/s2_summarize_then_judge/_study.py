@@ -25,49 +25,15 @@ LLM_METHODS = {"geval_original": ("geval_relevance", False),
 
 @dataclass
 class Config(StudyConfig):
-    """Settings of study S2; fields and defaults are the notebook's ``parameters`` cell
-    (the seed's design).
+    """Settings of study S2: the notebook's ``parameters`` cell (:class:`StudyConfig`),
+    the seed's design.
 
-    Parameters
-    ----------
-    dataset : str
-        Bundled data set (``s2_civil_ja``: 50 Japanese bridge-design QA pairs).
-    n_items : int
-        Use the first ``n_items`` items (0 = all).
-    answer_models : list of str
-        Answering models (the seed: Llama 2, GPT-3.5, GPT-4, PaLM 2; the sim stand-ins:
-        strong = long answers like GPT-4, mid, weak, tiny = repeats the question).
-    answer_temperature : float
-        Temperature of the one answer per item and model.
-    judge_models : list of str
-        G-Eval judges (the seed: GPT-4 and Gemini-Pro).
-    summarizer_model : str
-        Model that summarises answers for summarise-then-judge (the seed: Gemini-Pro).
-    llm_methods : list of str
-        Keys of :data:`LLM_METHODS`: ``geval_original`` (Liu et al.'s relevance prompt),
-        ``geval_adapted`` (the seed's civil-engineering prompt), ``summarize_then``
-        (the adapted prompt on a summary of the answer).
-    lexical_metrics : list of str
-        From :data:`~workbench.studies.s2_summarize_then_judge.LEXICAL_METRICS`;
-        ``bertscore`` is off by default (see :func:`metric_scores` for its cost).
-    judge_temperature : float
-        Judge temperature.
-    geval_mode, geval_samples : str, int
-        G-Eval scoring: ``logprobs`` (sum p(s) s), ``samples`` (mean of
-        ``geval_samples`` samples) or ``auto`` (log-probabilities when the provider gives
-        them).
-    judge_sees_keywords : bool
-        Show the reference keywords to the judge (the seed did not).
-    responses_path : str
-        Optional answers file (``item_id, answer_model, sample, response``) used instead
-        of generating answers.
-    human_scores_path, human_dimension : str
-        Optional ``human_scores`` file (``item_id, answer_model, rater, dimension,
-        score``) used instead of the simulated raters, and the dimension to use.
-    n_raters, rater_seed : int
-        Simulated raters (1-4) and the seed of their noise.
-    n_boot : int
-        Bootstrap resamples of the CIs.
+    The seed's answer models were Llama 2, GPT-3.5, GPT-4 and PaLM 2 (the sim stand-ins:
+    strong = long answers like GPT-4, mid, weak, tiny = repeats the question); its judges
+    and summariser GPT-4 and Gemini-Pro. ``llm_methods`` are keys of :data:`LLM_METHODS`;
+    ``bertscore`` is off by default (see :func:`metric_scores` for its cost). G-Eval scores
+    by ``logprobs`` (sum p(s) s), ``samples`` (mean of ``geval_samples`` samples) or
+    ``auto`` (log-probabilities when the provider gives them).
     """
 
     dataset: str = "s2_civil_ja"

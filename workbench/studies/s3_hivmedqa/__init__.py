@@ -44,7 +44,6 @@ from workbench.studies.s3_hivmedqa._data import (
     entity_f1,
     judge_answers,
     make_answers,
-    rephrase_references,
 )
 from workbench.studies.s3_hivmedqa._release import (
     compare_table2,
@@ -78,7 +77,6 @@ __all__ = [
     "model_summary",
     "pairing_comparison",
     "paper_table2",
-    "rephrase_references",
     "run",
     "scope_label",
     "supervision_gap",

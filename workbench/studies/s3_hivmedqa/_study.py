@@ -15,53 +15,15 @@ from workbench.studies.s3_hivmedqa import _analysis, _data, _release
 
 @dataclass
 class Config(StudyConfig):
-    """Parameters of study S3; fields and defaults are the notebook's ``parameters`` cell.
+    """Parameters of study S3: the notebook's ``parameters`` cell (:class:`StudyConfig`).
 
-    Attributes
-    ----------
-    dataset : str
-        Bundled items with categories 1-3 and a ``wrong_answer`` per category-3 vignette.
-    answer_models : list of str
-        Answering models (litellm strings).
-    lower_bound_model : str
-        The quality-control lower bound (the paper's Llama 3.2-1B), answered and judged
-        like the others; added to ``answer_models`` when missing.
-    rephrase_model : str
-        Rewrites each reference: the upper bound, judged as answer model
-        ``rephrased_reference`` (``""``: no upper bound).
-    judge_model : str
-        The MedGPT judge (seed 002: GPT-4o at temperature 0).
-    judge_temperature : float
-    iterations : int
-        Answers per model and question (seed 002: 5), each a separate sample.
-    answer_temperature : float
-        Sampling temperature of the answers and the rephrasings.
-    bias_types : list of str
-        Cognitive-bias operators applied to every category-3 vignette (category 4).
-    items_per_category : int
-        0 = every item; n = the first n items of each of categories 1-3.
-    test_dimension : str
-        Dimension of the best-model paired t tests and of the headline (seed 002:
-        comprehension).
-    alpha : float
-        Significance level of the tests (after Bonferroni or Holm adjustment).
-    entity_method : str
-        ``phrases``, ``content_words`` or ``llm`` (:func:`workbench.metrics.extract_entities`).
-    extractor_model : str
-        Entity extractor for ``entity_method="llm"``.
-    synonym_model : str
-        Builds the synonym dictionary from the references' entities (``""``: none).
-    release_dir : str
-        A downloaded HIVMedQA release: analyse its answers and judge replies instead of
-        generating them (the models, judge and generation settings above are then unused).
-        MedSynF1 is then the release's own (its ``f1_raw.csv``,
-        ``synonyms_lemmatized_f1_dict``) when the release holds that file, else this
-        workbench's recomputation on the release's answers (``entity_method``,
-        ``synonym_model``); the Table 2 row label says which.
-    release_categories : list of int
-        Release categories analysed with ``release_dir`` (release numbering: 4 is the
-        paper's category 5, the demographic/ethics questions; 5 is the paper's 4, the
-        cued vignettes). Default 1-5: the scope of the paper's Table 2.
+    ``lower_bound_model`` is answered and judged like the others (added to
+    ``answer_models`` when missing); the rephrased references are judged as answer model
+    ``rephrased_reference``. With ``release_dir`` the models, judge and generation
+    settings are unused, and MedSynF1 is the release's own (its ``f1_raw.csv``,
+    ``synonyms_lemmatized_f1_dict``) when the release holds that file, else this
+    workbench's recomputation on the release's answers (``entity_method``,
+    ``synonym_model``); the Table 2 row label says which.
     """
 
     dataset: str = "s3_hiv_en"

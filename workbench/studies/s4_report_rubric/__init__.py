@@ -27,7 +27,6 @@ from __future__ import annotations
 
 from workbench.studies.s4_report_rubric._analysis import (
     pilot_components,
-    power_table,
     prompt_label,
     reports_needed,
     verbosity_effect,
@@ -40,7 +39,6 @@ from workbench.studies.s4_report_rubric._data import (
     STUDY,
     TWIN,
     score_log,
-    totals,
     write_score_log,
 )
 from workbench.studies.s4_report_rubric._study import Config, headline, run, tables
@@ -54,13 +52,11 @@ __all__ = [
     "TWIN",
     "headline",
     "pilot_components",
-    "power_table",
     "prompt_label",
     "reports_needed",
     "run",
     "score_log",
     "tables",
-    "totals",
     "verbosity_effect",
     "version_comparison",
     "write_score_log",

@@ -31,49 +31,11 @@ from workbench.studies.s4_report_rubric._data import (
 
 @dataclass
 class Config(StudyConfig):
-    """Parameters of study S4; fields and defaults are the notebook's ``parameters`` cell.
+    """Parameters of study S4: the notebook's ``parameters`` cell (:class:`StudyConfig`).
 
-    Attributes
-    ----------
-    dataset : str
-        Bundled reports (``reports`` metadata, ``items`` and ``responses``).
-    judge_models : list of str
-        Judges; ``sim/judge-b`` is the profile whose verbosity bias the mitigation prompt
-        is built to shrink, ``sim/judge-a`` a low-bias control.
-    mitigation : list of bool
-        Prompt conditions: without (``False``) and with (``True``) the seed's
-        bias-mitigation system prompt.
-    temperature : float
-        Judge temperature (the seed's CLI used the model default).
-    trials : int
-        Calls per report, dimension, judge and prompt (distinct samples).
-    padding_factor : float
-        Target length of the padded reports as a multiple of the original (the bundled
-        twins are about 1.6x the words).
-    padding_style : str
-        ``mixed``, ``filler`` or ``restate`` (:func:`workbench.perturb.verbosity_padding`).
-    bundled_twins : bool
-        Also score the bundled padded twins (condition ``padded_twin``).
-    report_ids : list of str
-        Reports to judge (their ``item_id``, e.g. ``rag-evaluation-metrics``), with their
-        padded versions; an empty list judges all (a small real-model run uses two).
-    version_a, version_b : str
-        Pipeline versions compared (B minus A).
-    power_effects : list of float
-        Differences of the 6-30 total to detect.
-    power_n_items : list of int
-        Reports per version tried by the power analysis.
-    power_trials, power_judges : int
-        Trials and judges per report in the planned comparison (the seed: 1 and 1).
-    power_target : float
-        Power wanted when answering "how many reports?".
-    n_sim : int
-        Simulated studies per cell of the power grid.
-    alpha : float
-        Two-sided significance level.
-    shrink_judge : str
-        Judge whose verbosity effect, without and with the mitigation prompt, the headline
-        follows.
+    ``sim/judge-b`` is the profile whose verbosity bias the mitigation prompt is built to
+    shrink, ``sim/judge-a`` a low-bias control; ``padding_style`` is a style of
+    :func:`workbench.perturb.verbosity_padding`.
     """
 
     dataset: str = "s4_reports"

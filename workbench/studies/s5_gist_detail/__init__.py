@@ -31,7 +31,6 @@ from workbench.studies._contract import StudyResults
 from workbench.studies.s5_gist_detail._data import (
     CLASSES,
     PUBLISHED_LABEL,
-    SPLITS,
     STUDY,
     Config,
     detect,
@@ -146,7 +145,6 @@ __all__ = [
     "CLASSES",
     "Config",
     "PUBLISHED_LABEL",
-    "SPLITS",
     "STUDY",
     "class_rates",
     "f1_view",

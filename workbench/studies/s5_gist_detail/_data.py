@@ -52,30 +52,7 @@ def published_neither() -> pd.DataFrame:
 
 @dataclass
 class Config(StudyConfig):
-    """Parameters of the S5 study (the notebook's defaults).
-
-    Attributes
-    ----------
-    dataset : str
-        Bundled data set with ``items``, ``responses`` and human ``spans``.
-    judge_models : list of str
-        Models that detect excess/missing content (litellm strings).
-    decomposer_model : str
-        Model that splits the reference in the ``llm`` condition; ``""``: each judge
-        splits it itself (the seed's single-model pipeline).
-    splits : list of str
-        Conditions to run: ``human`` (human units given) and/or ``llm`` (own units).
-    temperature : float
-        Judge temperature.
-    trials : int
-        Repeats per answer and judge (distinct cache entries).
-    max_items : int
-        Use only the first ``max_items`` items (0 = all).
-    pairing : str
-        ``greedy`` (the seed's rule) or ``optimal`` one-to-one unit pairing.
-    n_boot : int
-        Bootstrap resamples (of answers) for the CIs of F (0: none).
-    """
+    """Parameters of the S5 study: the notebook's ``parameters`` cell (:class:`StudyConfig`)."""
 
     dataset: str = "s5_accounting_ja"
     judge_models: list[str] = listed(

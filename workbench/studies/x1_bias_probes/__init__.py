@@ -50,8 +50,6 @@ from workbench.studies.x1_bias_probes._analysis import (
 )
 from workbench.studies.x1_bias_probes._probes import (
     ALL_OPERATORS,
-    DEFAULT_JUDGES,
-    SCORE_PROTOCOLS,
     STUDY,
     Config,
     answer_frame,
@@ -235,8 +233,6 @@ def tables(results: StudyResults) -> dict[str, pd.DataFrame]:
 __all__ = [
     "ALL_OPERATORS",
     "Config",
-    "DEFAULT_JUDGES",
-    "SCORE_PROTOCOLS",
     "STUDY",
     "effect_view",
     "headline",
@@ -247,6 +243,5 @@ __all__ = [
     "position_view",
     "probe_kind",
     "run",
-    "score_effects",
     "tables",
 ]

@@ -65,48 +65,10 @@ def _operators_problem(names: list[str] | dict[str, Any]) -> str | None:
 
 @dataclass
 class Config(StudyConfig):
-    """Parameters of the bias-probe study (the notebook's defaults).
-
-    Attributes
-    ----------
-    dataset : str
-        Bundled data set whose questions are answered and judged.
-    items_per_category : int
-        Use only the first ``items_per_category`` questions of each category (0 = all),
-        so a small run still holds questions that can be cued.
-    answer_models : list of str
-        Models that answer the questions (litellm strings); the pairwise probe compares
-        every pair of them.
-    answer_temperature : float
-        Temperature of the answers (one sample each).
-    judge_models : list of str
-        Judges probed.
-    operators : list of str
-        Operators of :mod:`workbench.perturb` to apply (``none`` is always the baseline).
-    operator_params : dict
-        Keyword arguments per operator, e.g. ``{"verbosity_padding": {"factor": 3.0}}``.
-    rewrite_model : str
-        Model of the LLM operators (``paraphrase``, ``sentiment``) unless given in
-        ``operator_params``.
-    self_label_author : str
-        ``judge``: the answer is labelled as written by the judge itself (claimed
-        self-authorship); ``answer``: labelled with its real answer model.
-    protocol : str
-        Single-score judging protocol (:data:`SCORE_PROTOCOLS`).
-    use_reference : bool
-        Show the reference answer to the judge.
-    judge_temperature : float
-        Judge temperature.
-    trials : int
-        Repeats per judged answer (averaged within item before the paired test).
-    perturb_seed : int
-        Seed of the operators' random choices (and the LLM operators' sample index).
-    llmbar_dir : str
-        Folder of a downloaded LLMBar release (relative paths: from the working folder,
-        else from the project root); ``""`` skips it.
-    judgebench_dir : str
-        Folder of a downloaded JudgeBench release (``data/`` and ``outputs/``, found like
-        ``llmbar_dir``): accuracy of its judges per category; ``""`` skips it.
+    """Parameters of the bias-probe study: the notebook's ``parameters`` cell
+    (:class:`StudyConfig`). ``rewrite_model`` applies unless ``operator_params`` names
+    one; ``perturb_seed`` is also the LLM operators' sample index; ``llmbar_dir`` and ``judgebench_dir`` relative paths are read from the working
+    folder, else from the project root.
     """
 
     dataset: str = "s3_hiv_en"

@@ -55,12 +55,9 @@ from workbench.studies.x2_human_agreement._study import (
     Config,
     correlation_table,
     headline,
-    human_correlations,
     judge_specs,
-    rater_reliability,
     run,
     tables,
-    user_table_agreement,
 )
 
 __all__ = [
@@ -68,7 +65,6 @@ __all__ = [
     "STUDY",
     "correlation_table",
     "headline",
-    "human_correlations",
     "judge_specs",
     "kappa_summary",
     "majority_label",
@@ -77,10 +73,8 @@ __all__ = [
     "pairwise_judgments",
     "pandalm_agreement",
     "rater_preferences",
-    "rater_reliability",
     "run",
     "tables",
     "unieval_correlations",
     "unieval_table",
-    "user_table_agreement",
 ]

@@ -34,30 +34,9 @@ STUDY = "x2_human_agreement"
 
 @dataclass
 class Config(BundledDesign):
-    """Settings of study X2; fields and defaults are the notebook's ``parameters`` cell
-    (the bundled-set fields are documented in :class:`BundledDesign`).
-
-    Parameters
-    ----------
-    metrics : list of str
-        Reference-based metrics
-        (:data:`~workbench.studies.s2_summarize_then_judge.LEXICAL_METRICS`).
-    pairwise_judges : list of str
-        Judges comparing two answers (MT-Bench pairwise prompt, both orders).
-    pairwise_reference : bool
-        Show the reference answer to the pairwise judge.
-    n_raters, rater_seed : int
-        Simulated raters (2-4) and the seed of their noise.
-    unieval_dir, pandalm_dir : str
-        Checkouts of the UniEval and PandaLM releases ("" = skip that analysis).
-    table : str
-        A judge table of your own (:class:`BundledDesign`, with ``table_by`` and
-        ``n_boot``): its leaderboard (pairwise) or correlations (pointwise) and the
-        human ceiling.
-    table_spec : dict
-        Keyword arguments of :func:`workbench.datasets.load_table` for it (``kind``,
-        ``columns``, ``verdicts``, ``second_order``, ``judges``, ``explode`` ...).
-    """
+    """Settings of study X2: the notebook's ``parameters`` cell (:class:`StudyConfig`).
+    With ``table``, its leaderboard (pairwise) or correlations (pointwise) and the human
+    ceiling."""
 
     metrics: list[str] = listed(["bleu", "rougeL", "keyword_score"], within=LEXICAL_METRICS)
     pairwise_judges: list[str] = listed(["sim/judge-a", "sim/judge-d"])

@@ -30,14 +30,10 @@ people.
 from workbench.studies.x3_judge_qualification._study import (
     STUDY,
     Config,
-    bt_analysis,
     headline,
-    ppi_analysis,
     qualification,
     run,
     tables,
-    user_table_qualification,
 )
 
-__all__ = ["Config", "STUDY", "bt_analysis", "headline", "ppi_analysis", "qualification", "run",
-           "tables", "user_table_qualification"]
+__all__ = ["Config", "STUDY", "headline", "qualification", "run", "tables"]

@@ -59,49 +59,12 @@ STUDY = "x3_judge_qualification"
 
 @dataclass
 class Config(BundledDesign):
-    """Settings of study X3; fields and defaults are the notebook's ``parameters`` cell.
+    """Settings of study X3: the notebook's ``parameters`` cell (:class:`StudyConfig`).
 
-    The answers, raters and judges default to study X2's, so X3 reuses X2's cached calls:
-    the bundled-set fields are X2's ``BundledDesign``; here the ``judge_models`` are
-    qualified against the raters and put in juries.
-
-    Parameters
-    ----------
-    pairwise_judges : list of str
-        Judges comparing two answers in both orders (Bradley-Terry, selective judging).
-    pairwise_reference : bool
-        Show the reference answer to the pairwise judges.
-    n_raters, rater_seed : int
-        Simulated raters (3-4: leave-one-out needs two others) and their noise seed.
-    epsilon, fdr : float
-        Alternative annotator test: the allowance and the Benjamini-Yekutieli level.
-    ppi_judge : str
-        The G-Eval judge whose scores stand in for the missing human scores (PPI).
-    ppi_labels : int
-        Human-labelled answers of the PPI interval shown.
-    ppi_sizes : list of int
-        Numbers of human labels simulated for coverage and width.
-    ppi_reps : int
-        Simulated studies per size.
-    target_width : float
-        CI width asked for ("how many human labels?").
-    calibration_share : float
-        Share of the items in the calibration split (juries, selective judging).
-    lc_baseline : str
-        Answer model the length-controlled win rates compare against.
-    selective_judge : str
-        The pairwise judge whose verdicts are accepted or escalated.
-    risk_alpha, risk_delta : float
-        Selective judging: disagreement risk alpha guaranteed with probability 1 - delta.
-    pandalm_dir, unieval_dir, llmbar_dir : str
-        Checkouts of the PandaLM, UniEval and LLMBar releases ("" = skip that analysis).
-    llmbar_judge : str
-        LLMBar configuration (``<judge>/<strategy>``) judged selectively ("" = the first).
-    table : str
-        A judge table of your own (:class:`BundledDesign`, with ``table_spec``,
-        ``table_by`` and ``n_boot``): human ceiling, alternative annotator test, PPI
-        labels needed, Bradley-Terry and selective judging, each where the table
-        supports it.
+    The answers, raters and judges default to study X2's, so X3 reuses X2's cached calls;
+    here the ``judge_models`` are qualified against the raters and put in juries. With
+    ``table``: human ceiling, alternative annotator test, PPI labels needed,
+    Bradley-Terry and selective judging, each where the table supports it.
     """
 
     pairwise_judges: list[str] = listed(["sim/judge-a", "sim/judge-d"])
