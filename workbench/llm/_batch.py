@@ -1,30 +1,22 @@
 """``complete_many(..., mode="batch")``: the uncached requests as provider batch jobs.
 
-Through litellm's files and batches API (``acreate_file``, ``acreate_batch``,
-``aretrieve_batch``, ``afile_content``; https://docs.litellm.ai/docs/batches) in the
-OpenAI Batch format (https://platform.openai.com/docs/guides/batch): one JSONL line
-per request, ``{"custom_id": <cache key>, "method": "POST", "url":
-"/v1/chat/completions", "body": {...}}``, one job per model and endpoint (split at
-:data:`MAX_PER_JOB`). The custom id is the request's cache key, so replies are
-mapped back whatever order the output file has. Each reply line is handed to the
-pipeline's ``keep`` (:func:`workbench.llm._pipeline.record`), which checks it and
-writes it to the cache under that key exactly as an online reply (``latency_s`` 0: a
-batch has no per-call latency; ``batch_id`` names the job; ``cost_usd`` at batch
-prices, :func:`~workbench.llm._providers.cost_of`).
+Through litellm's files and batches API (https://docs.litellm.ai/docs/batches) in the
+OpenAI Batch format (https://platform.openai.com/docs/guides/batch): one JSONL line per
+request whose ``custom_id`` is its cache key (so replies map back in any order), one job
+per model and endpoint (split at :data:`MAX_PER_JOB`). Each reply line goes through the
+pipeline's record stage (``keep``) and is stored exactly as an online reply
+(``latency_s`` 0, ``batch_id`` naming the job, ``cost_usd`` at batch prices).
 
-Jobs are polled with exponential backoff (from ``poll_interval`` seconds, doubling,
-at most :data:`MAX_POLL_S`). Every submitted job is recorded in a ledger,
-``batch_jobs.json`` in the cache folder (job id, model, input file, the keys it
-holds; no secret), until its results are stored: a run that was killed resumes
-polling the jobs holding its requests instead of submitting them again. The intent
-to submit is recorded before the provider is asked, and the job's metadata carries an
-id of ours (``workbench_job``): a run killed between the provider creating a job and
-the ledger recording it finds that job in the provider's list before submitting
-anything (:meth:`BatchRun._find`). A request
-a job did not answer is a :class:`CallFailure` naming the job and why (a failed or
-expired job, an error line); it can be sent again with ``mode="online"``.
-Providers: OpenAI-compatible batch endpoints (:data:`PROVIDERS`, sim-servers
-included); in-process ``sim/`` models have no batch service and are answered online.
+Jobs are polled with exponential backoff (``poll_interval`` doubling up to
+:data:`MAX_POLL_S`). Every job is recorded in a ledger, ``batch_jobs.json`` in the
+cache folder (job id, model, input file, keys; no secret), until its results are
+stored: a killed run resumes polling its jobs instead of submitting them again. The
+intent to submit is recorded before the provider is asked and the job's metadata
+carries an id of ours (:data:`TAG_FIELD`), so a run killed between the two finds its
+job in the provider's list (:meth:`BatchRun._find`). A request a job did not answer is
+a :class:`CallFailure` naming the job and why; it can be sent again with
+``mode="online"``. Providers: :data:`PROVIDERS` (sim-servers included); in-process
+``sim/`` models have no batch service and are answered online.
 """
 
 from __future__ import annotations
@@ -37,13 +29,12 @@ import os
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 from workbench import config
 from workbench.errors import ProviderError
 from workbench.llm import _cache, _providers
-from workbench.llm._http import HTTPStatusError
+from workbench.llm._http import HTTPStatusError, body_of
 from workbench.llm._providers import get_field
 from workbench.llm._transports import Reply, reply_of
 from workbench.llm._types import CallFailure, Completion, Request
@@ -64,10 +55,6 @@ MAX_PER_JOB = 50_000
 MAX_POLL_S = 300.0
 ENDPOINT = "/v1/chat/completions"
 _FINAL = ("completed", "failed", "expired", "cancelled")
-# Request params that steer the client, not the provider: never in a JSONL body.
-_PLUMBING = frozenset({"api_base", "base_url", "api_key", "api_version", "organization",
-                       "timeout", "num_retries", "max_retries", "extra_headers", "extra_body",
-                       "input_cost_per_token", "output_cost_per_token"})
 
 
 def check(route: _providers.Route) -> None:
@@ -79,15 +66,13 @@ def check(route: _providers.Route) -> None:
 
 # --- the ledger -------------------------------------------------------------------------
 
-def ledger_path() -> Path:
-    """The ledger of submitted, unfinished jobs (in the configured cache folder)."""
-    return config.cache_dir() / LEDGER_FILE
-
-
 @contextlib.contextmanager
 def _ledger() -> Iterator[dict[str, Any]]:
-    """The ledger's jobs, locked for read-modify-write; saved (atomically) on exit."""
-    path = ledger_path()
+    """The jobs in the ledger of submitted, unfinished jobs (in the configured cache
+    folder): job id -> record (``model``, ``input_file_id``, ``keys``, ``submitted``,
+    ``tag``), or ``intent:<tag>`` -> record of a job whose submission a killed run may not
+    have seen through. Locked for read-modify-write; saved (atomically) on exit."""
+    path = config.cache_dir() / LEDGER_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path.with_suffix(".lock"), "a") as lock:
         try:
@@ -110,28 +95,7 @@ def _ledger() -> Iterator[dict[str, Any]]:
             os.replace(temporary, path)
 
 
-def pending_jobs() -> dict[str, dict[str, Any]]:
-    """Job id -> ledger record (``model``, ``input_file_id``, ``keys``, ``submitted``,
-    ``tag``) of the jobs submitted and not yet stored; ``intent:<tag>`` -> record for a
-    job whose submission a killed run may not have seen through."""
-    with _ledger() as jobs:
-        return dict(jobs)
-
-
 # --- the run ----------------------------------------------------------------------------
-
-def body_of(request: Request, route: _providers.Route) -> dict[str, Any]:
-    """The chat-completions body a batch line sends for ``request`` (as online calls send it)."""
-    model = request.model
-    if model.startswith(route.provider + "/"):
-        model = model[len(route.provider) + 1:]
-    body: dict[str, Any] = {"model": model, **_providers.sampling_args(request)}
-    body.update((k, v) for k, v in request.params.items() if k not in _PLUMBING)
-    body.update(request.params.get("extra_body") or {})
-    if route.sim_server:
-        body["workbench_sample"] = request.sample
-    return body
-
 
 def _client_kwargs(request: Request, route: _providers.Route) -> dict[str, Any]:
     kwargs: dict[str, Any] = {"custom_llm_provider": route.provider}
@@ -197,7 +161,8 @@ class BatchRun:
         first = self.jobs[keys[0]]
         route = self.routes[keys[0]]
         lines = "".join(json.dumps({"custom_id": key, "method": "POST", "url": ENDPOINT,
-                                    "body": body_of(self.jobs[key], route)},
+                                    "body": body_of(_providers.call_kwargs(
+                                        self.jobs[key], route, timeout=0), route.provider)},
                                    ensure_ascii=False, separators=(",", ":")) + "\n"
                         for key in keys)
         kwargs = _client_kwargs(first, route)

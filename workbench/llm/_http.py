@@ -37,6 +37,8 @@ from workbench.llm._secrets import strip_url_credentials
 #: Request params the direct path understands; a request with any other goes via litellm.
 DIRECT_PARAMS = frozenset({"api_base", "api_key", "extra_body", "extra_headers", "timeout",
                            "num_retries", "input_cost_per_token", "output_cost_per_token"})
+#: Call arguments that steer the client, not the provider: never in a request body.
+_PLUMBING = DIRECT_PARAMS | {"model", "max_retries", "base_url", "api_version", "organization"}
 _CHUNK = 2**16
 _sessions: dict[int, Any] = {}  # id(event loop) -> aiohttp.ClientSession
 _forms: dict[str, str] = {}  # api_base -> "json_schema" | "json_object"
@@ -88,12 +90,11 @@ def _headers(kwargs: dict) -> dict[str, str]:
     return headers
 
 
-def body_of(kwargs: dict) -> dict[str, Any]:
-    """The JSON body litellm's OpenAI provider sends for these ``acompletion`` kwargs."""
-    body = {"model": kwargs["model"].split("/", 1)[1]}
-    for name, value in kwargs.items():
-        if name not in DIRECT_PARAMS and name not in ("model", "max_retries") and value is not None:
-            body[name] = value
+def body_of(kwargs: dict, provider: str = "openai") -> dict[str, Any]:
+    """The JSON body litellm's OpenAI provider sends for these ``acompletion`` kwargs
+    (:func:`~workbench.llm._providers.call_kwargs`); also a batch line's body."""
+    body = {"model": kwargs["model"].removeprefix(provider + "/")}
+    body.update((name, value) for name, value in kwargs.items() if name not in _PLUMBING)
     body.update(kwargs.get("extra_body") or {})
     return body
 

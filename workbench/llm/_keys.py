@@ -7,15 +7,17 @@ import json
 import math
 from collections.abc import Mapping
 from json.encoder import c_make_encoder, encode_basestring
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from workbench.llm._secrets import key_params
+
+if TYPE_CHECKING:  # (_types imports this module: Request.__hash__ is the cache key)
+    from workbench.llm._types import Request
 
 KEY_VERSION = 1
 _ENCODER = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"),
                             allow_nan=False)
 _dumps = _ENCODER.encode
-_sha256 = hashlib.sha256
 
 if c_make_encoder is not None:
     # The C encoder that ``_dumps`` builds anew at every call, built once: the same
@@ -27,27 +29,6 @@ if c_make_encoder is not None:
         return "".join(_encode_c(value, 0))
 else:  # pragma: no cover - CPython always has the C encoder
     _json = _dumps
-
-
-class Keyed(Protocol):
-    """The fields of a request the key reads: :class:`~workbench.llm.Request` has them.
-
-    Typed structurally so that this module needs nothing from ``_types`` (whose
-    ``Request.__hash__`` uses :func:`cache_key`).
-    """
-
-    model: str
-    messages: list[dict]
-    temperature: float
-    sample: int
-    max_tokens: int | None
-    response_format: Mapping[str, Any] | None
-    logprobs: bool
-    top_logprobs: int | None
-    top_p: float | None
-    stop: str | list[str] | None
-    seed: int | None
-    params: Mapping[str, Any]
 
 
 def canonical(value: Any) -> Any:
@@ -82,15 +63,10 @@ def _messages(messages: list[dict]) -> list:
     return messages
 
 
-def key_fields(request: Keyed) -> dict[str, Any]:
-    """The fields the cache key hashes, as canonical JSON-able data.
-
-    Everything that can change the reply: the model, messages, sampling settings,
-    the repeat index ``sample``, and provider params such as ``api_base`` (a
-    different server is a different model). Not: secrets, headers, timeouts,
-    retries, pricing hints, concurrency, nor a ``user:password@`` in ``api_base``
-    (removed only when present, so every other key is as before).
-    """
+def key_fields(request: Request) -> dict[str, Any]:
+    """The fields :func:`cache_key` hashes, as canonical JSON-able data (``api_base``
+    is in: a different server is a different model; a ``user:password@`` in it is not,
+    removed only when present so that every other key is as before)."""
     fields = {
         "v": KEY_VERSION,
         "model": request.model,
@@ -98,8 +74,7 @@ def key_fields(request: Keyed) -> dict[str, Any]:
         "temperature": canonical(request.temperature),
         "sample": request.sample,
         "max_tokens": request.max_tokens,
-        "response_format": None if request.response_format is None
-        else canonical(request.response_format),
+        "response_format": canonical(request.response_format),
         "logprobs": request.logprobs,
         "top_logprobs": request.top_logprobs,
         "top_p": canonical(request.top_p),
@@ -112,7 +87,7 @@ def key_fields(request: Keyed) -> dict[str, Any]:
     return fields
 
 
-def _params(request: Keyed) -> dict[str, Any] | None:
+def _params(request: Request) -> dict[str, Any] | None:
     """The ``params`` key field of ``request`` (``None``: the key has no such field)."""
     if not request.params:
         return None
@@ -123,7 +98,7 @@ def _params(request: Keyed) -> dict[str, Any] | None:
     return canonical(params) if params else None
 
 
-def cache_key(request: Keyed) -> str:
+def cache_key(request: Request) -> str:
     """The cache key of ``request``: a 64-character sha256 hex digest.
 
     It hashes canonical JSON (sorted keys, ``1`` and ``1.0`` alike, nested values
@@ -151,7 +126,7 @@ def cache_key(request: Keyed) -> str:
         text = None
     if text is None:
         return hash_fields(key_fields(request))
-    return _sha256(text.encode("utf-8")).hexdigest()
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _value(value: Any) -> str:
@@ -195,7 +170,7 @@ _KEY_TEXT = ('{"logprobs":%s,"max_tokens":%s,"messages":%s,"model":%s%s,"respons
 _MESSAGE = '{"content":%s,"role":%s}'
 
 
-def _key_text(request: Keyed) -> str:
+def _key_text(request: Request) -> str:
     """The text :func:`hash_fields` hashes for ``key_fields(request)``, written directly.
 
     The same bytes as ``_dumps(key_fields(request))`` (the JSON text of an object is

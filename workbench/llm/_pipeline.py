@@ -17,10 +17,10 @@
    retryable ones sent again after a backoff (or a 429's ``Retry-After``); a circuit
    breaker per model.
 7. **send** -- a transport (:mod:`workbench.llm._transports`) makes one attempt.
-8. **record** -- :func:`record` checks the reply, prices it and stores it at once.
+8. **record** -- ``_Sender._record`` checks the reply, prices it and stores it at once.
 
 ``mode="batch"`` sends what is left after stage 3 in provider batch jobs
-(:mod:`workbench.llm._batch`); their replies go through the same :func:`record`.
+(:mod:`workbench.llm._batch`); their replies go through the same record stage.
 """
 
 from __future__ import annotations
@@ -158,43 +158,8 @@ def run(requests: Iterable[Request], *, concurrency: int | None = None, progress
     return results  # type: ignore[return-value]
 
 
-def record(cache: Any, key: str, request: Request, route: _providers.Route,
-           reply: _transports.Reply, *, latency: float, attempts: int, prices: Any,
-           batch_id: str | None = None) -> Completion:
-    """Stage 8: check a raw reply, price it (at batch prices for a ``batch_id``), store
-    it; the :class:`Completion`. Raises what :func:`~workbench.llm._providers.check_text`
-    raises for a reply that is not kept (empty, too large, malformed), and what the store
-    raises."""
-    text = _providers.check_text(reply.text)
-    logprobs = _providers.normalise_logprobs(reply.logprobs)
-    get = _providers.get_field
-    usage = Usage(int(get(reply.usage, "prompt_tokens", 0) or 0),
-                  int(get(reply.usage, "completion_tokens", 0) or 0))
-    tokens = (usage.prompt_tokens, usage.completion_tokens)
-    cost = _providers.cost_of(request, tokens, route.backend, reply.cost_usd,
-                              batch=batch_id is not None)
-    entry = _cache.make_entry(
-        key, request, text=text, logprobs=logprobs, usage=usage, cost_usd=cost,
-        latency_s=round(latency, 6), backend=route.backend, finish_reason=reply.finish_reason,
-        provider_model=reply.model, attempts=attempts,
-        cost_known=prices.known(request, route.backend))
-    if batch_id:
-        entry["batch_id"] = batch_id
-    if cache is not None:
-        _cache.store(cache, entry)
-    return _cache.completion_from_entry(entry, cached=False)
-
-
 #: The answer for a request ``mode="auto"`` sends in a batch job (which fills its slot).
 DEFERRED: Any = object()
-
-
-def _error_headers(exc: BaseException) -> Any:
-    """The headers of the reply behind a failed call (``Retry-After``, ``x-ratelimit-*``):
-    the direct path's :class:`~workbench.llm._http.HTTPStatusError`, or the public
-    ``response`` (an ``httpx.Response``) of an openai/litellm exception."""
-    headers = getattr(exc, "headers", None)
-    return getattr(getattr(exc, "response", None), "headers", None) if headers is None else headers
 
 
 class _Sender:
@@ -232,11 +197,28 @@ class _Sender:
 
     def _record(self, key: str, request: Request, reply: _transports.Reply, *,
                 latency: float, attempts: int, batch_id: str | None = None) -> Completion:
-        completion = record(self.cache, key, request, self.routes[_providers.route_id(request)], reply,
-                            latency=latency, attempts=attempts, prices=self.prices,
-                            batch_id=batch_id)
-        self.written += self.cache is not None
-        return completion
+        """8. Check a raw reply, price it (at batch prices for a ``batch_id``), store it.
+        Raises what :func:`~workbench.llm._providers.check_text` raises for a reply that
+        is not kept (empty, too large, malformed), and what the store raises."""
+        route = self.routes[_providers.route_id(request)]
+        text = _providers.check_text(reply.text)
+        logprobs = _providers.normalise_logprobs(reply.logprobs)
+        get = _providers.get_field
+        usage = Usage(int(get(reply.usage, "prompt_tokens", 0) or 0),
+                      int(get(reply.usage, "completion_tokens", 0) or 0))
+        entry = _cache.make_entry(
+            key, request, text=text, logprobs=logprobs, usage=usage,
+            cost_usd=_providers.cost_of(request, (usage.prompt_tokens, usage.completion_tokens),
+                                        route.backend, reply.cost_usd, batch=batch_id is not None),
+            latency_s=round(latency, 6), backend=route.backend,
+            finish_reason=reply.finish_reason, provider_model=reply.model, attempts=attempts,
+            cost_known=self.prices.known(request, route.backend))
+        if batch_id:
+            entry["batch_id"] = batch_id
+        if self.cache is not None:
+            _cache.store(self.cache, entry)
+            self.written += 1
+        return _cache.completion_from_entry(entry, cached=False)
 
     # --- batch jobs ---------------------------------------------------------------------
 
@@ -423,8 +405,13 @@ class _Sender:
                 raise
             except Exception as exc:  # classified; never lost
                 kind = _providers.classify(exc)
+                # the reply's headers (Retry-After, x-ratelimit-*): the direct path's
+                # HTTPStatusError, or the public httpx ``response`` of an openai/litellm error
+                headers = getattr(exc, "headers", None)
+                if headers is None:
+                    headers = getattr(getattr(exc, "response", None), "headers", None)
                 wait = gate.release(ticket, ok=False, rate_limited=kind == "rate_limit",
-                                    headers=_error_headers(exc))
+                                    headers=headers)
                 failed = _providers.failure(key, request, exc, attempts, kind=kind,
                                              timeout=timeout)
                 self._count(model, kind, failed.message)

@@ -24,19 +24,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-_SECRET_NAMES = frozenset(
-    {
-        "api_key",
-        "aws_access_key_id",
-        "aws_secret_access_key",
-        "aws_session_token",
-        "azure_ad_token",
-        "client_secret",
-        "extra_headers",
-        "headers",
-        "vertex_credentials",
-    }
-)
+#: Secret names the patterns below miss.
+_SECRET_NAMES = frozenset({"aws_access_key_id"})
 _SECRET_PATTERN = re.compile(
     r"(^|_)(api_?key|key|secret|token|password|passwd|headers?)$"
     # words that name a credential wherever they stand (``auth``, ``x_auth_token``,
@@ -200,14 +189,6 @@ def strip_entry_secrets(entry: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
     return out, removed
 
 
-def _env_secrets() -> list[str]:
-    return [
-        value
-        for name, value in os.environ.items()
-        if value and len(value) >= 6 and is_secret_param(name.lower())
-    ]
-
-
 def scrub(text: str, secrets: Iterable[Any] = ()) -> str:
     """Mask API keys, bearer tokens and Authorization headers in ``text``.
 
@@ -227,7 +208,9 @@ def scrub(text: str, secrets: Iterable[Any] = ()) -> str:
     "headers={'Authorization': '***'}"
     """
     out = str(text)
-    values = [str(s) for s in secrets if s] + _env_secrets()
+    values = [str(s) for s in secrets if s] + [  # and credentials in the environment
+        value for name, value in os.environ.items()
+        if value and len(value) >= 6 and is_secret_param(name.lower())]
     for value in sorted(set(values), key=len, reverse=True):
         if len(value) >= 4:
             out = out.replace(value, _MASK)

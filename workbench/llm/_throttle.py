@@ -12,8 +12,6 @@ class Budget:
     """Admission control for ``budget_usd`` (see :func:`complete_many`)."""
 
     def __init__(self, limit: float):
-        if limit < 0:
-            raise ValueError(f"budget_usd={limit!r} must be >= 0")
         self.limit = float(limit)
         self.spent = 0.0
         self.reserved = 0.0
@@ -85,11 +83,9 @@ def parse_reset(text: str | None) -> float | None:
         return float(text)
     except ValueError:
         pass
-    total, found = 0.0, False
-    for number, unit in re.findall(r"([0-9.]+)(ms|h|m|s)", text):
-        found = True
-        total += float(number) * {"h": 3600, "m": 60, "s": 1, "ms": 0.001}[unit]
-    return total if found else None
+    parts = re.findall(r"([0-9.]+)(ms|h|m|s)", text)
+    scale = {"h": 3600, "m": 60, "s": 1, "ms": 0.001}
+    return sum(float(number) * scale[unit] for number, unit in parts) if parts else None
 
 
 def retry_after(headers: Any) -> float | None:
@@ -221,7 +217,7 @@ class Gate:
         self.sent = 0.0  # tokens charged by all sends so far
         self.history: dict[int, tuple[float, float]] = {}  # seq -> (sends, tokens) before it
         self.rate_limited = 0
-        self.changed: asyncio.Event | None = None
+        self.changed = asyncio.Event()
         self.queue: deque[asyncio.Future] = deque()
         self.completion_tokens: float | None = None  # learned mean, for requests without max_tokens
         self.latency = 0.0  # seconds per call, a moving mean (the runner keeps it)
@@ -237,11 +233,6 @@ class Gate:
         else:
             self.window = min(self.window, float(concurrency))
         return True
-
-    def _event(self) -> asyncio.Event:
-        if self.changed is None:
-            self.changed = asyncio.Event()
-        return self.changed
 
     def estimate(self, prompt_tokens: int, max_tokens: int | None) -> float:
         """Tokens to charge a call in advance."""
@@ -264,10 +255,9 @@ class Gate:
                            self.tokens.wait(tokens, now))
                 if wait <= 0 and self.in_flight < (1 if self.probing else max(1, int(self.window))):
                     break
-                event = self._event()
-                event.clear()
+                self.changed.clear()
                 try:
-                    await asyncio.wait_for(event.wait(), wait if wait > 0 else None)
+                    await asyncio.wait_for(self.changed.wait(), wait if wait > 0 else None)
                 except TimeoutError:
                     pass
         finally:
@@ -311,8 +301,7 @@ class Gate:
                 old = self.completion_tokens
                 self.completion_tokens = (float(completion_tokens) if old is None
                                           else 0.9 * old + 0.1 * completion_tokens)
-        if self.changed is not None:
-            self.changed.set()
+        self.changed.set()
         return wait
 
     def _learn(self, headers: Any, ticket: Ticket, before: tuple[float, float],

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Any
 
@@ -36,23 +36,6 @@ ERROR_TYPES = (
 #: Error types worth another attempt (with backoff).
 RETRYABLE = frozenset({"connection_error", "empty_reply", "malformed", "rate_limit",
                        "server_error", "timeout"})
-
-# Request fields; params may not shadow them (nor litellm's own call plumbing).
-_FIELDS = (
-    "model",
-    "messages",
-    "temperature",
-    "sample",
-    "max_tokens",
-    "response_format",
-    "logprobs",
-    "top_logprobs",
-    "top_p",
-    "stop",
-    "seed",
-)
-_RESERVED_PARAMS = frozenset(_FIELDS) | {"stream", "n", "workbench_sample", "custom_llm_provider"}
-
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
@@ -230,6 +213,11 @@ class Request:
         return cls(**kwargs)
 
 
+# Request fields but ``params``; params may not shadow them (nor litellm's own call plumbing).
+_FIELDS = tuple(f.name for f in fields(Request) if f.name != "params")
+_RESERVED_PARAMS = frozenset(_FIELDS) | {"stream", "n", "workbench_sample", "custom_llm_provider"}
+
+
 @dataclass(frozen=True, slots=True)
 class Usage:
     """Token counts of one call."""
@@ -285,14 +273,11 @@ def build_completion(text: str, model: str, prompt_tokens: int, completion_token
                      logprobs: list[dict] | None, backend: str, cost_known: bool) -> Completion:
     """A :class:`Completion` with its :class:`Usage`, for the many replies of a replay.
 
-    Equal to what the dataclass constructors build (neither class has a
-    ``__post_init__``), without their keyword handling and one ``object.__setattr__``
-    call per field of a frozen dataclass (see :mod:`dataclasses`, "Frozen
-    instances"): each slot is set through its descriptor. The few distinct model and
-    backend names are shared (:func:`sys.intern`), not one copy per reply: less memory,
-    and fewer objects for the garbage collector to visit. Every field is passed: a
-    field added to either class must be added here (``tests/llm/test_llm_replay.py``
-    compares with the constructors, field by field).
+    What the constructors build, without their keyword handling and one
+    ``object.__setattr__`` per field of a frozen dataclass (:mod:`dataclasses`, "Frozen
+    instances"): each slot is set through its descriptor; model and backend names are
+    interned (less memory, fewer objects for the collector). A field added to either
+    class must be added here (``tests/llm/test_llm_replay.py`` compares field by field).
     """
     usage = _new(Usage)
     _prompt(usage, prompt_tokens)
