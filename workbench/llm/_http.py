@@ -1,21 +1,16 @@
 """The direct transport's sender: one ``POST {api_base}/chat/completions`` to an
-OpenAI-compatible endpoint, with the JSON body litellm's OpenAI provider would send
-(model name without the ``openai/`` prefix, the sampling fields, ``extra_body`` merged
-in), over one pooled aiohttp session; the reply comes back as a plain dict.
+OpenAI-compatible endpoint with the JSON body litellm's OpenAI provider would send, over
+one pooled aiohttp session; the reply comes back as a plain dict.
 
 Why: against a local server (a sim-server, llama.cpp, vLLM) on a 2-core machine the
 client's CPU is the limit, and ``litellm.acompletion`` spends about 3 ms of it per call.
-Used only where it is equivalent (:func:`eligible`): an ``openai/<model>`` request with
-a base URL (its ``api_base``, or ``OPENAI_BASE_URL`` / ``OPENAI_API_BASE`` as litellm
-reads them) and only params of :data:`DIRECT_PARAMS`; ``WORKBENCH_HTTP_PATH=litellm``
+Used only where it is equivalent (:func:`eligible`); ``WORKBENCH_HTTP_PATH=litellm``
 sends everything through litellm. Cache key, entry and reply are the same either way
 (a test compares them field by field against a sim-server).
 
-Structured output: a request asking for ``response_format={"type": "json_schema", ...}``
-sent to a llama.cpp server (its ``/models`` says ``owned_by: llamacpp``, or ``me`` for
-llama-cpp-python's server) is sent as
-``{"type": "json_object", "schema": ...}``, the only form that server accepts (it
-answers the ``json_schema`` form with HTTP 500); see :func:`schema_form`.
+Structured output: a llama.cpp server takes a JSON schema only as ``{"type":
+"json_object", "schema": ...}`` (it answers the ``json_schema`` form with HTTP 500):
+:func:`schema_form` tells such a server.
 
 References
 ----------
@@ -66,7 +61,9 @@ def enabled() -> bool:
 
 
 def eligible(model: str, params: dict, provider: str) -> bool:
-    """Whether a request can take the direct path (see the module docstring)."""
+    """Whether a request can take the direct path: an ``openai/<model>`` request with a
+    base URL (its ``api_base``, or ``OPENAI_BASE_URL`` / ``OPENAI_API_BASE`` as litellm
+    reads them), only params of :data:`DIRECT_PARAMS`, and the path enabled."""
     return (provider == "openai" and model.startswith("openai/")
             and isinstance(base_url(params, provider), str)
             and all(name in DIRECT_PARAMS for name in params) and enabled())
@@ -185,12 +182,10 @@ async def send(kwargs: dict, meta: dict | None = None) -> dict[str, Any]:
 
 
 async def schema_form(kwargs: dict) -> str:
-    """``"json_object"`` when ``api_base`` is a llama.cpp or llama-cpp-python server, else
-    ``"json_schema"``.
-
-    Asked once per ``api_base`` (``GET /models``, 5 s at most); an endpoint that does not
-    answer is taken to accept the standard ``json_schema`` form.
-    """
+    """``"json_object"`` when ``api_base`` is a llama.cpp or llama-cpp-python server (its
+    ``/models`` names an owner of :data:`_LLAMA_OWNERS`), else ``"json_schema"``. Asked
+    once per ``api_base`` (5 s at most); an endpoint that does not answer is taken to
+    accept the standard form."""
     base = kwargs["api_base"]
     if base not in _forms:
         form = "json_schema"

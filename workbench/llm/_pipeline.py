@@ -71,7 +71,7 @@ def run(requests: Iterable[Request], *, concurrency: int | None = None, progress
     cache = (None if mode == "off" else
              _cache.open_reader() if mode == "readonly" else _cache.open_cache())
     for i, request in enumerate(requests):
-        if type(request) is not Request and not isinstance(request, Request):
+        if not isinstance(request, Request):
             raise ValueError(f"requests[{i}]: expected a workbench.llm.Request, "
                              f"got {type(request).__name__}")
     keys = [cache_key(request) for request in requests]
@@ -113,10 +113,9 @@ def run(requests: Iterable[Request], *, concurrency: int | None = None, progress
         return results  # type: ignore[return-value]
 
     jobs = {key: requests[slots[0]] for key, slots in todo.items()}
-    routes: dict[tuple, _providers.Route] = {}
-    for request in jobs.values():  # unknown models and missing keys: before any call
-        if _providers.route_id(request) not in routes:
-            routes[_providers.route_id(request)] = _providers.route(request)
+    one = {_providers.route_id(request): request for request in jobs.values()}  # per route
+    # unknown models and missing keys: before any call
+    routes = {ident: _providers.route(request) for ident, request in one.items()}
     bar = _progress_bar(len(requests), progress, replayed)
     try:
         with (_cache.writing(cache.directory) if cache is not None else nullcontext()):

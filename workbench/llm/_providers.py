@@ -61,23 +61,14 @@ def get_litellm() -> Any:
                                 message=r"coroutine '\w*(Completion|LLM|Handler|Provider)\w*\.\w+' was never awaited")
         for name in _LOGGERS:
             logging.getLogger(name).setLevel(logging.ERROR)
-        _freeze_heap()
+        # litellm, openai and pydantic leave a large, permanent object graph: frozen out of
+        # the cyclic collector's view (garbage collected first), a full collection during a
+        # run no longer walks it and stalls the event loop for 0.1-0.2 s
+        if os.environ.get("WORKBENCH_GC_FREEZE", "1").strip() not in ("0", "false", "no"):
+            gc.collect()
+            gc.freeze()
         _litellm_module = litellm
     return _litellm_module
-
-
-def _freeze_heap() -> None:
-    """Take the import-time heap out of the cyclic collector's view (``gc.freeze``).
-
-    litellm, openai and pydantic leave a large, permanent object graph; without this,
-    every full collection during a run walks it and stalls the event loop for
-    0.1-0.2 s, delaying every call in flight. Garbage is collected first, so only
-    live objects are frozen. ``WORKBENCH_GC_FREEZE=0`` turns this off.
-    """
-    if os.environ.get("WORKBENCH_GC_FREEZE", "1").strip() in ("0", "false", "no"):
-        return
-    gc.collect()
-    gc.freeze()
 
 
 def model_backend(model: str) -> str:
@@ -151,7 +142,8 @@ def route(request: Request) -> Route:
         raise ProviderError(
             f"unknown provider or model {model!r}: litellm cannot route it "
             "(use a litellm model string such as 'gpt-4o', 'anthropic/<model>', "
-            "'ollama/<model>' or 'openai/<model>' with api_base)") from _quiet(exc)
+            "'ollama/<model>' or 'openai/<model>' with api_base)"
+        ) from ProviderError(scrub(str(exc))[:500])
     if not (base_url(params, provider) or params.get("api_key") or default_base):
         try:
             env = litellm.validate_environment(model=model)
@@ -172,14 +164,11 @@ _ZERO_PRICED: set[str] = set()
 
 
 def zero_price(model: str) -> None:
-    """Price a sim-server model at 0 in litellm's cost map (before litellm calls it).
-
-    Without an entry litellm searches its whole map for a fallback price on every
-    reply, which costs milliseconds per call. The map is litellm's, shared by the whole
-    process, so the names added are remembered (:data:`_ZERO_PRICED`): a server at
-    another URL that serves a model of the same name is not a sim-server, and its
-    calls have no price (:func:`price`, :func:`cost_of`).
-    """
+    """Price a sim-server model at 0 in litellm's cost map (before litellm calls it):
+    without an entry litellm searches its whole map for a fallback price on every reply
+    (milliseconds per call). The map is shared by the whole process, so the names added
+    are remembered (:data:`_ZERO_PRICED`): a real server serving a model of the same
+    name has no price all the same (:func:`price`, :func:`cost_of`)."""
     litellm = get_litellm()
     name = model.split("/", 1)[1]
     if name not in litellm.model_cost:
@@ -187,10 +176,6 @@ def zero_price(model: str) -> None:
                  "litellm_provider": "openai", "mode": "chat"}
         litellm.register_model({model: dict(price), name: dict(price)})
         _ZERO_PRICED.update((model, name))
-
-
-def _quiet(exc: BaseException) -> ProviderError:
-    return ProviderError(scrub(str(exc))[:500])
 
 
 def sampling_args(request: Request) -> dict[str, Any]:
@@ -306,7 +291,6 @@ _NAME_TYPES = (
     ("Redirected", "redirect"),
     ("Timeout", "timeout"),
     ("RateLimit", "rate_limit"),
-    ("APIConnection", "connection_error"),
     ("Connect", "connection_error"),
     ("ServiceUnavailable", "server_error"),
     ("InternalServer", "server_error"),
@@ -434,28 +418,20 @@ def classify(exc: BaseException) -> str:
     return "other"
 
 
-def host_of(request: Request, exc: BaseException | None = None) -> str:
-    """``host[:port]`` a request goes to: its ``api_base``, else the URL of the failed
-    HTTP request in ``exc``'s chain, else the provider's name (never credentials)."""
-    base = request.params.get("api_base")
-    urls = [base] if isinstance(base, str) else []
-    for link in _chain(exc) if exc is not None else []:
-        url = getattr(getattr(link, "request", None), "url", None)
-        if url is not None:
-            urls.append(str(url))
-    for url in urls:
-        netloc = urlsplit(strip_url_credentials(url)).netloc
-        if netloc:
-            return netloc
-    return f"the {model_backend(request.model)} API"
-
-
 def error_message(exc: BaseException, request: Request, kind: str | None = None) -> str:
     """A one-line, secret-free description of ``exc``; a ``connection_error`` says which
-    host could not be reached and why."""
+    host could not be reached (``host[:port]`` of the ``api_base``, else of the failed
+    HTTP request in ``exc``'s chain, else the provider's name; never credentials) and why."""
     if kind == "connection_error":
+        base = request.params.get("api_base")
+        urls = [base] if isinstance(base, str) else []
+        found = (getattr(getattr(link, "request", None), "url", None) for link in _chain(exc))
+        urls += [str(url) for url in found if url is not None]
+        host = next((netloc for url in urls
+                     if (netloc := urlsplit(strip_url_credentials(url)).netloc)),
+                    f"the {model_backend(request.model)} API")
         cause = _chain(exc)[-1]  # the root cause: refused, no such host, ...
-        text = f"could not reach {host_of(request, exc)}: {type(cause).__name__}: {cause}"
+        text = f"could not reach {host}: {type(cause).__name__}: {cause}"
     else:
         text = f"{type(exc).__name__}: {exc}".strip()
     text = " ".join(text.split())
@@ -497,16 +473,12 @@ def normalise_logprobs(raw: Any) -> list[dict] | None:
     content = get_field(raw, "content") if not isinstance(raw, list) else raw
     if content is None:
         return None
-    out = []
-    for item in content:
-        tops = get_field(item, "top_logprobs") or []
-        out.append({
-            "token": str(get_field(item, "token")),
-            "logprob": float(get_field(item, "logprob")),
-            "top_logprobs": [{"token": str(get_field(t, "token")), "logprob": float(get_field(t, "logprob"))}
-                             for t in tops],
-        })
-    return out
+
+    def pair(item: Any) -> dict:
+        return {"token": str(get_field(item, "token")), "logprob": float(get_field(item, "logprob"))}
+
+    return [{**pair(item), "top_logprobs": [pair(t) for t in get_field(item, "top_logprobs") or []]}
+            for item in content]
 
 
 def cost_of(request: Request, usage: tuple[int, int], backend: str,
@@ -545,33 +517,28 @@ def litellm_cost(response: Any) -> float:
         return 0.0
 
 
-def cost_known(request: Request, backend: str) -> bool:
-    """Whether a reply's cost is a real price: custom pricing in ``params``, a simulated
-    backend, or a model in litellm's cost map. Otherwise the cost is recorded as 0 and
-    flagged (``Completion.cost_known``), never a crash and never a silent 0."""
-    if backend == "sim" or any(name in request.params for name in _PRICING):
-        return True
-    return not math.isnan(price(request.model, 1000, 1000))
-
-
 #: Models whose missing price this process has already warned about (one warning per
 #: model per process: a notebook's or a command's several ``complete_many`` calls).
 _WARNED_UNPRICED: set[str] = set()
 
 
 class Prices:
-    """Whether each model's replies have a real price (:func:`cost_known`), looked up once
-    per run and model — one cost-map lookup, not one per reply — for the online runner and
-    the batch path alike; an unpriced model logs one warning per process."""
+    """Whether each model's replies have a real price: custom pricing in ``params``, a
+    simulated backend, or a model in litellm's cost map. Otherwise the cost is recorded as
+    0 and flagged (``Completion.cost_known``), never a crash and never a silent 0. Looked
+    up once per run and model (not per reply), for the online runner and the batch path
+    alike; an unpriced model logs one warning per process."""
 
     def __init__(self) -> None:
         self._known: dict[tuple[str, bool], bool] = {}
 
     def known(self, request: Request, backend: str) -> bool:
-        slot = (request.model, any(name in request.params for name in _PRICING))
+        custom = any(name in request.params for name in _PRICING)
+        slot = (request.model, custom)
         if slot not in self._known:
-            self._known[slot] = cost_known(request, backend)
-            if not self._known[slot] and request.model not in _WARNED_UNPRICED:
+            known = self._known[slot] = (backend == "sim" or custom
+                                         or not math.isnan(price(request.model, 1000, 1000)))
+            if not known and request.model not in _WARNED_UNPRICED:
                 _WARNED_UNPRICED.add(request.model)
                 log.warning("%s has no price in litellm's cost map: its calls are recorded at "
                             "$0 and flagged cost_known=false (pass input_cost_per_token/"
