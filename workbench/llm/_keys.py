@@ -129,26 +129,8 @@ def cache_key(request: Request) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _value(value: Any) -> str:
-    """The canonical JSON text of one value, as ``_dumps`` writes it inside an object."""
-    kind = type(value)
-    if kind is str:
-        return encode_basestring(value)
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if kind is int:
-        return int.__repr__(value)
-    if kind is float and math.isfinite(value):
-        return float.__repr__(value)
-    return _json(value)
-
-
 def _number(value: Any) -> str:
-    """``_value(canonical(value))``, quicker for the plain numbers of ``temperature``/``top_p``."""
+    """``_json(canonical(value))``, quicker for the plain numbers of ``temperature``/``top_p``."""
     kind = type(value)
     if kind is float:
         if value.is_integer():  # False for inf and nan
@@ -159,7 +141,7 @@ def _number(value: Any) -> str:
         return int.__repr__(value)
     elif value is None:
         return "null"
-    return _value(canonical(value))
+    return _json(canonical(value))
 
 
 #: :func:`_key_text`'s template: the key fields' names in sorted order (``params``, when
@@ -189,23 +171,23 @@ def _key_text(request: Request) -> str:
             break
         texts.append(_MESSAGE % (encode_basestring(message["content"]),
                                  encode_basestring(message["role"])))
-    params = _params(request) if request.params else None
+    params = _params(request)
     model, sample = request.model, request.sample
     response_format, stop, logprobs = request.response_format, request.stop, request.logprobs
     max_tokens, seed, top_logprobs = request.max_tokens, request.seed, request.top_logprobs
     top_p = request.top_p
     return _KEY_TEXT % (
-        "false" if logprobs is False else _value(logprobs),
-        "null" if max_tokens is None else _value(max_tokens),
+        "false" if logprobs is False else _json(logprobs),
+        "null" if max_tokens is None else _json(max_tokens),
         _json(_messages(messages)) if texts is None else "[" + ",".join(texts) + "]",
-        encode_basestring(model) if type(model) is str else _value(model),
+        encode_basestring(model) if type(model) is str else _json(model),
         "" if params is None else ',"params":' + _json(params),
         "null" if response_format is None else _json(canonical(response_format)),
-        int.__repr__(sample) if type(sample) is int else _value(sample),
-        "null" if seed is None else _value(seed),
-        "null" if stop is None else _value(canonical(stop)),
+        int.__repr__(sample) if type(sample) is int else _json(sample),
+        "null" if seed is None else _json(seed),
+        "null" if stop is None else _json(canonical(stop)),
         _number(request.temperature),
-        "null" if top_logprobs is None else _value(top_logprobs),
+        "null" if top_logprobs is None else _json(top_logprobs),
         "null" if top_p is None else _number(top_p),
     )
 
