@@ -19,16 +19,14 @@ _ENCODER = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",",
                             allow_nan=False)
 _dumps = _ENCODER.encode
 
-if c_make_encoder is not None:
-    # The C encoder that ``_dumps`` builds anew at every call, built once: the same
-    # settings give the same text (no circular check: key fields are trees).
-    _encode_c = c_make_encoder(None, _ENCODER.default, encode_basestring, None, ":", ",",
-                               True, False, False)
+# The C encoder that ``_dumps`` builds anew at every call, built once: the same settings
+# give the same text (no circular check: key fields are trees).
+_encode_c = c_make_encoder(None, _ENCODER.default, encode_basestring, None, ":", ",",
+                           True, False, False)
 
-    def _json(value: Any) -> str:
-        return "".join(_encode_c(value, 0))
-else:  # pragma: no cover - CPython always has the C encoder
-    _json = _dumps
+
+def _json(value: Any) -> str:
+    return "".join(_encode_c(value, 0))
 
 
 def canonical(value: Any) -> Any:

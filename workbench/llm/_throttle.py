@@ -171,12 +171,13 @@ class _Bucket:
 
 
 class Ticket:
-    """One admitted send: its sequence number, time, and the tokens it was charged."""
+    """One admitted send: its sequence number, time, the tokens it was charged and the
+    tokens charged to all sends before it."""
 
-    __slots__ = ("seq", "sent", "tokens")
+    __slots__ = ("seq", "sent", "tokens", "before")
 
-    def __init__(self, seq: int, sent: float, tokens: float):
-        self.seq, self.sent, self.tokens = seq, sent, tokens
+    def __init__(self, seq: int, sent: float, tokens: float, before: float):
+        self.seq, self.sent, self.tokens, self.before = seq, sent, tokens, before
 
 
 class Gate:
@@ -215,7 +216,6 @@ class Gate:
         self.decreased_at = -1.0
         self.seq = 0
         self.sent = 0.0  # tokens charged by all sends so far
-        self.history: dict[int, tuple[float, float]] = {}  # seq -> (sends, tokens) before it
         self.rate_limited = 0
         self.changed = asyncio.Event()
         self.queue: deque[asyncio.Future] = deque()
@@ -268,8 +268,7 @@ class Gate:
         self.in_flight += 1
         self.requests.take(1.0)
         self.tokens.take(tokens)
-        ticket = Ticket(self.seq, now, tokens)
-        self.history[self.seq] = (float(self.seq), self.sent)
+        ticket = Ticket(self.seq, now, tokens, self.sent)
         self.seq += 1
         self.sent += tokens
         return ticket
@@ -280,9 +279,8 @@ class Gate:
         now = asyncio.get_running_loop().time()
         self.in_flight -= 1
         self.probing = False
-        before = self.history.pop(ticket.seq, (float(ticket.seq), self.sent))
         if headers is not None:
-            self._learn(headers, ticket, before, now, answered=ok)
+            self._learn(headers, ticket, now, answered=ok)
         wait = None
         if rate_limited:
             self.rate_limited += 1
@@ -304,16 +302,14 @@ class Gate:
         self.changed.set()
         return wait
 
-    def _learn(self, headers: Any, ticket: Ticket, before: tuple[float, float],
-               now: float, *, answered: bool) -> None:
+    def _learn(self, headers: Any, ticket: Ticket, now: float, *, answered: bool) -> None:
         """Sync the buckets with a reply's ``x-ratelimit-*`` headers. A success whose
         headers report no longer a bucket learned before makes it forgotten: providers
         that have a quota report it on every reply, so the endpoint has none now (e.g.
         another server answers at its URL, as a local server restarted on a port)."""
-        sends_before, tokens_before = before
-        for bucket, name, after in (
-                (self.requests, "requests", self.seq - sends_before - 1),
-                (self.tokens, "tokens", self.sent - tokens_before - ticket.tokens)):
+        for bucket, name, after in (  # after: what the sends since this one took
+                (self.requests, "requests", self.seq - ticket.seq - 1),
+                (self.tokens, "tokens", self.sent - ticket.before - ticket.tokens)):
             limit, remaining = _header(headers, f"x-ratelimit-limit-{name}"), \
                 _header(headers, f"x-ratelimit-remaining-{name}")
             if limit is None or remaining is None:

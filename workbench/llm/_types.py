@@ -208,9 +208,7 @@ class Request:
             raise ValueError(f"unknown request field(s): {', '.join(sorted(unknown))}")
         if "model" not in data or "messages" not in data:
             raise ValueError("a request needs the fields 'model' and 'messages'")
-        kwargs = {k: v for k, v in data.items() if v is not None or k in ("model", "messages")}
-        kwargs.setdefault("params", {})
-        return cls(**kwargs)
+        return cls(**{k: v for k, v in data.items() if v is not None or k in ("model", "messages")})
 
 
 # Request fields but ``params``; params may not shadow them (nor litellm's own call plumbing).
