@@ -257,10 +257,9 @@ class BatchRun:
                 break
             await asyncio.sleep(delay)
             delay = min(MAX_POLL_S, delay * 2)
-        if job.output_file_id:
-            await self._read(batch_id, job.output_file_id, record, kwargs)
-        if job.error_file_id:
-            await self._read(batch_id, job.error_file_id, record, kwargs)
+        for file_id in (job.output_file_id, job.error_file_id):
+            if file_id:
+                await self._read(batch_id, file_id, record, kwargs)
         why = {"completed": "no line for this request in the job's output or error file",
                "failed": "the job failed validation: " + _errors_of(job),
                "expired": "the job expired (24 h window) before this request ran",
@@ -294,13 +293,11 @@ class BatchRun:
         content = await self.litellm.afile_content(file_id=file_id, **kwargs)
         keys = set(record["keys"]) & self.jobs.keys()
         for raw in content.content.decode("utf-8", "replace").splitlines():
-            if not raw.strip():
-                continue
             try:
                 line = json.loads(raw)
                 key = line.get("custom_id")
             except (ValueError, AttributeError):
-                continue  # not a result line: its request is reported as not answered
+                continue  # not a result line (or blank): its request is reported as not answered
             if key not in keys or key in self.results:
                 continue
             result = self._result(batch_id, key, self.jobs[key], line)

@@ -373,8 +373,7 @@ class _Sender:
         gate = self._gate(request, route, prepared.get("api_base"))
         charge = gate.estimate(prompt_estimate(request.messages), request.max_tokens)
         attempts = waited = 0  # waited: 429s retried at the time the provider named
-        by_deadline = self.deadline is not None and route.provider != "sim" \
-            and route.provider in _batch.PROVIDERS
+        by_deadline = self.deadline is not None and route.provider in _batch.PROVIDERS
         while True:
             if by_deadline and attempts == 0:  # mode="auto": in time, or in a batch job
                 left = self.deadline - time.monotonic() - gate.latency

@@ -178,19 +178,6 @@ def zero_price(model: str) -> None:
         _ZERO_PRICED.update((model, name))
 
 
-def sampling_args(request: Request) -> dict[str, Any]:
-    """The request's messages and sampling fields as chat-completions arguments (the ones
-    set): what an online call and a batch line both send."""
-    args: dict[str, Any] = {"messages": request.messages, "temperature": request.temperature}
-    for name in ("max_tokens", "response_format", "top_logprobs", "top_p", "stop", "seed"):
-        value = getattr(request, name)
-        if value is not None:
-            args[name] = dict(value) if name == "response_format" else value
-    if request.logprobs:
-        args["logprobs"] = True
-    return args
-
-
 #: Providers reached at an OpenAI-compatible URL whose credentials :func:`auth` settles.
 _OPENAI_LIKE = ("openai", "text-completion-openai")
 _BASE_ENV = ("OPENAI_BASE_URL", "OPENAI_API_BASE")  # litellm's order
@@ -250,9 +237,17 @@ def basic_token(url: Any) -> str | None:
 
 
 def call_kwargs(request: Request, route_: Route, *, timeout: float) -> dict[str, Any]:
-    """Keyword arguments for ``litellm.acompletion`` (litellm's own retries off), with
-    the credentials of :func:`auth`."""
-    kwargs: dict[str, Any] = {"model": request.model, **sampling_args(request)}
+    """Keyword arguments for ``litellm.acompletion``: the sampling fields that are set,
+    the params, litellm's own retries off, the credentials of :func:`auth`. What the
+    direct path and a batch line send too (:func:`workbench.llm._http.body_of`)."""
+    kwargs: dict[str, Any] = {"model": request.model, "messages": request.messages,
+                              "temperature": request.temperature}
+    for name in ("max_tokens", "response_format", "top_logprobs", "top_p", "stop", "seed"):
+        value = getattr(request, name)
+        if value is not None:
+            kwargs[name] = dict(value) if name == "response_format" else value
+    if request.logprobs:
+        kwargs["logprobs"] = True
     for name, value in request.params.items():
         if name not in _PRICING:
             kwargs[name] = value

@@ -135,8 +135,9 @@ _HEADER_TURNS = 16
 _headers: dict[str, dict[str, Any]] = {}  # reply id -> its x-ratelimit-* headers
 
 
-async def _keep_headers(kwargs: Any, response: Any, start_time: Any, end_time: Any) -> None:
-    """litellm's success callback: the reply's ``x-ratelimit-*`` headers, by reply id."""
+async def _keep_headers(kwargs: Any, response: Any, *_: Any) -> None:
+    """litellm's success callback (also passed the call's start and end times): the
+    reply's ``x-ratelimit-*`` headers, by reply id."""
     payload = kwargs.get("standard_logging_object") or {}
     found = (payload.get("hidden_params") or {}).get("additional_headers") or {}
     ident = getattr(response, "id", None)

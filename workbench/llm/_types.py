@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Any
@@ -43,6 +43,24 @@ def _is_int(value: Any) -> bool:
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+#: What each Request field but ``messages`` and ``params`` may hold: (test, expected).
+_RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "model": (lambda v: isinstance(v, str) and bool(v.strip()), "a non-empty string"),
+    "temperature": (lambda v: _is_number(v) and v >= 0, "a number >= 0"),
+    "sample": (lambda v: _is_int(v) and v >= 0, "an integer >= 0"),
+    "max_tokens": (lambda v: v is None or _is_int(v) and v >= 1, "an integer >= 1 or None"),
+    "response_format": (lambda v: v is None or isinstance(v, Mapping),
+                        "a dict such as {'type': 'json_object'} or None"),
+    "logprobs": (lambda v: isinstance(v, bool), "True or False"),
+    "top_logprobs": (lambda v: v is None or _is_int(v) and 0 <= v <= 20,
+                     "an integer 0-20 or None"),
+    "top_p": (lambda v: v is None or _is_number(v) and 0 < v <= 1, "a number in (0, 1] or None"),
+    "stop": (lambda v: v is None or isinstance(v, str) or isinstance(v, list | tuple)
+             and all(isinstance(s, str) for s in v), "a string, a list of strings or None"),
+    "seed": (lambda v: v is None or _is_int(v), "an integer or None"),
+}
 
 
 def _check_messages(messages: Any) -> list[dict]:
@@ -119,40 +137,19 @@ class Request:
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
-        if not isinstance(self.model, str) or not self.model.strip():
-            raise ValueError(f"Request field 'model': expected a non-empty string, got {self.model!r}")
-        set_(self, "messages", _check_messages(self.messages))
-        if not _is_number(self.temperature) or self.temperature < 0:
-            raise ValueError(f"Request field 'temperature': expected a number >= 0, "
-                             f"got {self.temperature!r}")
-        if not _is_int(self.sample) or self.sample < 0:
-            raise ValueError(f"Request field 'sample': expected an integer >= 0, got {self.sample!r}")
-        if self.max_tokens is not None and (not _is_int(self.max_tokens) or self.max_tokens < 1):
-            raise ValueError(f"Request field 'max_tokens': expected an integer >= 1 or None, "
-                             f"got {self.max_tokens!r}")
-        if self.response_format is not None and not isinstance(self.response_format, Mapping):
-            raise ValueError("Request field 'response_format': expected a dict such as "
-                             f"{{'type': 'json_object'}} or None, got {type(self.response_format).__name__}")
-        if not isinstance(self.logprobs, bool):
-            raise ValueError(f"Request field 'logprobs': expected True or False, got {self.logprobs!r}")
-        if self.top_logprobs is not None:
-            if not _is_int(self.top_logprobs) or not 0 <= self.top_logprobs <= 20:
-                raise ValueError("Request field 'top_logprobs': expected an integer 0-20 or None, "
-                                 f"got {self.top_logprobs!r}")
-            if not self.logprobs:
+        for name in _FIELDS:  # in order: the first malformed field is the one named
+            value = getattr(self, name)
+            if name == "messages":
+                set_(self, name, _check_messages(value))
+                continue
+            allowed, expected = _RULES[name]
+            if not allowed(value):
+                got = type(value).__name__ if name == "response_format" else repr(value)
+                raise ValueError(f"Request field {name!r}: expected {expected}, got {got}")
+            if name == "top_logprobs" and value is not None and not self.logprobs:
                 raise ValueError("Request field 'top_logprobs': needs logprobs=True")
-        if self.top_p is not None and (not _is_number(self.top_p) or not 0 < self.top_p <= 1):
-            raise ValueError(f"Request field 'top_p': expected a number in (0, 1] or None, got {self.top_p!r}")
-        stop = self.stop
-        if stop is not None and not isinstance(stop, str) and not (
-            isinstance(stop, list | tuple) and all(isinstance(s, str) for s in stop)
-        ):
-            raise ValueError(f"Request field 'stop': expected a string, a list of strings or None, "
-                             f"got {stop!r}")
-        if isinstance(stop, tuple):
-            set_(self, "stop", list(stop))
-        if self.seed is not None and not _is_int(self.seed):
-            raise ValueError(f"Request field 'seed': expected an integer or None, got {self.seed!r}")
+        if isinstance(self.stop, tuple):
+            set_(self, "stop", list(self.stop))
         if not isinstance(self.params, Mapping):
             raise ValueError(f"Request field 'params': expected a mapping, got {type(self.params).__name__}")
         for name in self.params:
