@@ -24,24 +24,18 @@ class Budget:
     async def admit(self, model: str) -> tuple[float, bool] | None:
         """Reserve an estimate for one call: ``(estimate, is_probe)``, or ``None`` (stop)."""
         async with self.cond:
-            while True:
-                if self.stopped:
-                    self.refused += 1
-                    return None
-                if model in self.highest:
-                    estimate = self.highest[model]
-                    if self.spent + self.reserved + estimate > self.limit:
-                        self.stopped = True
-                        continue
-                    self.reserved += estimate
-                    return estimate, False
-                if model not in self.probing:
-                    if self.spent + self.reserved > self.limit:
-                        self.stopped = True
-                        continue
-                    self.probing.add(model)
-                    return 0.0, True
-                await self.cond.wait()
+            while model not in self.highest and model in self.probing and not self.stopped:
+                await self.cond.wait()  # the model's price probe is in flight
+            estimate = self.highest.get(model, 0.0)
+            if self.stopped or self.spent + self.reserved + estimate > self.limit:
+                self.stopped = True
+                self.refused += 1
+                return None
+            if model in self.highest:
+                self.reserved += estimate
+                return estimate, False
+            self.probing.add(model)
+            return 0.0, True
 
     async def settle(self, model: str, reservation: tuple[float, bool], cost: float | None) -> None:
         async with self.cond:
