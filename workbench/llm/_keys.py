@@ -37,14 +37,12 @@ def canonical(value: Any) -> Any:
     >>> canonical({"b": [1.0, 2.5, (True, None)], "a": {"t": 0.0}})
     {'b': [1, 2.5, [True, None]], 'a': {'t': 0}}
     """
-    if isinstance(value, str) or value is None or isinstance(value, bool):
+    if value is None or isinstance(value, str | int):  # (bools are ints)
         return value
     if isinstance(value, float):
         if not math.isfinite(value):
             raise ValueError(f"cannot hash a non-finite number: {value!r}")
         return int(value) if value.is_integer() else value
-    if isinstance(value, int):
-        return value
     if isinstance(value, Mapping):
         return {str(k): canonical(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -151,16 +149,12 @@ _MESSAGE = '{"content":%s,"role":%s}'
 
 
 def _key_text(request: Request) -> str:
-    """The text :func:`hash_fields` hashes for ``key_fields(request)``, written directly.
-
-    The same bytes as ``_dumps(key_fields(request))`` (the JSON text of an object is
-    ``{``, its members in sorted key order, ``}``, and of a list ``[``, its items,
-    ``]``; ``tests/llm/test_llm_replay.py`` compares the two on many requests) without
-    building the fields dict and a new encoder per request, which was the largest
-    cost of a warm replay's key computation. It may raise where ``key_fields`` would
-    not (e.g. ``TypeError`` for a content that is not a string): :func:`cache_key`
-    then takes the general path.
-    """
+    """The text :func:`hash_fields` hashes for ``key_fields(request)``, written directly:
+    the same bytes as ``_dumps(key_fields(request))`` (``tests/llm/test_llm_replay.py``
+    compares them) without building the fields dict and a new encoder per request, the
+    largest cost of a warm replay's keys. It may raise where ``key_fields`` would not
+    (e.g. for a content that is not a string): :func:`cache_key` then takes the general
+    path."""
     messages = request.messages
     texts = []
     for message in messages:  # the usual messages: {"role": str, "content": str}

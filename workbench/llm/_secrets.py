@@ -190,15 +190,9 @@ def strip_entry_secrets(entry: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
 
 
 def scrub(text: str, secrets: Iterable[Any] = ()) -> str:
-    """Mask API keys, bearer tokens and Authorization headers in ``text``.
-
-    Parameters
-    ----------
-    text
-        Any message, e.g. a provider's error text.
-    secrets
-        Known secret values (e.g. the request's ``api_key``) to mask verbatim, in
-        addition to credentials found in the environment and key-shaped strings.
+    """Mask API keys, bearer tokens and Authorization headers in ``text`` (e.g. a
+    provider's error text): the known ``secrets`` (e.g. the request's ``api_key``) and
+    the credentials in the environment verbatim, and key-shaped strings.
 
     Examples
     --------
