@@ -4,7 +4,7 @@ Through litellm's files and batches API (https://docs.litellm.ai/docs/batches) i
 OpenAI Batch format (https://platform.openai.com/docs/guides/batch): one JSONL line per
 request whose ``custom_id`` is its cache key (so replies map back in any order), one job
 per model and endpoint (split at :data:`MAX_PER_JOB`). Each reply line goes through the
-pipeline's record stage (``keep``) and is stored exactly as an online reply
+pipeline's record stage (``record``) and is stored exactly as an online reply
 (``latency_s`` 0, ``batch_id`` naming the job, ``cost_usd`` at batch prices).
 
 Jobs are polled with exponential backoff (``poll_interval`` doubling up to
@@ -32,11 +32,11 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from workbench import config
-from workbench.errors import ProviderError
+from workbench.errors import CacheError, ProviderError
 from workbench.llm import _cache, _providers
 from workbench.llm._http import HTTPStatusError, body_of
 from workbench.llm._providers import get_field
-from workbench.llm._transports import Reply, reply_of
+from workbench.llm._transports import reply_of
 from workbench.llm._types import CallFailure, Completion, Request
 
 Result = Completion | CallFailure
@@ -109,16 +109,16 @@ def _client_kwargs(request: Request, route: _providers.Route) -> dict[str, Any]:
 
 
 class BatchRun:
-    """The batch jobs of one ``complete_many``: resume, submit, poll, and hand each reply
-    to ``keep(key, reply, batch_id)`` (the pipeline's record stage: its result, a
-    :class:`Completion` or a failure row) and each result to ``done(key, result)``."""
+    """The batch jobs of one ``complete_many``: resume, submit, poll, have each reply
+    recorded by ``record`` (the pipeline's record stage) and hand each result, a
+    :class:`Completion` or a failure row, to ``done(key, result)``."""
 
     def __init__(self, jobs: dict[str, Request], routes: dict[str, _providers.Route], *,
-                 keep: Callable[[str, Reply, str], Result], poll_interval: float,
+                 record: Callable[..., Completion], poll_interval: float,
                  done: Callable[[str, Result], None]):
         self.jobs = jobs
         self.routes = routes  # key -> route
-        self.keep = keep
+        self.record = record
         self.poll_interval = poll_interval
         self.done = done
         self.litellm = _providers.get_litellm()
@@ -300,13 +300,12 @@ class BatchRun:
                 continue  # not a result line (or blank): its request is reported as not answered
             if key not in keys or key in self.results:
                 continue
-            result = self._result(batch_id, key, self.jobs[key], line)
-            self._finish(key, result if isinstance(result, CallFailure)
-                         else self.keep(key, result, batch_id))
+            self._finish(key, self._result(batch_id, key, self.jobs[key], line))
 
     def _result(self, batch_id: str, key: str, request: Request,
-                line: dict[str, Any]) -> Reply | CallFailure:
-        """The reply of one output line, or the failure row of an error line."""
+                line: dict[str, Any]) -> Result:
+        """The reply of one output line, recorded, or the failure row of an error line (or
+        of a reply not kept: this line alone, never the job's other replies)."""
         response = line.get("response") or {}
         status = response.get("status_code")
         body = response.get("body")
@@ -320,9 +319,15 @@ class BatchRun:
                                       kind="timeout" if code == "batch_expired" else None,
                                       suffix="; send it again with mode='online'")
         try:
-            return reply_of(body)
+            reply = reply_of(body)
         except ValueError as exc:
             return CallFailure(key, "malformed", f"batch {batch_id}: {exc}", 1, request.model)
+        try:
+            return self.record(key, request, reply, latency=0.0, attempts=1, batch_id=batch_id)
+        except CacheError:
+            raise
+        except Exception as exc:
+            return _providers.failure(key, request, exc, 1, prefix=f"batch {batch_id}: ")
 
 
 def _errors_of(job: Any) -> str:

@@ -240,20 +240,10 @@ class _Sender:
             for key, hit in stored.items():  # sent elsewhere since the first read
                 self._done(key, hit)
 
-        def keep(key: str, reply: _transports.Reply, batch_id: str) -> Result:
-            request = mine[key]
-            try:
-                return self._record(key, request, reply, latency=0.0, attempts=1,
-                                    batch_id=batch_id)
-            except CacheError:
-                raise
-            except Exception as exc:  # this reply alone: never the job's other replies
-                return _providers.failure(key, request, exc, 1, prefix=f"batch {batch_id}: ")
-
         try:
             if not mine:
                 return dict(stored)
-            run = _batch.BatchRun(mine, {key: routes[key] for key in mine}, keep=keep,
+            run = _batch.BatchRun(mine, {key: routes[key] for key in mine}, record=self._record,
                                   poll_interval=poll_interval, done=self._done)
             return {**stored, **run_sync(self._keeping(run.run(), claimed, _BATCH_CLAIM_S))}
         finally:
