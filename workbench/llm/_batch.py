@@ -75,12 +75,10 @@ def _ledger() -> Iterator[dict[str, Any]]:
     path = config.cache_dir() / LEDGER_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path.with_suffix(".lock"), "a") as lock:
-        try:
-            import fcntl  # POSIX: one process at a time edits the ledger
+        with contextlib.suppress(ImportError):  # POSIX: one process at a time edits the ledger
+            import fcntl
 
             fcntl.flock(lock, fcntl.LOCK_EX)
-        except ImportError:
-            pass
         try:
             jobs = json.loads(path.read_text(encoding="utf-8"))["jobs"] if path.exists() else {}
         except (OSError, ValueError, KeyError, TypeError):

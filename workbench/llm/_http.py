@@ -21,6 +21,7 @@ llama.cpp server README, "POST /v1/chat/completions" (``response_format`` with a
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 from typing import Any
@@ -117,13 +118,11 @@ async def close() -> None:
 
 
 def _error_message(text: str) -> str:
-    try:
+    with contextlib.suppress(ValueError, AttributeError):
         error = json.loads(text).get("error")
         message = error.get("message") if isinstance(error, dict) else error
         if message:
             return str(message)
-    except (ValueError, AttributeError):
-        pass
     return text.strip()[:300] or "(empty body)"
 
 
@@ -189,7 +188,8 @@ async def schema_form(kwargs: dict) -> str:
     base = kwargs["api_base"]
     if base not in _forms:
         form = "json_schema"
-        try:
+        # (an unreachable or odd /models says nothing about the form)
+        with contextlib.suppress(Exception):
             async with asyncio.timeout(5):
                 async with _session().get(_url(base, "/models"), headers=_headers(kwargs)) as reply:
                     payload = await reply.json(content_type=None) if reply.status == 200 else {}
@@ -197,8 +197,6 @@ async def schema_form(kwargs: dict) -> str:
                       if isinstance(m, dict)}
             if owners & _LLAMA_OWNERS:
                 form = "json_object"
-        except Exception:  # noqa: BLE001 (an unreachable /models says nothing about the form)
-            pass
         _forms[base] = form
     return _forms[base]
 

@@ -26,6 +26,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 import sys
 import time
@@ -491,10 +492,8 @@ class _Sender:
 
     async def _pause(self, model: str, seconds: float) -> None:
         """Sleep ``seconds`` before a retry, or less if the model's breaker opens."""
-        try:
+        with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.wake.setdefault(model, asyncio.Event()).wait(), seconds)
-        except TimeoutError:
-            pass
 
     def _backoff(self, attempt: int) -> float:
         ceiling = min(_MAX_BACKOFF_S, self.backoff * 2 ** (attempt - 1))

@@ -4,6 +4,7 @@ of one (provider, model, endpoint), which paces to a user's caps and the provide
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections import deque
 from typing import Any
 
@@ -73,10 +74,8 @@ def parse_reset(text: str | None) -> float | None:
     if not text:
         return None
     text = text.strip()
-    try:
+    with contextlib.suppress(ValueError):
         return float(text)
-    except ValueError:
-        pass
     parts = re.findall(r"([0-9.]+)(ms|h|m|s)", text)
     scale = {"h": 3600, "m": 60, "s": 1, "ms": 0.001}
     return sum(float(number) * scale[unit] for number, unit in parts) if parts else None
@@ -250,10 +249,8 @@ class Gate:
                 if wait <= 0 and self.in_flight < (1 if self.probing else max(1, int(self.window))):
                     break
                 self.changed.clear()
-                try:
+                with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self.changed.wait(), wait if wait > 0 else None)
-                except TimeoutError:
-                    pass
         finally:
             head = self.queue[0] is me
             self.queue.remove(me)
