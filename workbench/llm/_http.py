@@ -145,17 +145,11 @@ async def _body(reply: Any, limit: int) -> bytes:
 
 async def send(kwargs: dict, meta: dict | None = None) -> dict[str, Any]:
     """POST the chat request; the reply's JSON as a dict (``meta["headers"]``: the
-    reply's headers, for the rate limits they report).
-
-    Raises :class:`HTTPStatusError` for a non-2xx status,
-    :class:`~workbench.llm._providers.Redirected` for a 3xx (never followed: the other
-    server's reply would be cached under this request's key),
-    :class:`~workbench.llm._providers.TooLarge` for a body over
-    ``WORKBENCH_MAX_REPLY_BYTES`` (never read whole: a gzip bomb costs at most that
-    much memory), ``ValueError`` ("malformed reply ...") for a body that is not a JSON
-    object, and aiohttp's connection errors (``OSError`` subclasses) as they come; the
-    caller's ``asyncio.timeout`` bounds it.
-    """
+    reply's headers, for the rate limits they report). A 3xx is never followed (the
+    other server's reply would be cached under this request's key) and a body over
+    ``WORKBENCH_MAX_REPLY_BYTES`` never read whole (a gzip bomb costs at most that much
+    memory); aiohttp's connection errors come as they are; the caller's
+    ``asyncio.timeout`` bounds it."""
     session = _session()
     async with session.post(_url(kwargs["api_base"], "/chat/completions"),
                             data=json.dumps(body_of(kwargs)), headers=_headers(kwargs),

@@ -185,18 +185,12 @@ _BASE_ENV = ("OPENAI_BASE_URL", "OPENAI_API_BASE")  # litellm's order
 
 def auth(params: Any, route_: Route) -> dict[str, Any]:
     """How a request to an OpenAI-compatible endpoint authenticates: the ``api_base``,
-    ``api_key`` and ``extra_headers`` to send, the same for the direct path, litellm and
-    batch jobs, so a server gets the same ``Authorization`` whichever sends it.
-
-    In order: an ``Authorization`` in the request's ``extra_headers``; else its
-    ``api_key`` (``Bearer``); else ``user:password@`` in the URL (``api_base``, or
-    ``OPENAI_BASE_URL`` / ``OPENAI_API_BASE`` when there is none), sent as ``Basic``
-    auth; else, for a sim-server, the placeholder :data:`LOCAL_KEY`; else
-    ``OPENAI_API_KEY``; else, for a local server, :data:`LOCAL_KEY`. Credentials are
-    never left in the URL: aiohttp refuses a URL with credentials beside an
-    ``Authorization`` header ("Cannot combine AUTHORIZATION header ..."), which
-    litellm always sends. Returns only the entries that change the request's own.
-    """
+    ``api_key`` and ``extra_headers`` to send (only those that change the request's own),
+    the same for the direct path, litellm and batch jobs, so a server gets the same
+    ``Authorization`` whichever sends it. ``user:password@`` in the URL is sent as
+    ``Basic`` auth, never left in the URL: aiohttp refuses a URL with credentials beside
+    an ``Authorization`` header ("Cannot combine AUTHORIZATION header ..."), which
+    litellm always sends."""
     out: dict[str, Any] = {}
     if route_.provider not in _OPENAI_LIKE and not route_.sim_server:
         return out
@@ -331,9 +325,8 @@ class Redirected(Exception):
 
 
 def check_text(text: Any) -> str:
-    """``text`` if it is a reply text this layer keeps: a string with something in it other
-    than white space, of at most ``WORKBENCH_MAX_REPLY_CHARS`` characters; else raise
-    :class:`EmptyReply`, :class:`TooLarge` or ``ValueError`` (malformed)."""
+    """``text`` if it is a reply text this layer keeps, else :class:`EmptyReply`,
+    :class:`TooLarge` or ``ValueError`` (malformed)."""
     if text is None:
         raise EmptyReply("the reply has no content (content: null)")
     if not isinstance(text, str):
@@ -380,8 +373,7 @@ def classify(exc: BaseException) -> str:
     class (litellm/openai names, and this layer's own: ``empty_reply``, ``too_large``,
     ``redirect``), a host that could not be reached anywhere in the exception's chain
     (``connection_error``), then an HTTP status code, then the message (malformed
-    bodies). Retryable: timeout, rate_limit, server_error, connection_error,
-    empty_reply, malformed; never bad_request, auth, not_found, redirect or too_large.
+    bodies). The retryable ones: :data:`~workbench.llm.RETRYABLE`.
     """
     import asyncio
 
@@ -478,14 +470,9 @@ def normalise_logprobs(raw: Any) -> list[dict] | None:
 
 def cost_of(request: Request, usage: tuple[int, int], backend: str,
             reply_cost: float | None = None, *, batch: bool = False) -> float:
-    """The call's cost in USD (``batch``: answered in a provider batch job).
-
-    Custom pricing in ``params`` (``input_cost_per_token``, ``output_cost_per_token``,
-    litellm's names, online prices: :data:`BATCH_DISCOUNT` of them in a batch) applies
-    to any model, sim included; otherwise 0 for simulated backends, the transport's own
-    price (``reply_cost``: litellm's), else :func:`price` / :func:`batch_price` (0 when
-    the model is unknown).
-    """
+    """The call's cost in USD (``batch``: answered in a provider batch job). Custom
+    pricing in ``params`` (litellm's names, online prices) applies to any model, sim
+    included; an unknown price is 0 here (flagged by :class:`Prices`)."""
     params = request.params
     if any(name in params for name in _PRICING):
         cost = (usage[0] * float(params.get("input_cost_per_token", 0.0))
