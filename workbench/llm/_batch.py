@@ -201,11 +201,9 @@ class BatchRun:
 
     async def _find(self, intent: str, record: dict[str, Any], key: str
                     ) -> tuple[str, dict[str, Any]] | None:
-        """The job the ledger's ``intent`` was submitting when its run was killed: looked
-        up in the provider's list of jobs (newest first) by the id of ours in its
-        metadata, back to a few minutes before the intent. Found, the ledger records it
-        under its job id; not found (or the provider cannot list its jobs), the intent is
-        dropped and ``None`` returned: its requests are submitted anew."""
+        """The job the ledger's ``intent`` was submitting when its run was killed, looked
+        up in the provider's list (newest first, back to a few minutes before the intent)
+        by the id of ours in its metadata; ``None``: its requests are submitted anew."""
         kwargs = _client_kwargs(self.jobs[key], self.routes[key])
         since = float(record.get("since") or 0) - _CLOCK_SLACK_S
         after, found = None, None

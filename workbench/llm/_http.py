@@ -143,9 +143,9 @@ async def _body(reply: Any, limit: int) -> bytes:
     return b"".join(parts)
 
 
-async def send(kwargs: dict, meta: dict | None = None) -> dict[str, Any]:
-    """POST the chat request; the reply's JSON as a dict (``meta["headers"]``: the
-    reply's headers, for the rate limits they report). A 3xx is never followed (the
+async def send(kwargs: dict) -> tuple[dict[str, Any], Any]:
+    """POST the chat request; the reply's JSON as a dict, and the reply's headers (for
+    the rate limits they report). A 3xx is never followed (the
     other server's reply would be cached under this request's key) and a body over
     ``WORKBENCH_MAX_REPLY_BYTES`` never read whole (a gzip bomb costs at most that much
     memory); aiohttp's connection errors come as they are; the caller's
@@ -154,8 +154,6 @@ async def send(kwargs: dict, meta: dict | None = None) -> dict[str, Any]:
     async with session.post(_url(kwargs["api_base"], "/chat/completions"),
                             data=json.dumps(body_of(kwargs)), headers=_headers(kwargs),
                             allow_redirects=False) as reply:
-        if meta is not None:
-            meta["headers"] = reply.headers
         if 300 <= reply.status < 400:
             raise Redirected(reply.status, reply.headers.get("Location"))
         data = await _body(reply, config.reply_limit("bytes"))
@@ -171,7 +169,7 @@ async def send(kwargs: dict, meta: dict | None = None) -> dict[str, Any]:
         raise ValueError(f"malformed reply: not JSON ({text[:80]!r})") from None
     if not isinstance(payload, dict):
         raise ValueError("malformed reply: not a JSON object")
-    return payload
+    return payload, reply.headers
 
 
 async def schema_form(kwargs: dict) -> str:

@@ -79,8 +79,6 @@ def url_credentials(url: Any) -> list[str]:
     if not isinstance(url, str) or "@" not in url:
         return []
     userinfo = urlsplit(url).netloc.rpartition("@")[0]
-    if not userinfo:
-        return []
     parts = [userinfo, *userinfo.split(":", 1)]
     return [p for p in dict.fromkeys(parts + [unquote(p) for p in parts]) if p]
 

@@ -95,9 +95,8 @@ class Direct:
         return await _openai_kwargs(request, route, timeout, direct=True)
 
     async def send(self, prepared: dict[str, Any]) -> Reply:
-        meta: dict[str, Any] = {}
-        payload = await _http.send(prepared, meta)
-        return reply_of(payload, meta.get("headers"))
+        payload, headers = await _http.send(prepared)
+        return reply_of(payload, headers)
 
 
 class Litellm:
