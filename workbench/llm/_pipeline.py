@@ -224,10 +224,8 @@ class _Sender:
 
     def batches(self, jobs: dict[str, Request], poll_interval: float) -> dict[str, Result]:
         """The replies to the ``jobs`` that go in provider batch jobs (all but in-process
-        ``sim/`` models), via :class:`~workbench.llm._batch.BatchRun`. Claims first, as
-        online (3.): a request another process is sending is left out (the online stage
-        then waits for its reply), and the others stay claimed until their job's replies
-        are stored."""
+        ``sim/`` models). Claimed first, as online (3.): a request another process is
+        sending is left out (then awaited online), the others stay claimed until stored."""
         routes = {key: self.routes[_providers.route_id(request)] for key, request in jobs.items()}
         mine = {key: request for key, request in jobs.items() if routes[key].provider != "sim"}
         for route in dict.fromkeys(routes[key] for key in mine):
