@@ -135,8 +135,6 @@ def _number(value: Any) -> str:
             return float.__repr__(value)
     elif kind is int:
         return int.__repr__(value)
-    elif value is None:
-        return "null"
     return _json(canonical(value))
 
 
