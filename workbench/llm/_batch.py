@@ -29,6 +29,7 @@ import os
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
 from workbench import config
@@ -106,21 +107,20 @@ def _client_kwargs(request: Request, route: _providers.Route) -> dict[str, Any]:
     return kwargs
 
 
+@dataclass
 class BatchRun:
     """The batch jobs of one ``complete_many``: resume, submit, poll, have each reply
     recorded by ``record`` (the pipeline's record stage) and hand each result, a
     :class:`Completion` or a failure row, to ``done(key, result)``."""
 
-    def __init__(self, jobs: dict[str, Request], routes: dict[str, _providers.Route], *,
-                 record: Callable[..., Completion], poll_interval: float,
-                 done: Callable[[str, Result], None]):
-        self.jobs = jobs
-        self.routes = routes  # key -> route
-        self.record = record
-        self.poll_interval = poll_interval
-        self.done = done
-        self.litellm = _providers.get_litellm()
-        self.results: dict[str, Result] = {}
+    jobs: dict[str, Request]
+    routes: dict[str, _providers.Route]  # key -> route
+    _: KW_ONLY
+    record: Callable[..., Completion]
+    poll_interval: float
+    done: Callable[[str, Result], None]
+    litellm: Any = field(default_factory=_providers.get_litellm)
+    results: dict[str, Result] = field(default_factory=dict)
 
     async def run(self) -> dict[str, Result]:
         with _ledger() as ledger:
