@@ -34,7 +34,8 @@ def complete(
     seed: int | None = None,
     **params: Any,
 ) -> Completion:
-    """One chat completion, through the cache.
+    """One chat completion, through the cache (threads calling ``complete`` with the same
+    request at the same time send it once).
 
     Parameters
     ----------
@@ -64,10 +65,6 @@ def complete(
         finally failed; its ``failure`` attribute holds the :class:`CallFailure`.
     ValueError
         naming the field, for a malformed request.
-
-    Notes
-    -----
-    Threads calling ``complete`` with the same request at the same time send it once.
 
     Examples
     --------

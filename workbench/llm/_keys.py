@@ -95,14 +95,10 @@ def _params(request: Request) -> dict[str, Any] | None:
 
 
 def cache_key(request: Request) -> str:
-    """The cache key of ``request``: a 64-character sha256 hex digest.
-
-    It hashes canonical JSON (sorted keys, ``1`` and ``1.0`` alike, nested values
-    too) of every field that can change the reply -- model, messages, temperature,
-    top_p, max_tokens, response_format, logprobs/top_logprobs, stop, seed, the repeat
-    index ``sample`` and non-secret provider params such as ``api_base`` -- and
-    nothing that cannot (API keys, headers, URL credentials, timeouts, retries,
-    concurrency).
+    """The cache key of ``request``: a 64-character sha256 hex digest of canonical JSON
+    (sorted keys, ``1`` and ``1.0`` alike, nested values too) of every field that can
+    change the reply (:func:`key_fields`: the repeat index ``sample`` too) and nothing
+    that cannot (API keys, headers, URL credentials, timeouts, retries, concurrency).
 
     Examples
     --------

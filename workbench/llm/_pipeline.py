@@ -197,9 +197,8 @@ class _Sender:
 
     def _record(self, key: str, request: Request, reply: _transports.Reply, *,
                 latency: float, attempts: int, batch_id: str | None = None) -> Completion:
-        """8. Check a raw reply, price it (at batch prices for a ``batch_id``), store it.
-        Raises what :func:`~workbench.llm._providers.check_text` raises for a reply that
-        is not kept (empty, too large, malformed), and what the store raises."""
+        """8. Check a raw reply (:func:`~workbench.llm._providers.check_text` raises for
+        one not kept), price it (at batch prices for a ``batch_id``), store it."""
         route = self.routes[_providers.route_id(request)]
         text = _providers.check_text(reply.text)
         logprobs = _providers.normalise_logprobs(reply.logprobs)

@@ -350,13 +350,10 @@ def _chain(exc: BaseException) -> list[BaseException]:
 
 
 def _unreachable(exc: BaseException) -> BaseException | None:
-    """The exception in ``exc``'s chain saying the host was not reached, if any.
-
-    litellm reports a refused connection or a failed DNS lookup as an
-    ``InternalServerError("Connection error.")`` raised from openai's
-    ``APIConnectionError``, itself from httpx/aiohttp and the ``OSError``: the chain
-    tells it from a real 5xx.
-    """
+    """The exception in ``exc``'s chain saying the host was not reached, if any: litellm
+    reports a refused connection or a failed DNS lookup as ``InternalServerError(
+    "Connection error.")``, raised from openai's ``APIConnectionError``, itself from
+    httpx/aiohttp and the ``OSError``; the chain tells it from a real 5xx."""
     import socket
 
     for link in _chain(exc)[1:]:
@@ -505,11 +502,10 @@ _WARNED_UNPRICED: set[str] = set()
 
 
 class Prices:
-    """Whether each model's replies have a real price: custom pricing in ``params``, a
-    simulated backend, or a model in litellm's cost map. Otherwise the cost is recorded as
-    0 and flagged (``Completion.cost_known``), never a crash and never a silent 0. Looked
-    up once per run and model (not per reply), for the online runner and the batch path
-    alike; an unpriced model logs one warning per process."""
+    """Whether each model's replies have a real price (custom pricing in ``params``, a
+    simulated backend, a model in litellm's cost map), else cost 0 flagged
+    ``Completion.cost_known=False``: never a crash, never a silent 0. Looked up once per
+    run and model; an unpriced model logs one warning per process."""
 
     def __init__(self) -> None:
         self._known: dict[tuple[str, bool], bool] = {}
