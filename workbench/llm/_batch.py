@@ -38,9 +38,7 @@ from workbench.llm import _cache, _providers
 from workbench.llm._http import HTTPStatusError, body_of
 from workbench.llm._providers import get_field
 from workbench.llm._transports import reply_of
-from workbench.llm._types import CallFailure, Completion, Request
-
-Result = Completion | CallFailure
+from workbench.llm._types import CallFailure, Completion, Request, Result
 
 LEDGER_FILE = "batch_jobs.json"
 #: Ledger ids of jobs being submitted (``intent:<tag>``), recorded before the provider is

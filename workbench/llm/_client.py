@@ -14,9 +14,7 @@ from typing import Any
 from workbench import config
 from workbench.errors import CacheMiss, ProviderError
 from workbench.llm import _pipeline
-from workbench.llm._types import CallFailure, Completion, Request
-
-Result = Completion | CallFailure
+from workbench.llm._types import CallFailure, Completion, Request, Result
 
 
 def complete(

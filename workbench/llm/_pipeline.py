@@ -42,9 +42,8 @@ from workbench.llm._keys import cache_key
 from workbench.llm._loop import run_sync
 from workbench.llm._settings import rpm_for
 from workbench.llm._throttle import RATE_LIMIT_RETRIES, Budget, Gate, prompt_estimate
-from workbench.llm._types import RETRYABLE, CallFailure, Completion, Request, Usage
+from workbench.llm._types import RETRYABLE, CallFailure, Completion, Request, Result, Usage
 
-Result = Completion | CallFailure
 _MAX_BACKOFF_S = 60.0
 #: Seconds a claim taken for a batch job lives unless renewed (every third of it).
 _BATCH_CLAIM_S = 600.0

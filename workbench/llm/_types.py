@@ -316,3 +316,7 @@ class CallFailure:
     def __post_init__(self) -> None:
         if self.error_type not in ERROR_TYPES:
             raise ValueError(f"CallFailure.error_type {self.error_type!r} not in {ERROR_TYPES}")
+
+
+#: What a request ends as.
+Result = Completion | CallFailure
