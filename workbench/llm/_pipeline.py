@@ -28,7 +28,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
-import sys
 import time
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -514,4 +513,4 @@ def _progress_line(replayed: int, missing: int) -> None:
     line = f"LLM calls: {replayed} replayed from cache"
     if missing:
         line += f", {missing} not in the cache (readonly mode)"
-    print(line, file=sys.stdout)
+    print(line)

@@ -158,8 +158,7 @@ def route(request: Request) -> Route:
     return Route(model, provider, provider, False)  # (a sim-server has a base URL: above)
 
 
-#: The model names :func:`zero_price` added to litellm's cost map: a price of 0 that holds
-#: for a sim-server only, never a real price (see :func:`price`).
+#: The model names :func:`zero_price` priced 0 in litellm's cost map (for sim-servers only).
 _ZERO_PRICED: set[str] = set()
 
 

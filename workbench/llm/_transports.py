@@ -21,10 +21,9 @@ from workbench.llm._types import Request
 
 @dataclass(slots=True)
 class Reply:
-    """One raw reply: ``text`` as the model gave it (the pipeline checks it), ``usage``
-    (an object or dict with ``prompt_tokens``/``completion_tokens``), raw ``logprobs``,
-    the reply's HTTP ``headers`` when the transport sees them (rate limits), and the
-    transport's own price of the call (``cost_usd``, litellm's) when it has one."""
+    """One raw reply, unchecked: ``usage`` an object or dict, the reply's HTTP ``headers``
+    when the transport sees them (rate limits), ``cost_usd`` the transport's own price of
+    the call (litellm's) when it has one."""
 
     text: Any
     usage: Any = None
