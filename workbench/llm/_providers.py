@@ -578,9 +578,7 @@ def batch_price(model: str, prompt_tokens: int, completion_tokens: int) -> float
         return online
     try:
         info = get_litellm().get_model_info(model)
-        rates = info.get("input_cost_per_token_batches"), info.get("output_cost_per_token_batches")
-    except Exception:
-        rates = (None, None)
-    if rates[0] is None or rates[1] is None:
+        return (prompt_tokens * float(info["input_cost_per_token_batches"])
+                + completion_tokens * float(info["output_cost_per_token_batches"]))
+    except Exception:  # no batch prices (missing, None, or no model info)
         return BATCH_DISCOUNT * online
-    return prompt_tokens * float(rates[0]) + completion_tokens * float(rates[1])
