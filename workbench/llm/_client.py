@@ -56,8 +56,7 @@ def complete(
     CacheMiss
         in ``readonly`` mode when the request is not cached.
     CacheError
-        when the cache store is damaged, or must take the reply but is read-only or
-        on a full disk (the message names the folder).
+        as :func:`complete_many`.
     ProviderError
         for an unknown model, a missing API key (both before any call) or a call that
         finally failed; its ``failure`` attribute holds the :class:`CallFailure`.

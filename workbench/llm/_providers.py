@@ -55,7 +55,6 @@ def get_litellm() -> Any:
 
         litellm.suppress_debug_info = True
         litellm.set_verbose = False
-        litellm.telemetry = False
         # a call cancelled by our timeout may leave a litellm coroutine un-awaited
         warnings.filterwarnings("ignore", category=RuntimeWarning,
                                 message=r"coroutine '\w*(Completion|LLM|Handler|Provider)\w*\.\w+' was never awaited")

@@ -2,10 +2,9 @@
 
 Two lists decide what happens to a provider keyword argument (``Request.params``):
 
-* *secret* parameters (API keys, tokens, passwords, headers, and any name with a
-  word ``auth``, ``authorization``, ``bearer``, ``cookie``, ``credential``, ``session``
-  or ``signature`` in it; ``snake_case``, ``camelCase`` or ``dash-case``) are never
-  stored, never hashed, never shown in a ``repr`` and are scrubbed from error messages;
+* *secret* parameters (API keys, tokens, passwords, headers, any name with a word
+  for a credential in it: :func:`is_secret_param`) are never stored, never hashed,
+  never shown in a ``repr`` and are scrubbed from error messages;
 * *transport* parameters (timeouts, retries, pricing hints) are stored with the
   entry but do not enter the cache key, because they cannot change the reply.
 
