@@ -7,12 +7,13 @@ import json
 import math
 from collections.abc import Mapping
 from json.encoder import c_make_encoder, encode_basestring
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from workbench.llm._secrets import key_params
 
-if TYPE_CHECKING:  # (_types imports this module: Request.__hash__ is the cache key)
-    from workbench.llm._types import Request
+#: A :class:`~workbench.llm.Request`, not imported: ``_types`` imports this module
+#: (``Request.__hash__`` is the cache key), and modules import in one direction.
+Keyed = Any
 
 KEY_VERSION = 1
 _ENCODER = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"),
@@ -59,7 +60,7 @@ def _messages(messages: list[dict]) -> list:
     return messages
 
 
-def key_fields(request: Request) -> dict[str, Any]:
+def key_fields(request: Keyed) -> dict[str, Any]:
     """The fields :func:`cache_key` hashes, as canonical JSON-able data (``api_base``
     is in: a different server is a different model; a ``user:password@`` in it is not,
     removed only when present so that every other key is as before)."""
@@ -83,7 +84,7 @@ def key_fields(request: Request) -> dict[str, Any]:
     return fields
 
 
-def _params(request: Request) -> dict[str, Any] | None:
+def _params(request: Keyed) -> dict[str, Any] | None:
     """The ``params`` key field of ``request`` (``None``: the key has no such field)."""
     if not request.params:
         return None
@@ -94,7 +95,7 @@ def _params(request: Request) -> dict[str, Any] | None:
     return canonical(params) if params else None
 
 
-def cache_key(request: Request) -> str:
+def cache_key(request: Keyed) -> str:
     """The cache key of ``request``: a 64-character sha256 hex digest of canonical JSON
     (sorted keys, ``1`` and ``1.0`` alike, nested values too) of every field that can
     change the reply (:func:`key_fields`: the repeat index ``sample`` too) and nothing
@@ -142,7 +143,7 @@ _KEY_TEXT = ('{"logprobs":%s,"max_tokens":%s,"messages":%s,"model":%s%s,"respons
 _MESSAGE = '{"content":%s,"role":%s}'
 
 
-def _key_text(request: Request) -> str:
+def _key_text(request: Keyed) -> str:
     """The text :func:`hash_fields` hashes for ``key_fields(request)``, written directly:
     the same bytes as ``_dumps(key_fields(request))`` (``tests/llm/test_llm_replay.py``
     compares them) without building the fields dict and a new encoder per request, the
