@@ -194,8 +194,7 @@ async def schema_form(kwargs: dict) -> str:
 
 
 def as_json_object(response_format: dict) -> dict:
-    """``{"type": "json_schema", "json_schema": {"schema": S, ...}}`` as
-    ``{"type": "json_object", "schema": S}`` (llama.cpp's form).
+    """A ``json_schema`` response format in llama.cpp's form.
 
     Examples
     --------

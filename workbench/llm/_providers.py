@@ -97,9 +97,8 @@ def is_sim_server(model: str, params: dict | Any) -> bool:
 
 
 def base_url(params: dict | Any, provider: str) -> str | None:
-    """The URL an OpenAI-compatible request goes to: its ``api_base``, else, for the
-    ``openai`` provider, ``OPENAI_BASE_URL`` or ``OPENAI_API_BASE`` (litellm's order);
-    ``None``: the provider's own."""
+    """The URL an OpenAI-compatible request goes to (litellm's order of the environment
+    variables); ``None``: the provider's own."""
     base = params.get("api_base")
     if not base and provider == "openai":
         base = next((os.environ[n] for n in _BASE_ENV if os.environ.get(n)), None)
@@ -269,9 +268,9 @@ def secrets_of(request: Request) -> list[str]:
 
 # --- errors -----------------------------------------------------------------------------
 
-_STATUS_TYPES = {400: "bad_request", 401: "auth", 402: "auth", 403: "auth", 404: "not_found",
-                 408: "timeout", 409: "server_error", 413: "bad_request", 422: "bad_request",
-                 429: "rate_limit"}
+#: HTTP statuses that are not what their class says (another 4xx is a ``bad_request``).
+_STATUS_TYPES = {401: "auth", 402: "auth", 403: "auth", 404: "not_found", 408: "timeout",
+                 409: "server_error", 429: "rate_limit"}
 _NAME_TYPES = (
     ("EmptyReply", "empty_reply"),
     ("TooLarge", "too_large"),
