@@ -7,16 +7,15 @@ per model and endpoint (split at :data:`MAX_PER_JOB`). Each reply line goes thro
 pipeline's record stage (``record``) and is stored exactly as an online reply
 (``latency_s`` 0, ``batch_id`` naming the job, ``cost_usd`` at batch prices).
 
-Jobs are polled with exponential backoff (``poll_interval`` doubling up to
-:data:`MAX_POLL_S`). Every job is recorded in a ledger, ``batch_jobs.json`` in the
-cache folder (job id, model, input file, keys; no secret), until its results are
-stored: a killed run resumes polling its jobs instead of submitting them again. The
-intent to submit is recorded before the provider is asked and the job's metadata
-carries an id of ours (:data:`TAG_FIELD`), so a run killed between the two finds its
-job in the provider's list (:meth:`BatchRun._find`). A request a job did not answer is
-a :class:`CallFailure` naming the job and why; it can be sent again with
-``mode="online"``. Providers: :data:`PROVIDERS` (sim-servers included); in-process
-``sim/`` models have no batch service and are answered online.
+Every job is recorded in a ledger, ``batch_jobs.json`` in the cache folder (job id,
+model, input file, keys; no secret), until its results are stored: a killed run
+resumes polling its jobs instead of submitting them again. The intent to submit is
+recorded before the provider is asked and the job's metadata carries an id of ours
+(:data:`TAG_FIELD`), so a run killed between the two finds its job in the provider's
+list (:meth:`BatchRun._find`). A request a job did not answer is a :class:`CallFailure`
+naming the job and why; it can be sent again with ``mode="online"``. Providers:
+:data:`PROVIDERS` (sim-servers included); in-process ``sim/`` models have no batch
+service and are answered online.
 """
 
 from __future__ import annotations

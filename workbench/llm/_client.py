@@ -1,8 +1,7 @@
 """``complete`` and ``complete_many``: the public calls (signatures fixed, DESIGN §2).
 
 They check their arguments and hand the requests to the one pipeline,
-:func:`workbench.llm._pipeline.run` (replay, dedupe, claim, budget, pace, retry, send,
-record), which sends them through the in-process simulator, direct HTTP or litellm.
+:func:`workbench.llm._pipeline.run`.
 """
 
 from __future__ import annotations
@@ -46,10 +45,6 @@ def complete(
         See :class:`Request`; ``sample`` is the repeat index.
     **params
         Provider keyword arguments (``api_base``, ``api_key``, ``timeout``, ...).
-
-    Returns
-    -------
-    Completion
 
     Raises
     ------

@@ -76,8 +76,7 @@ def _url(api_base: str, path: str) -> str:
 
 def _headers(kwargs: dict) -> dict[str, str]:
     """The headers litellm's OpenAI client sends for these kwargs (whose credentials
-    :func:`~workbench.llm._providers.auth` settled): ``Bearer <api_key>``, then the
-    ``extra_headers`` over it."""
+    :func:`~workbench.llm._providers.auth` settled)."""
     headers = {"Content-Type": "application/json"}
     if kwargs.get("api_key"):
         headers["Authorization"] = f"Bearer {kwargs['api_key']}"

@@ -88,7 +88,8 @@ def _check_messages(messages: Any) -> list[dict]:
 
 @dataclass(frozen=True, repr=False)
 class Request:
-    """One chat-completion request: everything that can change the reply.
+    """One chat-completion request: everything that can change the reply (a malformed
+    field raises ``ValueError`` naming it).
 
     Parameters
     ----------
@@ -105,11 +106,6 @@ class Request:
     params
         Extra provider keyword arguments (``api_base``, ``api_key``, ...). Secrets
         (``api_key``, headers, tokens) never enter the cache key, the cache or a repr.
-
-    Raises
-    ------
-    ValueError
-        naming the field, when a field is malformed.
 
     Examples
     --------
