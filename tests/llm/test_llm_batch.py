@@ -35,6 +35,12 @@ from workbench.sim.server import SimServer, running_server
 FAST = {"batch_latency_ms": 300.0}
 
 
+def _pending() -> dict:
+    """The batch ledger's jobs (none once every job's replies are stored)."""
+    with _batch._ledger() as jobs:
+        return dict(jobs)
+
+
 def requests_for(url: str, n: int, tag: str = "q") -> list[Request]:
     return [Request("openai/sim-judge-a",
                     [{"role": "user", "content": f"Explain {tag}{i}x in detail."}],
@@ -85,7 +91,7 @@ def test_two_runs_batching_the_same_requests_submit_each_once(monkeypatch):
     assert server.requests == 0  # nothing sent online either
     assert all(r.ok for r in out[0] + out[1])
     assert [r.text for r in out[0]] == [r.text for r in out[1]]
-    assert _batch.pending_jobs() == {}
+    assert _pending() == {}
 
 
 def test_batch_replies_replay_like_online_ones(sim_server_factory, sim_stats):
@@ -101,7 +107,7 @@ def test_batch_replies_replay_like_online_ones(sim_server_factory, sim_stats):
     assert all(r.cached for r in again + online)
     assert [r.text for r in online] == [r.text for r in first[:6]]
     assert peek(requests[0]).text == first[0].text
-    assert _batch.pending_jobs() == {}
+    assert _pending() == {}
 
 
 def test_failed_requests_are_call_failures_and_can_be_retried_online(sim_server_factory):
@@ -126,7 +132,7 @@ def test_expired_job_keeps_what_it_answered(sim_server_factory):
     assert {f.error_type for f in failed} == {"timeout"} and "batch_expired" in failed[0].message
     assert all(peek(r) is not None for r, g in zip(requests_for(url, 10, "exp"), got, strict=True)
                if isinstance(g, Completion))
-    assert _batch.pending_jobs() == {}
+    assert _pending() == {}
 
 
 def test_failed_job_fails_every_request_naming_why(sim_server_factory):
@@ -134,7 +140,7 @@ def test_failed_job_fails_every_request_naming_why(sim_server_factory):
     got = batch(requests_for(url, 4, "fail"))
     assert all(isinstance(r, CallFailure) and r.error_type == "bad_request" for r in got)
     assert "failed validation" in got[0].message and "simulated validation failure" in got[0].message
-    assert _batch.pending_jobs() == {}
+    assert _pending() == {}
 
 
 RUN = textwrap.dedent("""
@@ -173,7 +179,7 @@ def test_a_killed_run_resumes_its_jobs_without_submitting_again(sim_server_facto
     assert after["created"] - before["created"] == 1  # resumed, not submitted again
     assert after["files_uploaded"] - before["files_uploaded"] == 1
     assert all(isinstance(r, Completion) for r in got)
-    assert _batch.pending_jobs() == {}
+    assert _pending() == {}
 
 
 def test_sim_models_are_answered_online_and_bad_arguments_refused(sim_server):
@@ -191,12 +197,14 @@ def test_sim_models_are_answered_online_and_bad_arguments_refused(sim_server):
 
 
 def test_batch_body_is_the_online_request():
-    from workbench.llm._providers import Route
+    from workbench.llm._http import body_of
+    from workbench.llm._providers import Route, call_kwargs
 
     request = Request("openai/sim-judge-a", [{"role": "user", "content": "Hi"}], sample=2,
                       max_tokens=5, response_format={"type": "json_object"},
                       params={"api_base": "http://127.0.0.1:1/v1", "api_key": "sk-x", "timeout": 3})
-    body = _batch.body_of(request, Route("openai/sim-judge-a", "openai", "sim", True))
+    route = Route("openai/sim-judge-a", "openai", "sim", True)
+    body = body_of(call_kwargs(request, route, timeout=0), route.provider)
     assert body == {"model": "sim-judge-a", "messages": [{"role": "user", "content": "Hi"}],
                     "temperature": 0.0, "max_tokens": 5, "response_format": {"type": "json_object"},
                     "workbench_sample": 2}
@@ -314,7 +322,7 @@ def test_a_job_the_provider_refuses_gives_call_failures():
     got = batch(requests_for(dead, 3, "dead"))
     assert all(isinstance(r, CallFailure) and r.error_type == "connection_error" for r in got)
     assert "could not submit a batch job" in got[0].message
-    assert _batch.pending_jobs() == {}
+    assert _pending() == {}
 
 
 # --- a kill between the provider creating a job and the ledger recording it (issue 20, item 2)
@@ -365,7 +373,7 @@ def test_a_kill_while_the_job_is_created_does_not_submit_it_again(_llm_cache):
         stats = server.batches.stats()
     assert all(isinstance(r, Completion) for r in got), got
     assert stats["created"] == 1  # found the job the killed run had submitted, not a second
-    assert _batch.pending_jobs() == {}
+    assert _pending() == {}
 
 
 @pytest.mark.slow
@@ -379,4 +387,4 @@ def test_an_intent_whose_job_was_never_created_is_submitted(_llm_cache):
         got = batch(requests)
         stats = server.batches.stats()
     assert all(isinstance(r, Completion) for r in got), got
-    assert stats["created"] == 1 and _batch.pending_jobs() == {}
+    assert stats["created"] == 1 and _pending() == {}

@@ -78,9 +78,9 @@ def test_a_base_url_from_the_environment_takes_the_direct_path(sim_server, monke
     sent = []
     real_send = _http.send
 
-    async def counting(kwargs, meta=None):
+    async def counting(kwargs):
         sent.append(kwargs["api_base"])
-        return await real_send(kwargs, meta)
+        return await real_send(kwargs)
 
     monkeypatch.setattr(_http, "send", counting)
     out = {}

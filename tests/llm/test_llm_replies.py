@@ -25,6 +25,12 @@ MODEL = "openai/sim-judge-a"
 PATHS = ["direct", "litellm", "batch"]
 
 
+def _pending() -> dict:
+    """The batch ledger's jobs (none once every job's replies are stored)."""
+    with _batch._ledger() as jobs:
+        return dict(jobs)
+
+
 def msgs(text: str) -> list[dict]:
     return [{"role": "user", "content": f"Rate this answer from 1 to 10: {text}"}]
 
@@ -87,7 +93,7 @@ def test_a_reply_cut_inside_a_character_is_stored_and_takes_nothing_down(path, m
         again = _run(path, requests, monkeypatch)
     assert all(r.cached for r in again)  # stored: a rerun sends nothing
     assert [r.text for r in again] == [r.text for r in got]
-    assert _batch.pending_jobs() == {}
+    assert _pending() == {}
 
 
 @pytest.mark.parametrize("path", PATHS)
@@ -105,7 +111,7 @@ def test_empty_and_oversized_texts_are_failures_of_their_own_requests(path, monk
     assert "empty" in got[1].message and "white space" in got[2].message
     assert "WORKBENCH_MAX_REPLY_CHARS=1,000,000" in got[3].message
     assert [peek(r) is not None for r in requests] == [True, False, False, False, True]
-    assert _batch.pending_jobs() == {}
+    assert _pending() == {}
 
 
 # --- the direct path: redirects and bodies too large --------------------------------------

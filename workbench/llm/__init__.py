@@ -15,11 +15,9 @@ provider batch jobs: ``complete_many(..., mode="batch")``), and
 :func:`write_replay_file` turns replies found elsewhere (e.g. a paper's release) into a
 file for ``workbench cache import``.
 
-The cache survives hostile and broken stores: values are only ever read as JSON text
-(never unpickled), every replayed entry is checked against its key, a read-only folder
-replays, a full disk or a damaged store stops a run with one
-:class:`~workbench.errors.CacheError` naming the folder, and :func:`check_cache` /
-:func:`repair_cache` (``workbench cache check`` / ``repair``) diagnose and salvage.
+The cache survives hostile and broken stores (:mod:`workbench.llm._cache` says how);
+:func:`check_cache` / :func:`repair_cache` (``workbench cache check`` / ``repair``)
+diagnose and salvage.
 """
 
 from __future__ import annotations

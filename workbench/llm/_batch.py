@@ -1,30 +1,21 @@
 """``complete_many(..., mode="batch")``: the uncached requests as provider batch jobs.
 
-Through litellm's files and batches API (``acreate_file``, ``acreate_batch``,
-``aretrieve_batch``, ``afile_content``; https://docs.litellm.ai/docs/batches) in the
-OpenAI Batch format (https://platform.openai.com/docs/guides/batch): one JSONL line
-per request, ``{"custom_id": <cache key>, "method": "POST", "url":
-"/v1/chat/completions", "body": {...}}``, one job per model and endpoint (split at
-:data:`MAX_PER_JOB`). The custom id is the request's cache key, so replies are
-mapped back whatever order the output file has. Each reply line is handed to the
-pipeline's ``keep`` (:func:`workbench.llm._pipeline.record`), which checks it and
-writes it to the cache under that key exactly as an online reply (``latency_s`` 0: a
-batch has no per-call latency; ``batch_id`` names the job; ``cost_usd`` at batch
-prices, :func:`~workbench.llm._providers.cost_of`).
+Through litellm's files and batches API (https://docs.litellm.ai/docs/batches) in the
+OpenAI Batch format (https://platform.openai.com/docs/guides/batch): one JSONL line per
+request whose ``custom_id`` is its cache key (so replies map back in any order), one job
+per model and endpoint (split at :data:`MAX_PER_JOB`). Each reply line goes through the
+pipeline's record stage (``record``) and is stored exactly as an online reply
+(``latency_s`` 0, ``batch_id`` naming the job, ``cost_usd`` at batch prices).
 
-Jobs are polled with exponential backoff (from ``poll_interval`` seconds, doubling,
-at most :data:`MAX_POLL_S`). Every submitted job is recorded in a ledger,
-``batch_jobs.json`` in the cache folder (job id, model, input file, the keys it
-holds; no secret), until its results are stored: a run that was killed resumes
-polling the jobs holding its requests instead of submitting them again. The intent
-to submit is recorded before the provider is asked, and the job's metadata carries an
-id of ours (``workbench_job``): a run killed between the provider creating a job and
-the ledger recording it finds that job in the provider's list before submitting
-anything (:meth:`BatchRun._find`). A request
-a job did not answer is a :class:`CallFailure` naming the job and why (a failed or
-expired job, an error line); it can be sent again with ``mode="online"``.
-Providers: OpenAI-compatible batch endpoints (:data:`PROVIDERS`, sim-servers
-included); in-process ``sim/`` models have no batch service and are answered online.
+Every job is recorded in a ledger, ``batch_jobs.json`` in the cache folder (job id,
+model, input file, keys; no secret), until its results are stored: a killed run
+resumes polling its jobs instead of submitting them again. The intent to submit is
+recorded before the provider is asked and the job's metadata carries an id of ours
+(:data:`TAG_FIELD`), so a run killed between the two finds its job in the provider's
+list (:meth:`BatchRun._find`). A request a job did not answer is a :class:`CallFailure`
+naming the job and why; it can be sent again with ``mode="online"``. Providers:
+:data:`PROVIDERS` (sim-servers included); in-process ``sim/`` models have no batch
+service and are answered online.
 """
 
 from __future__ import annotations
@@ -37,18 +28,16 @@ import os
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from pathlib import Path
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
 from workbench import config
-from workbench.errors import ProviderError
+from workbench.errors import CacheError, ProviderError
 from workbench.llm import _cache, _providers
-from workbench.llm._http import HTTPStatusError
+from workbench.llm._http import HTTPStatusError, body_of
 from workbench.llm._providers import get_field
-from workbench.llm._transports import Reply, reply_of
-from workbench.llm._types import CallFailure, Completion, Request
-
-Result = Completion | CallFailure
+from workbench.llm._transports import reply_of
+from workbench.llm._types import CallFailure, Completion, Request, Result
 
 LEDGER_FILE = "batch_jobs.json"
 #: Ledger ids of jobs being submitted (``intent:<tag>``), recorded before the provider is
@@ -64,10 +53,6 @@ MAX_PER_JOB = 50_000
 MAX_POLL_S = 300.0
 ENDPOINT = "/v1/chat/completions"
 _FINAL = ("completed", "failed", "expired", "cancelled")
-# Request params that steer the client, not the provider: never in a JSONL body.
-_PLUMBING = frozenset({"api_base", "base_url", "api_key", "api_version", "organization",
-                       "timeout", "num_retries", "max_retries", "extra_headers", "extra_body",
-                       "input_cost_per_token", "output_cost_per_token"})
 
 
 def check(route: _providers.Route) -> None:
@@ -79,23 +64,19 @@ def check(route: _providers.Route) -> None:
 
 # --- the ledger -------------------------------------------------------------------------
 
-def ledger_path() -> Path:
-    """The ledger of submitted, unfinished jobs (in the configured cache folder)."""
-    return config.cache_dir() / LEDGER_FILE
-
-
 @contextlib.contextmanager
 def _ledger() -> Iterator[dict[str, Any]]:
-    """The ledger's jobs, locked for read-modify-write; saved (atomically) on exit."""
-    path = ledger_path()
+    """The jobs in the ledger of submitted, unfinished jobs (in the configured cache
+    folder): job id -> record (``model``, ``input_file_id``, ``keys``, ``submitted``,
+    ``tag``), or ``intent:<tag>`` -> record of a job whose submission a killed run may not
+    have seen through. Locked for read-modify-write; saved (atomically) on exit."""
+    path = config.cache_dir() / LEDGER_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path.with_suffix(".lock"), "a") as lock:
-        try:
-            import fcntl  # POSIX: one process at a time edits the ledger
+        with contextlib.suppress(ImportError):  # POSIX: one process at a time edits the ledger
+            import fcntl
 
             fcntl.flock(lock, fcntl.LOCK_EX)
-        except ImportError:
-            pass
         try:
             jobs = json.loads(path.read_text(encoding="utf-8"))["jobs"] if path.exists() else {}
         except (OSError, ValueError, KeyError, TypeError):
@@ -110,28 +91,7 @@ def _ledger() -> Iterator[dict[str, Any]]:
             os.replace(temporary, path)
 
 
-def pending_jobs() -> dict[str, dict[str, Any]]:
-    """Job id -> ledger record (``model``, ``input_file_id``, ``keys``, ``submitted``,
-    ``tag``) of the jobs submitted and not yet stored; ``intent:<tag>`` -> record for a
-    job whose submission a killed run may not have seen through."""
-    with _ledger() as jobs:
-        return dict(jobs)
-
-
 # --- the run ----------------------------------------------------------------------------
-
-def body_of(request: Request, route: _providers.Route) -> dict[str, Any]:
-    """The chat-completions body a batch line sends for ``request`` (as online calls send it)."""
-    model = request.model
-    if model.startswith(route.provider + "/"):
-        model = model[len(route.provider) + 1:]
-    body: dict[str, Any] = {"model": model, **_providers.sampling_args(request)}
-    body.update((k, v) for k, v in request.params.items() if k not in _PLUMBING)
-    body.update(request.params.get("extra_body") or {})
-    if route.sim_server:
-        body["workbench_sample"] = request.sample
-    return body
-
 
 def _client_kwargs(request: Request, route: _providers.Route) -> dict[str, Any]:
     kwargs: dict[str, Any] = {"custom_llm_provider": route.provider}
@@ -144,21 +104,20 @@ def _client_kwargs(request: Request, route: _providers.Route) -> dict[str, Any]:
     return kwargs
 
 
+@dataclass
 class BatchRun:
-    """The batch jobs of one ``complete_many``: resume, submit, poll, and hand each reply
-    to ``keep(key, reply, batch_id)`` (the pipeline's record stage: its result, a
-    :class:`Completion` or a failure row) and each result to ``done(key, result)``."""
+    """The batch jobs of one ``complete_many``: resume, submit, poll, have each reply
+    recorded by ``record`` (the pipeline's record stage) and hand each result, a
+    :class:`Completion` or a failure row, to ``done(key, result)``."""
 
-    def __init__(self, jobs: dict[str, Request], routes: dict[str, _providers.Route], *,
-                 keep: Callable[[str, Reply, str], Result], poll_interval: float,
-                 done: Callable[[str, Result], None]):
-        self.jobs = jobs
-        self.routes = routes  # key -> route
-        self.keep = keep
-        self.poll_interval = poll_interval
-        self.done = done
-        self.litellm = _providers.get_litellm()
-        self.results: dict[str, Result] = {}
+    jobs: dict[str, Request]
+    routes: dict[str, _providers.Route]  # key -> route
+    _: KW_ONLY
+    record: Callable[..., Completion]
+    poll_interval: float
+    done: Callable[[str, Result], None]
+    litellm: Any = field(default_factory=_providers.get_litellm)
+    results: dict[str, Result] = field(default_factory=dict)
 
     async def run(self) -> dict[str, Result]:
         with _ledger() as ledger:
@@ -197,7 +156,8 @@ class BatchRun:
         first = self.jobs[keys[0]]
         route = self.routes[keys[0]]
         lines = "".join(json.dumps({"custom_id": key, "method": "POST", "url": ENDPOINT,
-                                    "body": body_of(self.jobs[key], route)},
+                                    "body": body_of(_providers.call_kwargs(
+                                        self.jobs[key], route, timeout=0), route.provider)},
                                    ensure_ascii=False, separators=(",", ":")) + "\n"
                         for key in keys)
         kwargs = _client_kwargs(first, route)
@@ -238,11 +198,9 @@ class BatchRun:
 
     async def _find(self, intent: str, record: dict[str, Any], key: str
                     ) -> tuple[str, dict[str, Any]] | None:
-        """The job the ledger's ``intent`` was submitting when its run was killed: looked
-        up in the provider's list of jobs (newest first) by the id of ours in its
-        metadata, back to a few minutes before the intent. Found, the ledger records it
-        under its job id; not found (or the provider cannot list its jobs), the intent is
-        dropped and ``None`` returned: its requests are submitted anew."""
+        """The job the ledger's ``intent`` was submitting when its run was killed, looked
+        up in the provider's list (newest first, back to a few minutes before the intent)
+        by the id of ours in its metadata; ``None``: its requests are submitted anew."""
         kwargs = _client_kwargs(self.jobs[key], self.routes[key])
         since = float(record.get("since") or 0) - _CLOCK_SLACK_S
         after, found = None, None
@@ -292,10 +250,9 @@ class BatchRun:
                 break
             await asyncio.sleep(delay)
             delay = min(MAX_POLL_S, delay * 2)
-        if job.output_file_id:
-            await self._read(batch_id, job.output_file_id, record, kwargs)
-        if job.error_file_id:
-            await self._read(batch_id, job.error_file_id, record, kwargs)
+        for file_id in (job.output_file_id, job.error_file_id):
+            if file_id:
+                await self._read(batch_id, file_id, record, kwargs)
         why = {"completed": "no line for this request in the job's output or error file",
                "failed": "the job failed validation: " + _errors_of(job),
                "expired": "the job expired (24 h window) before this request ran",
@@ -329,22 +286,19 @@ class BatchRun:
         content = await self.litellm.afile_content(file_id=file_id, **kwargs)
         keys = set(record["keys"]) & self.jobs.keys()
         for raw in content.content.decode("utf-8", "replace").splitlines():
-            if not raw.strip():
-                continue
             try:
                 line = json.loads(raw)
                 key = line.get("custom_id")
             except (ValueError, AttributeError):
-                continue  # not a result line: its request is reported as not answered
+                continue  # not a result line (or blank): its request is reported as not answered
             if key not in keys or key in self.results:
                 continue
-            result = self._result(batch_id, key, self.jobs[key], line)
-            self._finish(key, result if isinstance(result, CallFailure)
-                         else self.keep(key, result, batch_id))
+            self._finish(key, self._result(batch_id, key, self.jobs[key], line))
 
     def _result(self, batch_id: str, key: str, request: Request,
-                line: dict[str, Any]) -> Reply | CallFailure:
-        """The reply of one output line, or the failure row of an error line."""
+                line: dict[str, Any]) -> Result:
+        """The reply of one output line, recorded, or the failure row of an error line (or
+        of a reply not kept: this line alone, never the job's other replies)."""
         response = line.get("response") or {}
         status = response.get("status_code")
         body = response.get("body")
@@ -358,9 +312,15 @@ class BatchRun:
                                       kind="timeout" if code == "batch_expired" else None,
                                       suffix="; send it again with mode='online'")
         try:
-            return reply_of(body)
+            reply = reply_of(body)
         except ValueError as exc:
             return CallFailure(key, "malformed", f"batch {batch_id}: {exc}", 1, request.model)
+        try:
+            return self.record(key, request, reply, latency=0.0, attempts=1, batch_id=batch_id)
+        except CacheError:
+            raise
+        except Exception as exc:
+            return _providers.failure(key, request, exc, 1, prefix=f"batch {batch_id}: ")
 
 
 def _errors_of(job: Any) -> str:

@@ -1,8 +1,7 @@
 """``complete`` and ``complete_many``: the public calls (signatures fixed, DESIGN §2).
 
 They check their arguments and hand the requests to the one pipeline,
-:func:`workbench.llm._pipeline.run` (replay, dedupe, claim, budget, pace, retry, send,
-record), which sends them through the in-process simulator, direct HTTP or litellm.
+:func:`workbench.llm._pipeline.run`.
 """
 
 from __future__ import annotations
@@ -14,9 +13,7 @@ from typing import Any
 from workbench import config
 from workbench.errors import CacheMiss, ProviderError
 from workbench.llm import _pipeline
-from workbench.llm._types import CallFailure, Completion, Request
-
-Result = Completion | CallFailure
+from workbench.llm._types import CallFailure, Completion, Request, Result
 
 
 def complete(
@@ -34,7 +31,8 @@ def complete(
     seed: int | None = None,
     **params: Any,
 ) -> Completion:
-    """One chat completion, through the cache.
+    """One chat completion, through the cache (threads calling ``complete`` with the same
+    request at the same time send it once).
 
     Parameters
     ----------
@@ -48,26 +46,17 @@ def complete(
     **params
         Provider keyword arguments (``api_base``, ``api_key``, ``timeout``, ...).
 
-    Returns
-    -------
-    Completion
-
     Raises
     ------
     CacheMiss
         in ``readonly`` mode when the request is not cached.
     CacheError
-        when the cache store is damaged, or must take the reply but is read-only or
-        on a full disk (the message names the folder).
+        as :func:`complete_many`.
     ProviderError
         for an unknown model, a missing API key (both before any call) or a call that
         finally failed; its ``failure`` attribute holds the :class:`CallFailure`.
     ValueError
         naming the field, for a malformed request.
-
-    Notes
-    -----
-    Threads calling ``complete`` with the same request at the same time send it once.
 
     Examples
     --------

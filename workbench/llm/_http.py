@@ -1,21 +1,16 @@
 """The direct transport's sender: one ``POST {api_base}/chat/completions`` to an
-OpenAI-compatible endpoint, with the JSON body litellm's OpenAI provider would send
-(model name without the ``openai/`` prefix, the sampling fields, ``extra_body`` merged
-in), over one pooled aiohttp session; the reply comes back as a plain dict.
+OpenAI-compatible endpoint with the JSON body litellm's OpenAI provider would send, over
+one pooled aiohttp session; the reply comes back as a plain dict.
 
 Why: against a local server (a sim-server, llama.cpp, vLLM) on a 2-core machine the
 client's CPU is the limit, and ``litellm.acompletion`` spends about 3 ms of it per call.
-Used only where it is equivalent (:func:`eligible`): an ``openai/<model>`` request with
-a base URL (its ``api_base``, or ``OPENAI_BASE_URL`` / ``OPENAI_API_BASE`` as litellm
-reads them) and only params of :data:`DIRECT_PARAMS`; ``WORKBENCH_HTTP_PATH=litellm``
+Used only where it is equivalent (:func:`eligible`); ``WORKBENCH_HTTP_PATH=litellm``
 sends everything through litellm. Cache key, entry and reply are the same either way
 (a test compares them field by field against a sim-server).
 
-Structured output: a request asking for ``response_format={"type": "json_schema", ...}``
-sent to a llama.cpp server (its ``/models`` says ``owned_by: llamacpp``, or ``me`` for
-llama-cpp-python's server) is sent as
-``{"type": "json_object", "schema": ...}``, the only form that server accepts (it
-answers the ``json_schema`` form with HTTP 500); see :func:`schema_form`.
+Structured output: a llama.cpp server takes a JSON schema only as ``{"type":
+"json_object", "schema": ...}`` (it answers the ``json_schema`` form with HTTP 500):
+:func:`schema_form` tells such a server.
 
 References
 ----------
@@ -26,6 +21,7 @@ llama.cpp server README, "POST /v1/chat/completions" (``response_format`` with a
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 from typing import Any
@@ -37,6 +33,8 @@ from workbench.llm._secrets import strip_url_credentials
 #: Request params the direct path understands; a request with any other goes via litellm.
 DIRECT_PARAMS = frozenset({"api_base", "api_key", "extra_body", "extra_headers", "timeout",
                            "num_retries", "input_cost_per_token", "output_cost_per_token"})
+#: Call arguments that steer the client, not the provider: never in a request body.
+_PLUMBING = DIRECT_PARAMS | {"model", "max_retries", "base_url", "api_version", "organization"}
 _CHUNK = 2**16
 _sessions: dict[int, Any] = {}  # id(event loop) -> aiohttp.ClientSession
 _forms: dict[str, str] = {}  # api_base -> "json_schema" | "json_object"
@@ -64,7 +62,9 @@ def enabled() -> bool:
 
 
 def eligible(model: str, params: dict, provider: str) -> bool:
-    """Whether a request can take the direct path (see the module docstring)."""
+    """Whether a request can take the direct path: an ``openai/<model>`` request with a
+    base URL (its ``api_base``, or ``OPENAI_BASE_URL`` / ``OPENAI_API_BASE`` as litellm
+    reads them), only params of :data:`DIRECT_PARAMS`, and the path enabled."""
     return (provider == "openai" and model.startswith("openai/")
             and isinstance(base_url(params, provider), str)
             and all(name in DIRECT_PARAMS for name in params) and enabled())
@@ -76,8 +76,7 @@ def _url(api_base: str, path: str) -> str:
 
 def _headers(kwargs: dict) -> dict[str, str]:
     """The headers litellm's OpenAI client sends for these kwargs (whose credentials
-    :func:`~workbench.llm._providers.auth` settled): ``Bearer <api_key>``, then the
-    ``extra_headers`` over it."""
+    :func:`~workbench.llm._providers.auth` settled)."""
     headers = {"Content-Type": "application/json"}
     if kwargs.get("api_key"):
         headers["Authorization"] = f"Bearer {kwargs['api_key']}"
@@ -88,12 +87,11 @@ def _headers(kwargs: dict) -> dict[str, str]:
     return headers
 
 
-def body_of(kwargs: dict) -> dict[str, Any]:
-    """The JSON body litellm's OpenAI provider sends for these ``acompletion`` kwargs."""
-    body = {"model": kwargs["model"].split("/", 1)[1]}
-    for name, value in kwargs.items():
-        if name not in DIRECT_PARAMS and name not in ("model", "max_retries") and value is not None:
-            body[name] = value
+def body_of(kwargs: dict, provider: str = "openai") -> dict[str, Any]:
+    """The JSON body litellm's OpenAI provider sends for these ``acompletion`` kwargs
+    (:func:`~workbench.llm._providers.call_kwargs`); also a batch line's body."""
+    body = {"model": kwargs["model"].removeprefix(provider + "/")}
+    body.update((name, value) for name, value in kwargs.items() if name not in _PLUMBING)
     body.update(kwargs.get("extra_body") or {})
     return body
 
@@ -119,13 +117,11 @@ async def close() -> None:
 
 
 def _error_message(text: str) -> str:
-    try:
+    with contextlib.suppress(ValueError, AttributeError):
         error = json.loads(text).get("error")
         message = error.get("message") if isinstance(error, dict) else error
         if message:
             return str(message)
-    except (ValueError, AttributeError):
-        pass
     return text.strip()[:300] or "(empty body)"
 
 
@@ -146,25 +142,17 @@ async def _body(reply: Any, limit: int) -> bytes:
     return b"".join(parts)
 
 
-async def send(kwargs: dict, meta: dict | None = None) -> dict[str, Any]:
-    """POST the chat request; the reply's JSON as a dict (``meta["headers"]``: the
-    reply's headers, for the rate limits they report).
-
-    Raises :class:`HTTPStatusError` for a non-2xx status,
-    :class:`~workbench.llm._providers.Redirected` for a 3xx (never followed: the other
-    server's reply would be cached under this request's key),
-    :class:`~workbench.llm._providers.TooLarge` for a body over
-    ``WORKBENCH_MAX_REPLY_BYTES`` (never read whole: a gzip bomb costs at most that
-    much memory), ``ValueError`` ("malformed reply ...") for a body that is not a JSON
-    object, and aiohttp's connection errors (``OSError`` subclasses) as they come; the
-    caller's ``asyncio.timeout`` bounds it.
-    """
+async def send(kwargs: dict) -> tuple[dict[str, Any], Any]:
+    """POST the chat request; the reply's JSON as a dict, and the reply's headers (for
+    the rate limits they report). A 3xx is never followed (the
+    other server's reply would be cached under this request's key) and a body over
+    ``WORKBENCH_MAX_REPLY_BYTES`` never read whole (a gzip bomb costs at most that much
+    memory); aiohttp's connection errors come as they are; the caller's
+    ``asyncio.timeout`` bounds it."""
     session = _session()
     async with session.post(_url(kwargs["api_base"], "/chat/completions"),
                             data=json.dumps(body_of(kwargs)), headers=_headers(kwargs),
                             allow_redirects=False) as reply:
-        if meta is not None:
-            meta["headers"] = reply.headers
         if 300 <= reply.status < 400:
             raise Redirected(reply.status, reply.headers.get("Location"))
         data = await _body(reply, config.reply_limit("bytes"))
@@ -180,20 +168,19 @@ async def send(kwargs: dict, meta: dict | None = None) -> dict[str, Any]:
         raise ValueError(f"malformed reply: not JSON ({text[:80]!r})") from None
     if not isinstance(payload, dict):
         raise ValueError("malformed reply: not a JSON object")
-    return payload
+    return payload, reply.headers
 
 
 async def schema_form(kwargs: dict) -> str:
-    """``"json_object"`` when ``api_base`` is a llama.cpp or llama-cpp-python server, else
-    ``"json_schema"``.
-
-    Asked once per ``api_base`` (``GET /models``, 5 s at most); an endpoint that does not
-    answer is taken to accept the standard ``json_schema`` form.
-    """
+    """``"json_object"`` when ``api_base`` is a llama.cpp or llama-cpp-python server (its
+    ``/models`` names an owner of :data:`_LLAMA_OWNERS`), else ``"json_schema"``. Asked
+    once per ``api_base`` (5 s at most); an endpoint that does not answer is taken to
+    accept the standard form."""
     base = kwargs["api_base"]
     if base not in _forms:
         form = "json_schema"
-        try:
+        # (an unreachable or odd /models says nothing about the form)
+        with contextlib.suppress(Exception):
             async with asyncio.timeout(5):
                 async with _session().get(_url(base, "/models"), headers=_headers(kwargs)) as reply:
                     payload = await reply.json(content_type=None) if reply.status == 200 else {}
@@ -201,15 +188,12 @@ async def schema_form(kwargs: dict) -> str:
                       if isinstance(m, dict)}
             if owners & _LLAMA_OWNERS:
                 form = "json_object"
-        except Exception:  # noqa: BLE001 (an unreachable /models says nothing about the form)
-            pass
         _forms[base] = form
     return _forms[base]
 
 
 def as_json_object(response_format: dict) -> dict:
-    """``{"type": "json_schema", "json_schema": {"schema": S, ...}}`` as
-    ``{"type": "json_object", "schema": S}`` (llama.cpp's form).
+    """A ``json_schema`` response format in llama.cpp's form.
 
     Examples
     --------

@@ -7,47 +7,27 @@ import json
 import math
 from collections.abc import Mapping
 from json.encoder import c_make_encoder, encode_basestring
-from typing import Any, Protocol
+from typing import Any
 
 from workbench.llm._secrets import key_params
+
+#: A :class:`~workbench.llm.Request`, not imported: ``_types`` imports this module
+#: (``Request.__hash__`` is the cache key), and modules import in one direction.
+Keyed = Any
 
 KEY_VERSION = 1
 _ENCODER = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"),
                             allow_nan=False)
 _dumps = _ENCODER.encode
-_sha256 = hashlib.sha256
 
-if c_make_encoder is not None:
-    # The C encoder that ``_dumps`` builds anew at every call, built once: the same
-    # settings give the same text (no circular check: key fields are trees).
-    _encode_c = c_make_encoder(None, _ENCODER.default, encode_basestring, None, ":", ",",
-                               True, False, False)
-
-    def _json(value: Any) -> str:
-        return "".join(_encode_c(value, 0))
-else:  # pragma: no cover - CPython always has the C encoder
-    _json = _dumps
+# The C encoder that ``_dumps`` builds anew at every call, built once: the same settings
+# give the same text (no circular check: key fields are trees).
+_encode_c = c_make_encoder(None, _ENCODER.default, encode_basestring, None, ":", ",",
+                           True, False, False)
 
 
-class Keyed(Protocol):
-    """The fields of a request the key reads: :class:`~workbench.llm.Request` has them.
-
-    Typed structurally so that this module needs nothing from ``_types`` (whose
-    ``Request.__hash__`` uses :func:`cache_key`).
-    """
-
-    model: str
-    messages: list[dict]
-    temperature: float
-    sample: int
-    max_tokens: int | None
-    response_format: Mapping[str, Any] | None
-    logprobs: bool
-    top_logprobs: int | None
-    top_p: float | None
-    stop: str | list[str] | None
-    seed: int | None
-    params: Mapping[str, Any]
+def _json(value: Any) -> str:
+    return "".join(_encode_c(value, 0))
 
 
 def canonical(value: Any) -> Any:
@@ -58,14 +38,12 @@ def canonical(value: Any) -> Any:
     >>> canonical({"b": [1.0, 2.5, (True, None)], "a": {"t": 0.0}})
     {'b': [1, 2.5, [True, None]], 'a': {'t': 0}}
     """
-    if isinstance(value, str) or value is None or isinstance(value, bool):
+    if value is None or isinstance(value, str | int):  # (bools are ints)
         return value
     if isinstance(value, float):
         if not math.isfinite(value):
             raise ValueError(f"cannot hash a non-finite number: {value!r}")
         return int(value) if value.is_integer() else value
-    if isinstance(value, int):
-        return value
     if isinstance(value, Mapping):
         return {str(k): canonical(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -83,14 +61,9 @@ def _messages(messages: list[dict]) -> list:
 
 
 def key_fields(request: Keyed) -> dict[str, Any]:
-    """The fields the cache key hashes, as canonical JSON-able data.
-
-    Everything that can change the reply: the model, messages, sampling settings,
-    the repeat index ``sample``, and provider params such as ``api_base`` (a
-    different server is a different model). Not: secrets, headers, timeouts,
-    retries, pricing hints, concurrency, nor a ``user:password@`` in ``api_base``
-    (removed only when present, so every other key is as before).
-    """
+    """The fields :func:`cache_key` hashes, as canonical JSON-able data (``api_base``
+    is in: a different server is a different model; a ``user:password@`` in it is not,
+    removed only when present so that every other key is as before)."""
     fields = {
         "v": KEY_VERSION,
         "model": request.model,
@@ -98,8 +71,7 @@ def key_fields(request: Keyed) -> dict[str, Any]:
         "temperature": canonical(request.temperature),
         "sample": request.sample,
         "max_tokens": request.max_tokens,
-        "response_format": None if request.response_format is None
-        else canonical(request.response_format),
+        "response_format": canonical(request.response_format),
         "logprobs": request.logprobs,
         "top_logprobs": request.top_logprobs,
         "top_p": canonical(request.top_p),
@@ -124,14 +96,10 @@ def _params(request: Keyed) -> dict[str, Any] | None:
 
 
 def cache_key(request: Keyed) -> str:
-    """The cache key of ``request``: a 64-character sha256 hex digest.
-
-    It hashes canonical JSON (sorted keys, ``1`` and ``1.0`` alike, nested values
-    too) of every field that can change the reply -- model, messages, temperature,
-    top_p, max_tokens, response_format, logprobs/top_logprobs, stop, seed, the repeat
-    index ``sample`` and non-secret provider params such as ``api_base`` -- and
-    nothing that cannot (API keys, headers, URL credentials, timeouts, retries,
-    concurrency).
+    """The cache key of ``request``: a 64-character sha256 hex digest of canonical JSON
+    (sorted keys, ``1`` and ``1.0`` alike, nested values too) of every field that can
+    change the reply (:func:`key_fields`: the repeat index ``sample`` too) and nothing
+    that cannot (API keys, headers, URL credentials, timeouts, retries, concurrency).
 
     Examples
     --------
@@ -151,29 +119,11 @@ def cache_key(request: Keyed) -> str:
         text = None
     if text is None:
         return hash_fields(key_fields(request))
-    return _sha256(text.encode("utf-8")).hexdigest()
-
-
-def _value(value: Any) -> str:
-    """The canonical JSON text of one value, as ``_dumps`` writes it inside an object."""
-    kind = type(value)
-    if kind is str:
-        return encode_basestring(value)
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if kind is int:
-        return int.__repr__(value)
-    if kind is float and math.isfinite(value):
-        return float.__repr__(value)
-    return _json(value)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _number(value: Any) -> str:
-    """``_value(canonical(value))``, quicker for the plain numbers of ``temperature``/``top_p``."""
+    """``_json(canonical(value))``, quicker for the plain numbers of ``temperature``/``top_p``."""
     kind = type(value)
     if kind is float:
         if value.is_integer():  # False for inf and nan
@@ -182,9 +132,7 @@ def _number(value: Any) -> str:
             return float.__repr__(value)
     elif kind is int:
         return int.__repr__(value)
-    elif value is None:
-        return "null"
-    return _value(canonical(value))
+    return _json(canonical(value))
 
 
 #: :func:`_key_text`'s template: the key fields' names in sorted order (``params``, when
@@ -196,16 +144,12 @@ _MESSAGE = '{"content":%s,"role":%s}'
 
 
 def _key_text(request: Keyed) -> str:
-    """The text :func:`hash_fields` hashes for ``key_fields(request)``, written directly.
-
-    The same bytes as ``_dumps(key_fields(request))`` (the JSON text of an object is
-    ``{``, its members in sorted key order, ``}``, and of a list ``[``, its items,
-    ``]``; ``tests/llm/test_llm_replay.py`` compares the two on many requests) without
-    building the fields dict and a new encoder per request, which was the largest
-    cost of a warm replay's key computation. It may raise where ``key_fields`` would
-    not (e.g. ``TypeError`` for a content that is not a string): :func:`cache_key`
-    then takes the general path.
-    """
+    """The text :func:`hash_fields` hashes for ``key_fields(request)``, written directly:
+    the same bytes as ``_dumps(key_fields(request))`` (``tests/llm/test_llm_replay.py``
+    compares them) without building the fields dict and a new encoder per request, the
+    largest cost of a warm replay's keys. It may raise where ``key_fields`` would not
+    (e.g. for a content that is not a string): :func:`cache_key` then takes the general
+    path."""
     messages = request.messages
     texts = []
     for message in messages:  # the usual messages: {"role": str, "content": str}
@@ -214,23 +158,23 @@ def _key_text(request: Keyed) -> str:
             break
         texts.append(_MESSAGE % (encode_basestring(message["content"]),
                                  encode_basestring(message["role"])))
-    params = _params(request) if request.params else None
+    params = _params(request)
     model, sample = request.model, request.sample
     response_format, stop, logprobs = request.response_format, request.stop, request.logprobs
     max_tokens, seed, top_logprobs = request.max_tokens, request.seed, request.top_logprobs
     top_p = request.top_p
     return _KEY_TEXT % (
-        "false" if logprobs is False else _value(logprobs),
-        "null" if max_tokens is None else _value(max_tokens),
+        "false" if logprobs is False else _json(logprobs),
+        "null" if max_tokens is None else _json(max_tokens),
         _json(_messages(messages)) if texts is None else "[" + ",".join(texts) + "]",
-        encode_basestring(model) if type(model) is str else _value(model),
+        encode_basestring(model) if type(model) is str else _json(model),
         "" if params is None else ',"params":' + _json(params),
         "null" if response_format is None else _json(canonical(response_format)),
-        int.__repr__(sample) if type(sample) is int else _value(sample),
-        "null" if seed is None else _value(seed),
-        "null" if stop is None else _value(canonical(stop)),
+        int.__repr__(sample) if type(sample) is int else _json(sample),
+        "null" if seed is None else _json(seed),
+        "null" if stop is None else _json(canonical(stop)),
         _number(request.temperature),
-        "null" if top_logprobs is None else _value(top_logprobs),
+        "null" if top_logprobs is None else _json(top_logprobs),
         "null" if top_p is None else _number(top_p),
     )
 

@@ -17,17 +17,17 @@
    retryable ones sent again after a backoff (or a 429's ``Retry-After``); a circuit
    breaker per model.
 7. **send** -- a transport (:mod:`workbench.llm._transports`) makes one attempt.
-8. **record** -- :func:`record` checks the reply, prices it and stores it at once.
+8. **record** -- ``_Sender._record`` checks the reply, prices it and stores it at once.
 
 ``mode="batch"`` sends what is left after stage 3 in provider batch jobs
-(:mod:`workbench.llm._batch`); their replies go through the same :func:`record`.
+(:mod:`workbench.llm._batch`); their replies go through the same record stage.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
-import sys
 import time
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -41,9 +41,8 @@ from workbench.llm._keys import cache_key
 from workbench.llm._loop import run_sync
 from workbench.llm._settings import rpm_for
 from workbench.llm._throttle import RATE_LIMIT_RETRIES, Budget, Gate, prompt_estimate
-from workbench.llm._types import RETRYABLE, CallFailure, Completion, Request, Usage
+from workbench.llm._types import RETRYABLE, CallFailure, Completion, Request, Result, Usage
 
-Result = Completion | CallFailure
 _MAX_BACKOFF_S = 60.0
 #: Seconds a claim taken for a batch job lives unless renewed (every third of it).
 _BATCH_CLAIM_S = 600.0
@@ -71,7 +70,7 @@ def run(requests: Iterable[Request], *, concurrency: int | None = None, progress
     cache = (None if mode == "off" else
              _cache.open_cache(readonly=mode == "readonly"))
     for i, request in enumerate(requests):
-        if type(request) is not Request and not isinstance(request, Request):
+        if not isinstance(request, Request):
             raise ValueError(f"requests[{i}]: expected a workbench.llm.Request, "
                              f"got {type(request).__name__}")
     keys = [cache_key(request) for request in requests]
@@ -113,10 +112,9 @@ def run(requests: Iterable[Request], *, concurrency: int | None = None, progress
         return results  # type: ignore[return-value]
 
     jobs = {key: requests[slots[0]] for key, slots in todo.items()}
-    routes: dict[tuple, _providers.Route] = {}
-    for request in jobs.values():  # unknown models and missing keys: before any call
-        if _providers.route_id(request) not in routes:
-            routes[_providers.route_id(request)] = _providers.route(request)
+    one = {_providers.route_id(request): request for request in jobs.values()}  # per route
+    # unknown models and missing keys: before any call
+    routes = {ident: _providers.route(request) for ident, request in one.items()}
     bar = _progress_bar(len(requests), progress, replayed)
     try:
         with (_maintenance.writing(cache.directory) if cache is not None else nullcontext()):
@@ -158,43 +156,8 @@ def run(requests: Iterable[Request], *, concurrency: int | None = None, progress
     return results  # type: ignore[return-value]
 
 
-def record(cache: Any, key: str, request: Request, route: _providers.Route,
-           reply: _transports.Reply, *, latency: float, attempts: int, prices: Any,
-           batch_id: str | None = None) -> Completion:
-    """Stage 8: check a raw reply, price it (at batch prices for a ``batch_id``), store
-    it; the :class:`Completion`. Raises what :func:`~workbench.llm._providers.check_text`
-    raises for a reply that is not kept (empty, too large, malformed), and what the store
-    raises."""
-    text = _providers.check_text(reply.text)
-    logprobs = _providers.normalise_logprobs(reply.logprobs)
-    get = _providers.get_field
-    usage = Usage(int(get(reply.usage, "prompt_tokens", 0) or 0),
-                  int(get(reply.usage, "completion_tokens", 0) or 0))
-    tokens = (usage.prompt_tokens, usage.completion_tokens)
-    cost = _providers.cost_of(request, tokens, route.backend, reply.cost_usd,
-                              batch=batch_id is not None)
-    entry = _cache.make_entry(
-        key, request, text=text, logprobs=logprobs, usage=usage, cost_usd=cost,
-        latency_s=round(latency, 6), backend=route.backend, finish_reason=reply.finish_reason,
-        provider_model=reply.model, attempts=attempts,
-        cost_known=prices.known(request, route.backend))
-    if batch_id:
-        entry["batch_id"] = batch_id
-    if cache is not None:
-        _cache.store(cache, entry)
-    return _cache.completion_from_entry(entry, cached=False)
-
-
 #: The answer for a request ``mode="auto"`` sends in a batch job (which fills its slot).
 DEFERRED: Any = object()
-
-
-def _error_headers(exc: BaseException) -> Any:
-    """The headers of the reply behind a failed call (``Retry-After``, ``x-ratelimit-*``):
-    the direct path's :class:`~workbench.llm._http.HTTPStatusError`, or the public
-    ``response`` (an ``httpx.Response``) of an openai/litellm exception."""
-    headers = getattr(exc, "headers", None)
-    return getattr(getattr(exc, "response", None), "headers", None) if headers is None else headers
 
 
 class _Sender:
@@ -232,20 +195,34 @@ class _Sender:
 
     def _record(self, key: str, request: Request, reply: _transports.Reply, *,
                 latency: float, attempts: int, batch_id: str | None = None) -> Completion:
-        completion = record(self.cache, key, request, self.routes[_providers.route_id(request)], reply,
-                            latency=latency, attempts=attempts, prices=self.prices,
-                            batch_id=batch_id)
-        self.written += self.cache is not None
-        return completion
+        """8. Check a raw reply (:func:`~workbench.llm._providers.check_text` raises for
+        one not kept), price it (at batch prices for a ``batch_id``), store it."""
+        route = self.routes[_providers.route_id(request)]
+        text = _providers.check_text(reply.text)
+        logprobs = _providers.normalise_logprobs(reply.logprobs)
+        get = _providers.get_field
+        usage = Usage(int(get(reply.usage, "prompt_tokens", 0) or 0),
+                      int(get(reply.usage, "completion_tokens", 0) or 0))
+        entry = _cache.make_entry(
+            key, request, text=text, logprobs=logprobs, usage=usage,
+            cost_usd=_providers.cost_of(request, (usage.prompt_tokens, usage.completion_tokens),
+                                        route.backend, reply.cost_usd, batch=batch_id is not None),
+            latency_s=round(latency, 6), backend=route.backend,
+            finish_reason=reply.finish_reason, provider_model=reply.model, attempts=attempts,
+            cost_known=self.prices.known(request, route.backend))
+        if batch_id:
+            entry["batch_id"] = batch_id
+        if self.cache is not None:
+            _cache.store(self.cache, entry)
+            self.written += 1
+        return _cache.completion_from_entry(entry, cached=False)
 
     # --- batch jobs ---------------------------------------------------------------------
 
     def batches(self, jobs: dict[str, Request], poll_interval: float) -> dict[str, Result]:
         """The replies to the ``jobs`` that go in provider batch jobs (all but in-process
-        ``sim/`` models), via :class:`~workbench.llm._batch.BatchRun`. Claims first, as
-        online (3.): a request another process is sending is left out (the online stage
-        then waits for its reply), and the others stay claimed until their job's replies
-        are stored."""
+        ``sim/`` models). Claimed first, as online (3.): a request another process is
+        sending is left out (then awaited online), the others stay claimed until stored."""
         routes = {key: self.routes[_providers.route_id(request)] for key, request in jobs.items()}
         mine = {key: request for key, request in jobs.items() if routes[key].provider != "sim"}
         for route in dict.fromkeys(routes[key] for key in mine):
@@ -259,20 +236,10 @@ class _Sender:
             for key, hit in stored.items():  # sent elsewhere since the first read
                 self._done(key, hit)
 
-        def keep(key: str, reply: _transports.Reply, batch_id: str) -> Result:
-            request = mine[key]
-            try:
-                return self._record(key, request, reply, latency=0.0, attempts=1,
-                                    batch_id=batch_id)
-            except CacheError:
-                raise
-            except Exception as exc:  # this reply alone: never the job's other replies
-                return _providers.failure(key, request, exc, 1, prefix=f"batch {batch_id}: ")
-
         try:
             if not mine:
                 return dict(stored)
-            run = _batch.BatchRun(mine, {key: routes[key] for key in mine}, keep=keep,
+            run = _batch.BatchRun(mine, {key: routes[key] for key in mine}, record=self._record,
                                   poll_interval=poll_interval, done=self._done)
             return {**stored, **run_sync(self._keeping(run.run(), claimed, _BATCH_CLAIM_S))}
         finally:
@@ -392,8 +359,7 @@ class _Sender:
         gate = self._gate(request, route, prepared.get("api_base"))
         charge = gate.estimate(prompt_estimate(request.messages), request.max_tokens)
         attempts = waited = 0  # waited: 429s retried at the time the provider named
-        by_deadline = self.deadline is not None and route.provider != "sim" \
-            and route.provider in _batch.PROVIDERS
+        by_deadline = self.deadline is not None and route.provider in _batch.PROVIDERS
         while True:
             if by_deadline and attempts == 0:  # mode="auto": in time, or in a batch job
                 left = self.deadline - time.monotonic() - gate.latency
@@ -423,8 +389,13 @@ class _Sender:
                 raise
             except Exception as exc:  # classified; never lost
                 kind = _providers.classify(exc)
+                # the reply's headers (Retry-After, x-ratelimit-*): the direct path's
+                # HTTPStatusError, or the public httpx ``response`` of an openai/litellm error
+                headers = getattr(exc, "headers", None)
+                if headers is None:
+                    headers = getattr(getattr(exc, "response", None), "headers", None)
                 wait = gate.release(ticket, ok=False, rate_limited=kind == "rate_limit",
-                                    headers=_error_headers(exc))
+                                    headers=headers)
                 failed = _providers.failure(key, request, exc, attempts, kind=kind,
                                              timeout=timeout)
                 self._count(model, kind, failed.message)
@@ -516,10 +487,8 @@ class _Sender:
 
     async def _pause(self, model: str, seconds: float) -> None:
         """Sleep ``seconds`` before a retry, or less if the model's breaker opens."""
-        try:
+        with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.wake.setdefault(model, asyncio.Event()).wait(), seconds)
-        except TimeoutError:
-            pass
 
     def _backoff(self, attempt: int) -> float:
         ceiling = min(_MAX_BACKOFF_S, self.backoff * 2 ** (attempt - 1))
@@ -544,4 +513,4 @@ def _progress_line(replayed: int, missing: int) -> None:
     line = f"LLM calls: {replayed} replayed from cache"
     if missing:
         line += f", {missing} not in the cache (readonly mode)"
-    print(line, file=sys.stdout)
+    print(line)

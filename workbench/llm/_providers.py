@@ -55,29 +55,19 @@ def get_litellm() -> Any:
 
         litellm.suppress_debug_info = True
         litellm.set_verbose = False
-        litellm.telemetry = False
         # a call cancelled by our timeout may leave a litellm coroutine un-awaited
         warnings.filterwarnings("ignore", category=RuntimeWarning,
                                 message=r"coroutine '\w*(Completion|LLM|Handler|Provider)\w*\.\w+' was never awaited")
         for name in _LOGGERS:
             logging.getLogger(name).setLevel(logging.ERROR)
-        _freeze_heap()
+        # litellm, openai and pydantic leave a large, permanent object graph: frozen out of
+        # the cyclic collector's view (garbage collected first), a full collection during a
+        # run no longer walks it and stalls the event loop for 0.1-0.2 s
+        if os.environ.get("WORKBENCH_GC_FREEZE", "1").strip() not in ("0", "false", "no"):
+            gc.collect()
+            gc.freeze()
         _litellm_module = litellm
     return _litellm_module
-
-
-def _freeze_heap() -> None:
-    """Take the import-time heap out of the cyclic collector's view (``gc.freeze``).
-
-    litellm, openai and pydantic leave a large, permanent object graph; without this,
-    every full collection during a run walks it and stalls the event loop for
-    0.1-0.2 s, delaying every call in flight. Garbage is collected first, so only
-    live objects are frozen. ``WORKBENCH_GC_FREEZE=0`` turns this off.
-    """
-    if os.environ.get("WORKBENCH_GC_FREEZE", "1").strip() in ("0", "false", "no"):
-        return
-    gc.collect()
-    gc.freeze()
 
 
 def model_backend(model: str) -> str:
@@ -107,9 +97,8 @@ def is_sim_server(model: str, params: dict | Any) -> bool:
 
 
 def base_url(params: dict | Any, provider: str) -> str | None:
-    """The URL an OpenAI-compatible request goes to: its ``api_base``, else, for the
-    ``openai`` provider, ``OPENAI_BASE_URL`` or ``OPENAI_API_BASE`` (litellm's order);
-    ``None``: the provider's own."""
+    """The URL an OpenAI-compatible request goes to (litellm's order of the environment
+    variables); ``None``: the provider's own."""
     base = params.get("api_base")
     if not base and provider == "openai":
         base = next((os.environ[n] for n in _BASE_ENV if os.environ.get(n)), None)
@@ -151,7 +140,8 @@ def route(request: Request) -> Route:
         raise ProviderError(
             f"unknown provider or model {model!r}: litellm cannot route it "
             "(use a litellm model string such as 'gpt-4o', 'anthropic/<model>', "
-            "'ollama/<model>' or 'openai/<model>' with api_base)") from _quiet(exc)
+            "'ollama/<model>' or 'openai/<model>' with api_base)"
+        ) from ProviderError(scrub(str(exc))[:500])
     if not (base_url(params, provider) or params.get("api_key") or default_base):
         try:
             env = litellm.validate_environment(model=model)
@@ -166,20 +156,16 @@ def route(request: Request) -> Route:
     return Route(model, provider, provider, False)  # (a sim-server has a base URL: above)
 
 
-#: The model names :func:`zero_price` added to litellm's cost map: a price of 0 that holds
-#: for a sim-server only, never a real price (see :func:`price`).
+#: The model names :func:`zero_price` priced 0 in litellm's cost map (for sim-servers only).
 _ZERO_PRICED: set[str] = set()
 
 
 def zero_price(model: str) -> None:
-    """Price a sim-server model at 0 in litellm's cost map (before litellm calls it).
-
-    Without an entry litellm searches its whole map for a fallback price on every
-    reply, which costs milliseconds per call. The map is litellm's, shared by the whole
-    process, so the names added are remembered (:data:`_ZERO_PRICED`): a server at
-    another URL that serves a model of the same name is not a sim-server, and its
-    calls have no price (:func:`price`, :func:`cost_of`).
-    """
+    """Price a sim-server model at 0 in litellm's cost map (before litellm calls it):
+    without an entry litellm searches its whole map for a fallback price on every reply
+    (milliseconds per call). The map is shared by the whole process, so the names added
+    are remembered (:data:`_ZERO_PRICED`): a real server serving a model of the same
+    name has no price all the same (:func:`price`, :func:`cost_of`)."""
     litellm = get_litellm()
     name = model.split("/", 1)[1]
     if name not in litellm.model_cost:
@@ -189,23 +175,6 @@ def zero_price(model: str) -> None:
         _ZERO_PRICED.update((model, name))
 
 
-def _quiet(exc: BaseException) -> ProviderError:
-    return ProviderError(scrub(str(exc))[:500])
-
-
-def sampling_args(request: Request) -> dict[str, Any]:
-    """The request's messages and sampling fields as chat-completions arguments (the ones
-    set): what an online call and a batch line both send."""
-    args: dict[str, Any] = {"messages": request.messages, "temperature": request.temperature}
-    for name in ("max_tokens", "response_format", "top_logprobs", "top_p", "stop", "seed"):
-        value = getattr(request, name)
-        if value is not None:
-            args[name] = dict(value) if name == "response_format" else value
-    if request.logprobs:
-        args["logprobs"] = True
-    return args
-
-
 #: Providers reached at an OpenAI-compatible URL whose credentials :func:`auth` settles.
 _OPENAI_LIKE = ("openai", "text-completion-openai")
 _BASE_ENV = ("OPENAI_BASE_URL", "OPENAI_API_BASE")  # litellm's order
@@ -213,18 +182,12 @@ _BASE_ENV = ("OPENAI_BASE_URL", "OPENAI_API_BASE")  # litellm's order
 
 def auth(params: Any, route_: Route) -> dict[str, Any]:
     """How a request to an OpenAI-compatible endpoint authenticates: the ``api_base``,
-    ``api_key`` and ``extra_headers`` to send, the same for the direct path, litellm and
-    batch jobs, so a server gets the same ``Authorization`` whichever sends it.
-
-    In order: an ``Authorization`` in the request's ``extra_headers``; else its
-    ``api_key`` (``Bearer``); else ``user:password@`` in the URL (``api_base``, or
-    ``OPENAI_BASE_URL`` / ``OPENAI_API_BASE`` when there is none), sent as ``Basic``
-    auth; else, for a sim-server, the placeholder :data:`LOCAL_KEY`; else
-    ``OPENAI_API_KEY``; else, for a local server, :data:`LOCAL_KEY`. Credentials are
-    never left in the URL: aiohttp refuses a URL with credentials beside an
-    ``Authorization`` header ("Cannot combine AUTHORIZATION header ..."), which
-    litellm always sends. Returns only the entries that change the request's own.
-    """
+    ``api_key`` and ``extra_headers`` to send (only those that change the request's own),
+    the same for the direct path, litellm and batch jobs, so a server gets the same
+    ``Authorization`` whichever sends it. ``user:password@`` in the URL is sent as
+    ``Basic`` auth, never left in the URL: aiohttp refuses a URL with credentials beside
+    an ``Authorization`` header ("Cannot combine AUTHORIZATION header ..."), which
+    litellm always sends."""
     out: dict[str, Any] = {}
     if route_.provider not in _OPENAI_LIKE and not route_.sim_server:
         return out
@@ -265,9 +228,17 @@ def basic_token(url: Any) -> str | None:
 
 
 def call_kwargs(request: Request, route_: Route, *, timeout: float) -> dict[str, Any]:
-    """Keyword arguments for ``litellm.acompletion`` (litellm's own retries off), with
-    the credentials of :func:`auth`."""
-    kwargs: dict[str, Any] = {"model": request.model, **sampling_args(request)}
+    """Keyword arguments for ``litellm.acompletion``: the sampling fields that are set,
+    the params, litellm's own retries off, the credentials of :func:`auth`. What the
+    direct path and a batch line send too (:func:`workbench.llm._http.body_of`)."""
+    kwargs: dict[str, Any] = {"model": request.model, "messages": request.messages,
+                              "temperature": request.temperature}
+    for name in ("max_tokens", "response_format", "top_logprobs", "top_p", "stop", "seed"):
+        value = getattr(request, name)
+        if value is not None:
+            kwargs[name] = dict(value) if name == "response_format" else value
+    if request.logprobs:
+        kwargs["logprobs"] = True
     for name, value in request.params.items():
         if name not in _PRICING:
             kwargs[name] = value
@@ -297,16 +268,15 @@ def secrets_of(request: Request) -> list[str]:
 
 # --- errors -----------------------------------------------------------------------------
 
-_STATUS_TYPES = {400: "bad_request", 401: "auth", 402: "auth", 403: "auth", 404: "not_found",
-                 408: "timeout", 409: "server_error", 413: "bad_request", 422: "bad_request",
-                 429: "rate_limit"}
+#: HTTP statuses that are not what their class says (another 4xx is a ``bad_request``).
+_STATUS_TYPES = {401: "auth", 402: "auth", 403: "auth", 404: "not_found", 408: "timeout",
+                 409: "server_error", 429: "rate_limit"}
 _NAME_TYPES = (
     ("EmptyReply", "empty_reply"),
     ("TooLarge", "too_large"),
     ("Redirected", "redirect"),
     ("Timeout", "timeout"),
     ("RateLimit", "rate_limit"),
-    ("APIConnection", "connection_error"),
     ("Connect", "connection_error"),
     ("ServiceUnavailable", "server_error"),
     ("InternalServer", "server_error"),
@@ -352,9 +322,8 @@ class Redirected(Exception):
 
 
 def check_text(text: Any) -> str:
-    """``text`` if it is a reply text this layer keeps: a string with something in it other
-    than white space, of at most ``WORKBENCH_MAX_REPLY_CHARS`` characters; else raise
-    :class:`EmptyReply`, :class:`TooLarge` or ``ValueError`` (malformed)."""
+    """``text`` if it is a reply text this layer keeps, else :class:`EmptyReply`,
+    :class:`TooLarge` or ``ValueError`` (malformed)."""
     if text is None:
         raise EmptyReply("the reply has no content (content: null)")
     if not isinstance(text, str):
@@ -378,13 +347,10 @@ def _chain(exc: BaseException) -> list[BaseException]:
 
 
 def _unreachable(exc: BaseException) -> BaseException | None:
-    """The exception in ``exc``'s chain saying the host was not reached, if any.
-
-    litellm reports a refused connection or a failed DNS lookup as an
-    ``InternalServerError("Connection error.")`` raised from openai's
-    ``APIConnectionError``, itself from httpx/aiohttp and the ``OSError``: the chain
-    tells it from a real 5xx.
-    """
+    """The exception in ``exc``'s chain saying the host was not reached, if any: litellm
+    reports a refused connection or a failed DNS lookup as ``InternalServerError(
+    "Connection error.")``, raised from openai's ``APIConnectionError``, itself from
+    httpx/aiohttp and the ``OSError``; the chain tells it from a real 5xx."""
     import socket
 
     for link in _chain(exc)[1:]:
@@ -401,8 +367,7 @@ def classify(exc: BaseException) -> str:
     class (litellm/openai names, and this layer's own: ``empty_reply``, ``too_large``,
     ``redirect``), a host that could not be reached anywhere in the exception's chain
     (``connection_error``), then an HTTP status code, then the message (malformed
-    bodies). Retryable: timeout, rate_limit, server_error, connection_error,
-    empty_reply, malformed; never bad_request, auth, not_found, redirect or too_large.
+    bodies). The retryable ones: :data:`~workbench.llm.RETRYABLE`.
     """
     import asyncio
 
@@ -434,28 +399,20 @@ def classify(exc: BaseException) -> str:
     return "other"
 
 
-def host_of(request: Request, exc: BaseException | None = None) -> str:
-    """``host[:port]`` a request goes to: its ``api_base``, else the URL of the failed
-    HTTP request in ``exc``'s chain, else the provider's name (never credentials)."""
-    base = request.params.get("api_base")
-    urls = [base] if isinstance(base, str) else []
-    for link in _chain(exc) if exc is not None else []:
-        url = getattr(getattr(link, "request", None), "url", None)
-        if url is not None:
-            urls.append(str(url))
-    for url in urls:
-        netloc = urlsplit(strip_url_credentials(url)).netloc
-        if netloc:
-            return netloc
-    return f"the {model_backend(request.model)} API"
-
-
 def error_message(exc: BaseException, request: Request, kind: str | None = None) -> str:
     """A one-line, secret-free description of ``exc``; a ``connection_error`` says which
-    host could not be reached and why."""
+    host could not be reached (``host[:port]`` of the ``api_base``, else of the failed
+    HTTP request in ``exc``'s chain, else the provider's name; never credentials) and why."""
     if kind == "connection_error":
+        base = request.params.get("api_base")
+        urls = [base] if isinstance(base, str) else []
+        found = (getattr(getattr(link, "request", None), "url", None) for link in _chain(exc))
+        urls += [str(url) for url in found if url is not None]
+        host = next((netloc for url in urls
+                     if (netloc := urlsplit(strip_url_credentials(url)).netloc)),
+                    f"the {model_backend(request.model)} API")
         cause = _chain(exc)[-1]  # the root cause: refused, no such host, ...
-        text = f"could not reach {host_of(request, exc)}: {type(cause).__name__}: {cause}"
+        text = f"could not reach {host}: {type(cause).__name__}: {cause}"
     else:
         text = f"{type(exc).__name__}: {exc}".strip()
     text = " ".join(text.split())
@@ -497,28 +454,19 @@ def normalise_logprobs(raw: Any) -> list[dict] | None:
     content = get_field(raw, "content") if not isinstance(raw, list) else raw
     if content is None:
         return None
-    out = []
-    for item in content:
-        tops = get_field(item, "top_logprobs") or []
-        out.append({
-            "token": str(get_field(item, "token")),
-            "logprob": float(get_field(item, "logprob")),
-            "top_logprobs": [{"token": str(get_field(t, "token")), "logprob": float(get_field(t, "logprob"))}
-                             for t in tops],
-        })
-    return out
+
+    def pair(item: Any) -> dict:
+        return {"token": str(get_field(item, "token")), "logprob": float(get_field(item, "logprob"))}
+
+    return [{**pair(item), "top_logprobs": [pair(t) for t in get_field(item, "top_logprobs") or []]}
+            for item in content]
 
 
 def cost_of(request: Request, usage: tuple[int, int], backend: str,
             reply_cost: float | None = None, *, batch: bool = False) -> float:
-    """The call's cost in USD (``batch``: answered in a provider batch job).
-
-    Custom pricing in ``params`` (``input_cost_per_token``, ``output_cost_per_token``,
-    litellm's names, online prices: :data:`BATCH_DISCOUNT` of them in a batch) applies
-    to any model, sim included; otherwise 0 for simulated backends, the transport's own
-    price (``reply_cost``: litellm's), else :func:`price` / :func:`batch_price` (0 when
-    the model is unknown).
-    """
+    """The call's cost in USD (``batch``: answered in a provider batch job). Custom
+    pricing in ``params`` (litellm's names, online prices) applies to any model, sim
+    included; an unknown price is 0 here (flagged by :class:`Prices`)."""
     params = request.params
     if any(name in params for name in _PRICING):
         cost = (usage[0] * float(params.get("input_cost_per_token", 0.0))
@@ -545,33 +493,27 @@ def litellm_cost(response: Any) -> float:
         return 0.0
 
 
-def cost_known(request: Request, backend: str) -> bool:
-    """Whether a reply's cost is a real price: custom pricing in ``params``, a simulated
-    backend, or a model in litellm's cost map. Otherwise the cost is recorded as 0 and
-    flagged (``Completion.cost_known``), never a crash and never a silent 0."""
-    if backend == "sim" or any(name in request.params for name in _PRICING):
-        return True
-    return not math.isnan(price(request.model, 1000, 1000))
-
-
 #: Models whose missing price this process has already warned about (one warning per
 #: model per process: a notebook's or a command's several ``complete_many`` calls).
 _WARNED_UNPRICED: set[str] = set()
 
 
 class Prices:
-    """Whether each model's replies have a real price (:func:`cost_known`), looked up once
-    per run and model — one cost-map lookup, not one per reply — for the online runner and
-    the batch path alike; an unpriced model logs one warning per process."""
+    """Whether each model's replies have a real price (custom pricing in ``params``, a
+    simulated backend, a model in litellm's cost map), else cost 0 flagged
+    ``Completion.cost_known=False``: never a crash, never a silent 0. Looked up once per
+    run and model; an unpriced model logs one warning per process."""
 
     def __init__(self) -> None:
         self._known: dict[tuple[str, bool], bool] = {}
 
     def known(self, request: Request, backend: str) -> bool:
-        slot = (request.model, any(name in request.params for name in _PRICING))
+        custom = any(name in request.params for name in _PRICING)
+        slot = (request.model, custom)
         if slot not in self._known:
-            self._known[slot] = cost_known(request, backend)
-            if not self._known[slot] and request.model not in _WARNED_UNPRICED:
+            known = self._known[slot] = (backend == "sim" or custom
+                                         or not math.isnan(price(request.model, 1000, 1000)))
+            if not known and request.model not in _WARNED_UNPRICED:
                 _WARNED_UNPRICED.add(request.model)
                 log.warning("%s has no price in litellm's cost map: its calls are recorded at "
                             "$0 and flagged cost_known=false (pass input_cost_per_token/"
@@ -634,9 +576,7 @@ def batch_price(model: str, prompt_tokens: int, completion_tokens: int) -> float
         return online
     try:
         info = get_litellm().get_model_info(model)
-        rates = info.get("input_cost_per_token_batches"), info.get("output_cost_per_token_batches")
-    except Exception:
-        rates = (None, None)
-    if rates[0] is None or rates[1] is None:
+        return (prompt_tokens * float(info["input_cost_per_token_batches"])
+                + completion_tokens * float(info["output_cost_per_token_batches"]))
+    except Exception:  # no batch prices (missing, None, or no model info)
         return BATCH_DISCOUNT * online
-    return prompt_tokens * float(rates[0]) + completion_tokens * float(rates[1])

@@ -2,10 +2,9 @@
 
 Two lists decide what happens to a provider keyword argument (``Request.params``):
 
-* *secret* parameters (API keys, tokens, passwords, headers, and any name with a
-  word ``auth``, ``authorization``, ``bearer``, ``cookie``, ``credential``, ``session``
-  or ``signature`` in it; ``snake_case``, ``camelCase`` or ``dash-case``) are never
-  stored, never hashed, never shown in a ``repr`` and are scrubbed from error messages;
+* *secret* parameters (API keys, tokens, passwords, headers, any name with a word
+  for a credential in it: :func:`is_secret_param`) are never stored, never hashed,
+  never shown in a ``repr`` and are scrubbed from error messages;
 * *transport* parameters (timeouts, retries, pricing hints) are stored with the
   entry but do not enter the cache key, because they cannot change the reply.
 
@@ -24,19 +23,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-_SECRET_NAMES = frozenset(
-    {
-        "api_key",
-        "aws_access_key_id",
-        "aws_secret_access_key",
-        "aws_session_token",
-        "azure_ad_token",
-        "client_secret",
-        "extra_headers",
-        "headers",
-        "vertex_credentials",
-    }
-)
+#: Secret names the patterns below miss.
+_SECRET_NAMES = frozenset({"aws_access_key_id"})
 _SECRET_PATTERN = re.compile(
     r"(^|_)(api_?key|key|secret|token|password|passwd|headers?)$"
     # words that name a credential wherever they stand (``auth``, ``x_auth_token``,
@@ -90,8 +78,6 @@ def url_credentials(url: Any) -> list[str]:
     if not isinstance(url, str) or "@" not in url:
         return []
     userinfo = urlsplit(url).netloc.rpartition("@")[0]
-    if not userinfo:
-        return []
     parts = [userinfo, *userinfo.split(":", 1)]
     return [p for p in dict.fromkeys(parts + [unquote(p) for p in parts]) if p]
 
@@ -200,24 +186,10 @@ def strip_entry_secrets(entry: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
     return out, removed
 
 
-def _env_secrets() -> list[str]:
-    return [
-        value
-        for name, value in os.environ.items()
-        if value and len(value) >= 6 and is_secret_param(name.lower())
-    ]
-
-
 def scrub(text: str, secrets: Iterable[Any] = ()) -> str:
-    """Mask API keys, bearer tokens and Authorization headers in ``text``.
-
-    Parameters
-    ----------
-    text
-        Any message, e.g. a provider's error text.
-    secrets
-        Known secret values (e.g. the request's ``api_key``) to mask verbatim, in
-        addition to credentials found in the environment and key-shaped strings.
+    """Mask API keys, bearer tokens and Authorization headers in ``text`` (e.g. a
+    provider's error text): the known ``secrets`` (e.g. the request's ``api_key``) and
+    the credentials in the environment verbatim, and key-shaped strings.
 
     Examples
     --------
@@ -227,7 +199,9 @@ def scrub(text: str, secrets: Iterable[Any] = ()) -> str:
     "headers={'Authorization': '***'}"
     """
     out = str(text)
-    values = [str(s) for s in secrets if s] + _env_secrets()
+    values = [str(s) for s in secrets if s] + [  # and credentials in the environment
+        value for name, value in os.environ.items()
+        if value and len(value) >= 6 and is_secret_param(name.lower())]
     for value in sorted(set(values), key=len, reverse=True):
         if len(value) >= 4:
             out = out.replace(value, _MASK)

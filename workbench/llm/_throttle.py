@@ -4,6 +4,7 @@ of one (provider, model, endpoint), which paces to a user's caps and the provide
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections import deque
 from typing import Any
 
@@ -12,8 +13,6 @@ class Budget:
     """Admission control for ``budget_usd`` (see :func:`complete_many`)."""
 
     def __init__(self, limit: float):
-        if limit < 0:
-            raise ValueError(f"budget_usd={limit!r} must be >= 0")
         self.limit = float(limit)
         self.spent = 0.0
         self.reserved = 0.0
@@ -26,24 +25,18 @@ class Budget:
     async def admit(self, model: str) -> tuple[float, bool] | None:
         """Reserve an estimate for one call: ``(estimate, is_probe)``, or ``None`` (stop)."""
         async with self.cond:
-            while True:
-                if self.stopped:
-                    self.refused += 1
-                    return None
-                if model in self.highest:
-                    estimate = self.highest[model]
-                    if self.spent + self.reserved + estimate > self.limit:
-                        self.stopped = True
-                        continue
-                    self.reserved += estimate
-                    return estimate, False
-                if model not in self.probing:
-                    if self.spent + self.reserved > self.limit:
-                        self.stopped = True
-                        continue
-                    self.probing.add(model)
-                    return 0.0, True
-                await self.cond.wait()
+            while model not in self.highest and model in self.probing and not self.stopped:
+                await self.cond.wait()  # the model's price probe is in flight
+            estimate = self.highest.get(model, 0.0)
+            if self.stopped or self.spent + self.reserved + estimate > self.limit:
+                self.stopped = True
+                self.refused += 1
+                return None
+            if model in self.highest:
+                self.reserved += estimate
+                return estimate, False
+            self.probing.add(model)
+            return 0.0, True
 
     async def settle(self, model: str, reservation: tuple[float, bool], cost: float | None) -> None:
         async with self.cond:
@@ -81,15 +74,11 @@ def parse_reset(text: str | None) -> float | None:
     if not text:
         return None
     text = text.strip()
-    try:
+    with contextlib.suppress(ValueError):
         return float(text)
-    except ValueError:
-        pass
-    total, found = 0.0, False
-    for number, unit in re.findall(r"([0-9.]+)(ms|h|m|s)", text):
-        found = True
-        total += float(number) * {"h": 3600, "m": 60, "s": 1, "ms": 0.001}[unit]
-    return total if found else None
+    parts = re.findall(r"([0-9.]+)(ms|h|m|s)", text)
+    scale = {"h": 3600, "m": 60, "s": 1, "ms": 0.001}
+    return sum(float(number) * scale[unit] for number, unit in parts) if parts else None
 
 
 def retry_after(headers: Any) -> float | None:
@@ -175,12 +164,13 @@ class _Bucket:
 
 
 class Ticket:
-    """One admitted send: its sequence number, time, and the tokens it was charged."""
+    """One admitted send: its sequence number, time, the tokens it was charged and the
+    tokens charged to all sends before it."""
 
-    __slots__ = ("seq", "sent", "tokens")
+    __slots__ = ("seq", "sent", "tokens", "before")
 
-    def __init__(self, seq: int, sent: float, tokens: float):
-        self.seq, self.sent, self.tokens = seq, sent, tokens
+    def __init__(self, seq: int, sent: float, tokens: float, before: float):
+        self.seq, self.sent, self.tokens, self.before = seq, sent, tokens, before
 
 
 class Gate:
@@ -219,9 +209,8 @@ class Gate:
         self.decreased_at = -1.0
         self.seq = 0
         self.sent = 0.0  # tokens charged by all sends so far
-        self.history: dict[int, tuple[float, float]] = {}  # seq -> (sends, tokens) before it
         self.rate_limited = 0
-        self.changed: asyncio.Event | None = None
+        self.changed = asyncio.Event()
         self.queue: deque[asyncio.Future] = deque()
         self.completion_tokens: float | None = None  # learned mean, for requests without max_tokens
         self.latency = 0.0  # seconds per call, a moving mean (the runner keeps it)
@@ -237,11 +226,6 @@ class Gate:
         else:
             self.window = min(self.window, float(concurrency))
         return True
-
-    def _event(self) -> asyncio.Event:
-        if self.changed is None:
-            self.changed = asyncio.Event()
-        return self.changed
 
     def estimate(self, prompt_tokens: int, max_tokens: int | None) -> float:
         """Tokens to charge a call in advance."""
@@ -264,12 +248,9 @@ class Gate:
                            self.tokens.wait(tokens, now))
                 if wait <= 0 and self.in_flight < (1 if self.probing else max(1, int(self.window))):
                     break
-                event = self._event()
-                event.clear()
-                try:
-                    await asyncio.wait_for(event.wait(), wait if wait > 0 else None)
-                except TimeoutError:
-                    pass
+                self.changed.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.changed.wait(), wait if wait > 0 else None)
         finally:
             head = self.queue[0] is me
             self.queue.remove(me)
@@ -278,8 +259,7 @@ class Gate:
         self.in_flight += 1
         self.requests.take(1.0)
         self.tokens.take(tokens)
-        ticket = Ticket(self.seq, now, tokens)
-        self.history[self.seq] = (float(self.seq), self.sent)
+        ticket = Ticket(self.seq, now, tokens, self.sent)
         self.seq += 1
         self.sent += tokens
         return ticket
@@ -290,9 +270,8 @@ class Gate:
         now = asyncio.get_running_loop().time()
         self.in_flight -= 1
         self.probing = False
-        before = self.history.pop(ticket.seq, (float(ticket.seq), self.sent))
         if headers is not None:
-            self._learn(headers, ticket, before, now, answered=ok)
+            self._learn(headers, ticket, now, answered=ok)
         wait = None
         if rate_limited:
             self.rate_limited += 1
@@ -311,20 +290,17 @@ class Gate:
                 old = self.completion_tokens
                 self.completion_tokens = (float(completion_tokens) if old is None
                                           else 0.9 * old + 0.1 * completion_tokens)
-        if self.changed is not None:
-            self.changed.set()
+        self.changed.set()
         return wait
 
-    def _learn(self, headers: Any, ticket: Ticket, before: tuple[float, float],
-               now: float, *, answered: bool) -> None:
+    def _learn(self, headers: Any, ticket: Ticket, now: float, *, answered: bool) -> None:
         """Sync the buckets with a reply's ``x-ratelimit-*`` headers. A success whose
         headers report no longer a bucket learned before makes it forgotten: providers
         that have a quota report it on every reply, so the endpoint has none now (e.g.
         another server answers at its URL, as a local server restarted on a port)."""
-        sends_before, tokens_before = before
-        for bucket, name, after in (
-                (self.requests, "requests", self.seq - sends_before - 1),
-                (self.tokens, "tokens", self.sent - tokens_before - ticket.tokens)):
+        for bucket, name, after in (  # after: what the sends since this one took
+                (self.requests, "requests", self.seq - ticket.seq - 1),
+                (self.tokens, "tokens", self.sent - ticket.before - ticket.tokens)):
             limit, remaining = _header(headers, f"x-ratelimit-limit-{name}"), \
                 _header(headers, f"x-ratelimit-remaining-{name}")
             if limit is None or remaining is None:

@@ -21,10 +21,9 @@ from workbench.llm._types import Request
 
 @dataclass(slots=True)
 class Reply:
-    """One raw reply: ``text`` as the model gave it (the pipeline checks it), ``usage``
-    (an object or dict with ``prompt_tokens``/``completion_tokens``), raw ``logprobs``,
-    the reply's HTTP ``headers`` when the transport sees them (rate limits), and the
-    transport's own price of the call (``cost_usd``, litellm's) when it has one."""
+    """One raw reply, unchecked: ``usage`` an object or dict, the reply's HTTP ``headers``
+    when the transport sees them (rate limits), ``cost_usd`` the transport's own price of
+    the call (litellm's) when it has one."""
 
     text: Any
     usage: Any = None
@@ -95,9 +94,8 @@ class Direct:
         return await _openai_kwargs(request, route, timeout, direct=True)
 
     async def send(self, prepared: dict[str, Any]) -> Reply:
-        meta: dict[str, Any] = {}
-        payload = await _http.send(prepared, meta)
-        return reply_of(payload, meta.get("headers"))
+        payload, headers = await _http.send(prepared)
+        return reply_of(payload, headers)
 
 
 class Litellm:
@@ -135,8 +133,9 @@ _HEADER_TURNS = 16
 _headers: dict[str, dict[str, Any]] = {}  # reply id -> its x-ratelimit-* headers
 
 
-async def _keep_headers(kwargs: Any, response: Any, start_time: Any, end_time: Any) -> None:
-    """litellm's success callback: the reply's ``x-ratelimit-*`` headers, by reply id."""
+async def _keep_headers(kwargs: Any, response: Any, *_: Any) -> None:
+    """litellm's success callback (also passed the call's start and end times): the
+    reply's ``x-ratelimit-*`` headers, by reply id."""
     payload = kwargs.get("standard_logging_object") or {}
     found = (payload.get("hidden_params") or {}).get("additional_headers") or {}
     ident = getattr(response, "id", None)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Any
 
@@ -37,29 +37,30 @@ ERROR_TYPES = (
 RETRYABLE = frozenset({"connection_error", "empty_reply", "malformed", "rate_limit",
                        "server_error", "timeout"})
 
-# Request fields; params may not shadow them (nor litellm's own call plumbing).
-_FIELDS = (
-    "model",
-    "messages",
-    "temperature",
-    "sample",
-    "max_tokens",
-    "response_format",
-    "logprobs",
-    "top_logprobs",
-    "top_p",
-    "stop",
-    "seed",
-)
-_RESERVED_PARAMS = frozenset(_FIELDS) | {"stream", "n", "workbench_sample", "custom_llm_provider"}
-
-
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+#: What each Request field but ``messages`` and ``params`` may hold: (test, expected).
+_RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "model": (lambda v: isinstance(v, str) and bool(v.strip()), "a non-empty string"),
+    "temperature": (lambda v: _is_number(v) and v >= 0, "a number >= 0"),
+    "sample": (lambda v: _is_int(v) and v >= 0, "an integer >= 0"),
+    "max_tokens": (lambda v: v is None or _is_int(v) and v >= 1, "an integer >= 1 or None"),
+    "response_format": (lambda v: v is None or isinstance(v, Mapping),
+                        "a dict such as {'type': 'json_object'} or None"),
+    "logprobs": (lambda v: isinstance(v, bool), "True or False"),
+    "top_logprobs": (lambda v: v is None or _is_int(v) and 0 <= v <= 20,
+                     "an integer 0-20 or None"),
+    "top_p": (lambda v: v is None or _is_number(v) and 0 < v <= 1, "a number in (0, 1] or None"),
+    "stop": (lambda v: v is None or isinstance(v, str) or isinstance(v, list | tuple)
+             and all(isinstance(s, str) for s in v), "a string, a list of strings or None"),
+    "seed": (lambda v: v is None or _is_int(v), "an integer or None"),
+}
 
 
 def _check_messages(messages: Any) -> list[dict]:
@@ -87,7 +88,8 @@ def _check_messages(messages: Any) -> list[dict]:
 
 @dataclass(frozen=True, repr=False)
 class Request:
-    """One chat-completion request: everything that can change the reply.
+    """One chat-completion request: everything that can change the reply (a malformed
+    field raises ``ValueError`` naming it).
 
     Parameters
     ----------
@@ -104,11 +106,6 @@ class Request:
     params
         Extra provider keyword arguments (``api_base``, ``api_key``, ...). Secrets
         (``api_key``, headers, tokens) never enter the cache key, the cache or a repr.
-
-    Raises
-    ------
-    ValueError
-        naming the field, when a field is malformed.
 
     Examples
     --------
@@ -136,40 +133,19 @@ class Request:
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
-        if not isinstance(self.model, str) or not self.model.strip():
-            raise ValueError(f"Request field 'model': expected a non-empty string, got {self.model!r}")
-        set_(self, "messages", _check_messages(self.messages))
-        if not _is_number(self.temperature) or self.temperature < 0:
-            raise ValueError(f"Request field 'temperature': expected a number >= 0, "
-                             f"got {self.temperature!r}")
-        if not _is_int(self.sample) or self.sample < 0:
-            raise ValueError(f"Request field 'sample': expected an integer >= 0, got {self.sample!r}")
-        if self.max_tokens is not None and (not _is_int(self.max_tokens) or self.max_tokens < 1):
-            raise ValueError(f"Request field 'max_tokens': expected an integer >= 1 or None, "
-                             f"got {self.max_tokens!r}")
-        if self.response_format is not None and not isinstance(self.response_format, Mapping):
-            raise ValueError("Request field 'response_format': expected a dict such as "
-                             f"{{'type': 'json_object'}} or None, got {type(self.response_format).__name__}")
-        if not isinstance(self.logprobs, bool):
-            raise ValueError(f"Request field 'logprobs': expected True or False, got {self.logprobs!r}")
-        if self.top_logprobs is not None:
-            if not _is_int(self.top_logprobs) or not 0 <= self.top_logprobs <= 20:
-                raise ValueError("Request field 'top_logprobs': expected an integer 0-20 or None, "
-                                 f"got {self.top_logprobs!r}")
-            if not self.logprobs:
+        for name in _FIELDS:  # in order: the first malformed field is the one named
+            value = getattr(self, name)
+            if name == "messages":
+                set_(self, name, _check_messages(value))
+                continue
+            allowed, expected = _RULES[name]
+            if not allowed(value):
+                got = type(value).__name__ if name == "response_format" else repr(value)
+                raise ValueError(f"Request field {name!r}: expected {expected}, got {got}")
+            if name == "top_logprobs" and value is not None and not self.logprobs:
                 raise ValueError("Request field 'top_logprobs': needs logprobs=True")
-        if self.top_p is not None and (not _is_number(self.top_p) or not 0 < self.top_p <= 1):
-            raise ValueError(f"Request field 'top_p': expected a number in (0, 1] or None, got {self.top_p!r}")
-        stop = self.stop
-        if stop is not None and not isinstance(stop, str) and not (
-            isinstance(stop, list | tuple) and all(isinstance(s, str) for s in stop)
-        ):
-            raise ValueError(f"Request field 'stop': expected a string, a list of strings or None, "
-                             f"got {stop!r}")
-        if isinstance(stop, tuple):
-            set_(self, "stop", list(stop))
-        if self.seed is not None and not _is_int(self.seed):
-            raise ValueError(f"Request field 'seed': expected an integer or None, got {self.seed!r}")
+        if isinstance(self.stop, tuple):
+            set_(self, "stop", list(self.stop))
         if not isinstance(self.params, Mapping):
             raise ValueError(f"Request field 'params': expected a mapping, got {type(self.params).__name__}")
         for name in self.params:
@@ -225,9 +201,12 @@ class Request:
             raise ValueError(f"unknown request field(s): {', '.join(sorted(unknown))}")
         if "model" not in data or "messages" not in data:
             raise ValueError("a request needs the fields 'model' and 'messages'")
-        kwargs = {k: v for k, v in data.items() if v is not None or k in ("model", "messages")}
-        kwargs.setdefault("params", {})
-        return cls(**kwargs)
+        return cls(**{k: v for k, v in data.items() if v is not None or k in ("model", "messages")})
+
+
+# Request fields but ``params``; params may not shadow them (nor litellm's own call plumbing).
+_FIELDS = tuple(f.name for f in fields(Request) if f.name != "params")
+_RESERVED_PARAMS = frozenset(_FIELDS) | {"stream", "n", "workbench_sample", "custom_llm_provider"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,14 +264,11 @@ def build_completion(text: str, model: str, prompt_tokens: int, completion_token
                      logprobs: list[dict] | None, backend: str, cost_known: bool) -> Completion:
     """A :class:`Completion` with its :class:`Usage`, for the many replies of a replay.
 
-    Equal to what the dataclass constructors build (neither class has a
-    ``__post_init__``), without their keyword handling and one ``object.__setattr__``
-    call per field of a frozen dataclass (see :mod:`dataclasses`, "Frozen
-    instances"): each slot is set through its descriptor. The few distinct model and
-    backend names are shared (:func:`sys.intern`), not one copy per reply: less memory,
-    and fewer objects for the garbage collector to visit. Every field is passed: a
-    field added to either class must be added here (``tests/llm/test_llm_replay.py``
-    compares with the constructors, field by field).
+    What the constructors build, without their keyword handling and one
+    ``object.__setattr__`` per field of a frozen dataclass (:mod:`dataclasses`, "Frozen
+    instances"): each slot is set through its descriptor; model and backend names are
+    interned (less memory, fewer objects for the collector). A field added to either
+    class must be added here (``tests/llm/test_llm_replay.py`` compares field by field).
     """
     usage = _new(Usage)
     _prompt(usage, prompt_tokens)
@@ -336,3 +312,7 @@ class CallFailure:
     def __post_init__(self) -> None:
         if self.error_type not in ERROR_TYPES:
             raise ValueError(f"CallFailure.error_type {self.error_type!r} not in {ERROR_TYPES}")
+
+
+#: What a request ends as.
+Result = Completion | CallFailure
