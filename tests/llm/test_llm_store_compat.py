@@ -119,21 +119,21 @@ def test_maintenance_reads_the_old_store(old, old_store, tmp_path):
 
 def test_a_move_that_fails_half_way_leaves_the_old_store_as_it_was(old, old_store,
                                                                    monkeypatch):
-    from workbench.llm import _maintenance
+    from workbench.llm import _cache
 
     requests = [Request.from_dict(i["request"]) for i in _load(old, "expected.json")]
-    real = _maintenance.migrate
+    real = _cache.migrate
 
     def failing(folder, db):
         real(folder, db)
         raise OSError(5, "Input/output error")  # once the rows are in, before the rename
 
-    monkeypatch.setattr(_maintenance, "migrate", failing)
+    monkeypatch.setattr(_cache, "migrate", failing)
     with temporary_settings(cache_dir=old_store), pytest.raises(OSError, match="Input/output"):
         complete_many(requests, progress=False)
     files = {p.name for p in old_store.iterdir() if p.is_file()}
     assert "cache.db" in files and not {"replies.db", "replies.db.moving"} & files
-    monkeypatch.setattr(_maintenance, "migrate", real)
+    monkeypatch.setattr(_cache, "migrate", real)
     with temporary_settings(cache_dir=old_store, cache_mode="readonly"):
         assert all(r.cached for r in complete_many(requests, progress=False))
     with temporary_settings(cache_dir=old_store):

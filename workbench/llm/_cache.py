@@ -21,8 +21,9 @@ naming the folder.
 
 **Older stores** (diskcache's ``cache.db``) are moved into ``replies.db`` when first opened
 for writing (read through diskcache's public API, text only; ``cache.db`` is kept as
-``cache.db.migrated``). That code is in ``_maintenance.py``, with stats, export, import,
-check and repair (kept away from a run by the writers' lock a run holds).
+``cache.db.migrated``; :func:`move_in`), or read into a temporary copy when opened
+read-only (:func:`read_older`). Stats, export, import, check and repair are in
+``_maintenance.py`` (kept away from a run by the writers' lock a run holds).
 """
 
 from __future__ import annotations
@@ -35,9 +36,11 @@ import hashlib
 import json
 import logging
 import os
+import re
 import shutil
 import socket
 import sqlite3
+import tempfile
 import threading
 import time
 from collections import Counter
@@ -45,6 +48,14 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
+
+try:
+    import fcntl
+except ImportError:  # not POSIX: no locks
+    fcntl = None
+
+import diskcache
+from diskcache.core import MODE_RAW, MODE_TEXT
 
 from workbench import config
 from workbench.errors import CacheError
@@ -56,6 +67,8 @@ log = logging.getLogger("workbench.llm")
 ENTRY_SCHEMA = 1
 DB_FILE = "replies.db"
 LEGACY_DB = "cache.db"
+#: the form of a cache key (a SHA-256 in hex)
+KEY_FORM = re.compile(r"^[0-9a-f]{64}$")
 #: Below this much free space on the store's disk, a run that would write stops first.
 MIN_FREE_BYTES = 32 * 2**20
 _HOST = socket.gethostname()
@@ -463,7 +476,6 @@ def _open(folder: Path, readonly: bool) -> Store:
     if (folder / DB_FILE).exists() or not (folder / LEGACY_DB).exists():
         store = Store(folder, readonly=True)
     else:
-        from workbench.llm._maintenance import read_older  # (it imports this module)
         store = read_older(folder)
     store.why = why
     return store
@@ -475,7 +487,6 @@ def create(folder: Path) -> Store:
     check_not_empty(folder / DB_FILE)
     folder.mkdir(parents=True, exist_ok=True)
     if not (folder / DB_FILE).exists() and (folder / LEGACY_DB).exists():
-        from workbench.llm._maintenance import move_in
         move_in(folder)
     store = Store(folder)
     try:
@@ -726,3 +737,120 @@ def _alive(pid: int) -> bool:
     except OSError:  # exists, owned by someone else
         return True
     return True
+
+
+# --- older stores: diskcache's cache.db, read through its public API -------------------------
+
+_VALUE_FILE = re.compile(r"^[0-9a-f]{2}[/\\][0-9a-f]{2}[/\\][0-9a-f]{28}\.val$")
+
+
+class TextDisk(diskcache.Disk):
+    """diskcache's ``Disk`` for text only (its documented extension point): a pickled key
+    reads as ``"<pickled key>"``; a value that is not text, or a file outside diskcache's
+    layout in the folder, raises :class:`CorruptEntry`. Nothing is unpickled or deleted."""
+
+    def get(self, key: Any, raw: bool) -> Any:
+        return super().get(key, raw) if raw else "<pickled key>"
+
+    def fetch(self, mode: int, filename: str | None, value: Any, read: bool) -> Any:
+        if mode == MODE_RAW and type(value) is str:
+            return value
+        if mode != MODE_TEXT:
+            raise CorruptEntry(f"diskcache mode {mode} (binary or pickle): never decoded")
+        if read or not isinstance(filename, str) or not _VALUE_FILE.match(filename):
+            raise CorruptEntry(f"a value file outside the cache's layout: {filename!r}")
+        try:
+            return super().fetch(mode, filename, value, read)
+        except UnicodeDecodeError:
+            raise CorruptEntry("a value file that is not UTF-8 text") from None
+
+    def remove(self, file_path: str) -> None:
+        pass
+
+
+def _readable(keys: Iterator[Any], left_out: Counter) -> Iterator[Any]:
+    try:
+        yield from keys
+    except sqlite3.DatabaseError:  # a damaged page of its keys: those after it are lost
+        left_out["unreadable: the store's list of keys is damaged"] += 1
+
+
+def migrate(folder: Path, db: Path) -> tuple[int, Counter]:
+    """Make the new SQLite file ``db`` hold each entry of the diskcache store in ``folder``
+    as it was stored, seal included (claims are not copied), in one transaction. Returns
+    how many were copied, and the rows left out (why -> rows)."""
+    left_out: Counter[str] = Counter()
+    moved = 0
+    into = Store(db.parent, db=db)
+    try:
+        with into.transaction(), \
+                diskcache.Cache(str(folder), disk=TextDisk, eviction_policy="none") as old:
+            make_tables(into)
+            for key in _readable(old.iterkeys(), left_out):
+                if not (isinstance(key, str) and KEY_FORM.match(key)):
+                    if not (isinstance(key, str) and key.startswith("claim/")):
+                        left_out["its key is not a cache key"] += 1
+                    continue
+                try:
+                    value, tag = old.get(key, tag=True)
+                except CorruptEntry as exc:
+                    left_out[str(exc)] += 1
+                except (OSError, sqlite3.Error) as exc:
+                    left_out[f"unreadable ({type(exc).__name__})"] += 1
+                else:
+                    if value is not None:  # else: gone meanwhile (TextDisk returns no None)
+                        into.set(key, value, tag=tag)
+                        moved += 1
+    finally:
+        into.close()
+    return moved, left_out
+
+
+def move_in(folder: Path) -> None:
+    """Move the older store of ``folder`` into its ``replies.db``, built aside and then
+    renamed into place, by one process at a time (the others wait, then find it done);
+    ``cache.db`` is then renamed ``cache.db.migrated``."""
+    check_not_empty(folder / LEGACY_DB)
+    aside, target = folder / f"{DB_FILE}.moving", folder / DB_FILE
+    with open(folder / f"{LEGACY_DB}.moving.lock", "a") as lock:
+        if fcntl is not None:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        if target.exists() or not (folder / LEGACY_DB).exists():  # done meanwhile
+            Path(lock.name).unlink(missing_ok=True)
+            return
+        for leftover in (aside, aside.with_name(aside.name + "-journal")):  # of a crash
+            leftover.unlink(missing_ok=True)
+        try:
+            moved, left_out = migrate(folder, aside)
+            os.replace(aside, target)
+        finally:
+            aside.unlink(missing_ok=True)
+        for suffix in ("", "-wal", "-shm"):
+            old = folder / (LEGACY_DB + suffix)
+            if old.exists():
+                old.rename(old.with_name(old.name + ".migrated"))
+        Path(lock.name).unlink()
+    log.warning("%s: %d entries of the older store moved into %s (cache.db kept as "
+                "cache.db.migrated)%s", folder, moved, DB_FILE,
+                f"; left out: {dict(left_out)}" if left_out else "")
+
+
+def read_older(folder: Path) -> Store:
+    """The older store of ``folder`` read into a temporary copy, opened read-only (the
+    copy goes when the store is closed); the folder is left as it is."""
+    scratch = tempfile.TemporaryDirectory(prefix="workbench-cache-")
+    copy = Path(scratch.name)
+    try:
+        check_not_empty(folder / LEGACY_DB)
+        shutil.copytree(folder, copy / "old", ignore=shutil.ignore_patterns("*.lock", "*.json"))
+        moved, left_out = migrate(copy / "old", copy / DB_FILE)
+    except BaseException as exc:
+        scratch.cleanup()
+        if isinstance(exc, sqlite3.Error) and is_damage(exc):
+            raise damaged(folder, exc) from None
+        raise
+    log.info("%s: an older store (cache.db), %d entries read into a temporary copy; open it "
+             "for writing once to move it in", folder, moved)
+    store = Store(folder, readonly=True, db=copy / DB_FILE, scratch=scratch)
+    store.left_out = left_out
+    return store

@@ -8,11 +8,6 @@ Check and repair read ``replies.db`` by rowid (:func:`_rows`), so a damaged page
 entries on it, not the store. A repair never deletes (the old folder is kept as
 ``<folder>.before-repair-<time>``), and refuses while a run holds the writers' lock
 (:func:`writing`).
-
-An older store (diskcache's ``cache.db``) is read through diskcache's public API and a
-text-only :class:`TextDisk`: into a new file that then takes the name ``replies.db``
-(:func:`move_in`: a move that fails half way leaves the folder as it was) or, opened
-read-only, into a temporary copy (:func:`read_older`).
 """
 
 from __future__ import annotations
@@ -21,19 +16,14 @@ import datetime as _dt
 import json
 import logging
 import os
-import re
 import shutil
 import sqlite3
-import tempfile
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import closing, contextmanager, suppress
 from itertools import islice
 from pathlib import Path
 from typing import Any
-
-import diskcache
-from diskcache.core import MODE_RAW, MODE_TEXT
 
 try:
     import fcntl
@@ -50,7 +40,6 @@ from workbench.llm._secrets import strip_entry_secrets
 from workbench.llm._types import Request, Usage
 
 log = logging.getLogger("workbench.llm")
-_HEX64 = re.compile(r"^[0-9a-f]{64}$")
 _BATCH = 1000
 #: A file every run that may write holds a shared ``flock`` on, a repair an exclusive one.
 LOCK_FILE = "writers.lock"
@@ -76,7 +65,7 @@ def _entries(store: _cache.Store) -> Iterator[tuple[str, dict | None, str | None
     try:
         rows = store.execute("SELECT key, entry, seal FROM replies ORDER BY key")
         for key, raw, tag in rows:
-            if not (isinstance(key, str) and _HEX64.match(key)):
+            if not (isinstance(key, str) and _cache.KEY_FORM.match(key)):
                 yield repr(key)[:40], None, "its key is not a cache key"
                 continue
             try:
@@ -222,7 +211,7 @@ def validate_entry(entry: Any) -> str:
     if not isinstance(entry, Mapping):
         raise ValueError(f"expected a JSON object, got {type(entry).__name__}")
     key = entry.get("key")
-    if not isinstance(key, str) or not _HEX64.match(key):
+    if not isinstance(key, str) or not _cache.KEY_FORM.match(key):
         raise ValueError("field 'key': expected a 64-character sha256 hex digest")
     for name in ("request", "response", "usage", "cost_usd", "latency_s", "backend"):
         if name not in entry:
@@ -509,7 +498,7 @@ def _salvage(db: Path, counts: Counter, problems: Counter) -> Iterator[tuple[str
         return
     with closing(con):
         for key, text, tag in _rows(con, _size(db) or 0, counts):
-            if not (isinstance(key, str) and _HEX64.match(key)):
+            if not (isinstance(key, str) and _cache.KEY_FORM.match(key)):
                 problems["its key is not a cache key"] += 1
                 continue
             try:
@@ -651,123 +640,6 @@ def _repair(folder: Path) -> dict[str, Any]:
         "unreadable": unreadable, "expected": expected,
         "lost": None if expected is None else max(expected - salvaged, 0),
     }
-
-
-# --- older stores: diskcache's cache.db, read through its public API -------------------------
-
-_VALUE_FILE = re.compile(r"^[0-9a-f]{2}[/\\][0-9a-f]{2}[/\\][0-9a-f]{28}\.val$")
-
-
-class TextDisk(diskcache.Disk):
-    """diskcache's ``Disk`` for text only (its documented extension point): a pickled key
-    reads as ``"<pickled key>"``; a value that is not text, or a file outside diskcache's
-    layout in the folder, raises :class:`CorruptEntry`. Nothing is unpickled or deleted."""
-
-    def get(self, key: Any, raw: bool) -> Any:
-        return super().get(key, raw) if raw else "<pickled key>"
-
-    def fetch(self, mode: int, filename: str | None, value: Any, read: bool) -> Any:
-        if mode == MODE_RAW and type(value) is str:
-            return value
-        if mode != MODE_TEXT:
-            raise CorruptEntry(f"diskcache mode {mode} (binary or pickle): never decoded")
-        if read or not isinstance(filename, str) or not _VALUE_FILE.match(filename):
-            raise CorruptEntry(f"a value file outside the cache's layout: {filename!r}")
-        try:
-            return super().fetch(mode, filename, value, read)
-        except UnicodeDecodeError:
-            raise CorruptEntry("a value file that is not UTF-8 text") from None
-
-    def remove(self, file_path: str) -> None:
-        pass
-
-
-def _readable(keys: Iterator[Any], left_out: Counter) -> Iterator[Any]:
-    try:
-        yield from keys
-    except sqlite3.DatabaseError:  # a damaged page of its keys: those after it are lost
-        left_out["unreadable: the store's list of keys is damaged"] += 1
-
-
-def migrate(folder: Path, db: Path) -> tuple[int, Counter]:
-    """Make the new SQLite file ``db`` hold each entry of the diskcache store in ``folder``
-    as it was stored, seal included (claims are not copied), in one transaction. Returns
-    how many were copied, and the rows left out (why -> rows)."""
-    left_out: Counter[str] = Counter()
-    moved = 0
-    into = _cache.Store(db.parent, db=db)
-    try:
-        with into.transaction(), \
-                diskcache.Cache(str(folder), disk=TextDisk, eviction_policy="none") as old:
-            _cache.make_tables(into)
-            for key in _readable(old.iterkeys(), left_out):
-                if not (isinstance(key, str) and _HEX64.match(key)):
-                    if not (isinstance(key, str) and key.startswith("claim/")):
-                        left_out["its key is not a cache key"] += 1
-                    continue
-                try:
-                    value, tag = old.get(key, tag=True)
-                except CorruptEntry as exc:
-                    left_out[str(exc)] += 1
-                except (OSError, sqlite3.Error) as exc:
-                    left_out[f"unreadable ({type(exc).__name__})"] += 1
-                else:
-                    if value is not None:  # else: gone meanwhile (TextDisk returns no None)
-                        into.set(key, value, tag=tag)
-                        moved += 1
-    finally:
-        into.close()
-    return moved, left_out
-
-
-def move_in(folder: Path) -> None:
-    """Move the older store of ``folder`` into its ``replies.db``, built aside and then
-    renamed into place, by one process at a time (the others wait, then find it done);
-    ``cache.db`` is then renamed ``cache.db.migrated``."""
-    _cache.check_not_empty(folder / _cache.LEGACY_DB)
-    aside, target = folder / f"{_cache.DB_FILE}.moving", folder / _cache.DB_FILE
-    with open(folder / f"{_cache.LEGACY_DB}.moving.lock", "a") as lock:
-        if fcntl is not None:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-        if target.exists() or not (folder / _cache.LEGACY_DB).exists():  # done meanwhile
-            Path(lock.name).unlink(missing_ok=True)
-            return
-        for leftover in (aside, aside.with_name(aside.name + "-journal")):  # of a crash
-            leftover.unlink(missing_ok=True)
-        try:
-            moved, left_out = migrate(folder, aside)
-            os.replace(aside, target)
-        finally:
-            aside.unlink(missing_ok=True)
-        for suffix in ("", "-wal", "-shm"):
-            old = folder / (_cache.LEGACY_DB + suffix)
-            if old.exists():
-                old.rename(old.with_name(old.name + ".migrated"))
-        Path(lock.name).unlink()
-    log.warning("%s: %d entries of the older store moved into %s (cache.db kept as "
-                "cache.db.migrated)%s", folder, moved, _cache.DB_FILE,
-                f"; left out: {dict(left_out)}" if left_out else "")
-
-
-def read_older(folder: Path) -> _cache.Store:
-    """The older store of ``folder`` read into a temporary copy, opened read-only (the
-    copy goes when the store is closed); the folder is left as it is."""
-    scratch = tempfile.TemporaryDirectory(prefix="workbench-cache-")
-    copy = Path(scratch.name)
-    try:
-        _cache.check_not_empty(folder / _cache.LEGACY_DB)
-        shutil.copytree(folder, copy / "old", ignore=shutil.ignore_patterns("*.lock", "*.json"))
-        moved, left_out = migrate(copy / "old", copy / _cache.DB_FILE)
-    except BaseException as exc:
-        scratch.cleanup()
-        if isinstance(exc, sqlite3.Error) and _cache.is_damage(exc):
-            raise _cache.damaged(folder, exc) from None
-        raise
-    log.info("%s: an older store (cache.db), %d entries read into a temporary copy; open it "
-             "for writing once to move it in", folder, moved)
-    store = _cache.Store(folder, readonly=True, db=copy / _cache.DB_FILE, scratch=scratch)
-    store.left_out = left_out
-    return store
 
 
 # --- the last readonly miss, for `workbench cache explain --last` ----------------------------
