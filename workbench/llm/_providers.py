@@ -481,14 +481,10 @@ def cost_of(request: Request, usage: tuple[int, int], backend: str,
 
 
 def litellm_cost(response: Any) -> float:
-    """litellm's price of one of its replies (the ``response_cost`` it computed while
-    logging the call, else ``completion_cost``; 0 when it has none)."""
-    hidden = getattr(response, "_hidden_params", None) or {}
+    """litellm's price of one of its replies (its public ``completion_cost``; 0 when it
+    has none)."""
     try:
-        cost = hidden.get("response_cost") if isinstance(hidden, dict) else None
-        if cost is None:
-            cost = get_litellm().completion_cost(completion_response=response)
-        return float(cost or 0.0)
+        return float(get_litellm().completion_cost(completion_response=response) or 0.0)
     except Exception:  # no price known, or not a number
         return 0.0
 
