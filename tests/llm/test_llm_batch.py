@@ -29,6 +29,7 @@ from workbench.llm import (
     price,
     temporary_settings,
 )
+from workbench.llm._batch import BatchRun
 from workbench.sim._batches import BatchService
 from workbench.sim.server import SimServer, running_server
 
@@ -388,3 +389,20 @@ def test_an_intent_whose_job_was_never_created_is_submitted(_llm_cache):
         stats = server.batches.stats()
     assert all(isinstance(r, Completion) for r in got), got
     assert stats["created"] == 1 and _pending() == {}
+
+
+@pytest.mark.parametrize("line", [
+    {"custom_id": "k", "response": {"status_code": 500, "body": "upstream exploded"}},
+    {"custom_id": "k", "response": {"status_code": 200, "body": ["not", "an", "object"]}},
+    {"custom_id": "k", "response": "not an object either"},
+    {"custom_id": "k", "error": "a bare string"},
+    {"custom_id": "k", "response": {"status_code": 502, "body": {"error": "text, not a dict"}}},
+])
+def test_an_odd_output_line_is_a_failure_row_of_its_request_alone(line):
+    """Whatever shape a provider's output line has, it gives its own request a failure row
+    and never raises (which would cost the job's other replies)."""
+    request = Request("openai/sim-judge-a", [{"role": "user", "content": "odd line"}])
+    run = BatchRun({"k": request}, {}, record=None, poll_interval=0.0, done=None, litellm=None)
+    got = run._result("batch_1", "k", request, line)
+    assert isinstance(got, CallFailure)
+    assert got.message.startswith("batch batch_1: ")

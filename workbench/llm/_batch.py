@@ -299,11 +299,14 @@ class BatchRun:
                 line: dict[str, Any]) -> Result:
         """The reply of one output line, recorded, or the failure row of an error line (or
         of a reply not kept: this line alone, never the job's other replies)."""
-        response = line.get("response") or {}
+        response = line.get("response")
+        response = response if isinstance(response, dict) else {}
         status = response.get("status_code")
         body = response.get("body")
         if line.get("error") or status != 200 or not isinstance(body, dict):
-            error = line.get("error") or (body or {}).get("error") or {}
+            error = (line.get("error") or (body.get("error") if isinstance(body, dict) else None)
+                     or (f"a reply body that is not a JSON object: {str(body)[:80]}" if body
+                         else {}))
             code = error.get("code") if isinstance(error, dict) else None
             message = error.get("message") if isinstance(error, dict) else str(error)
             exc = HTTPStatusError(status if isinstance(status, int) else 0,
