@@ -25,11 +25,6 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-try:
-    import fcntl
-except ImportError:  # not POSIX: no locks
-    fcntl = None
-
 from workbench import config
 from workbench.errors import CacheError
 from workbench.llm import _cache
@@ -40,6 +35,7 @@ from workbench.llm._secrets import strip_entry_secrets
 from workbench.llm._types import Request, Usage
 
 log = logging.getLogger("workbench.llm")
+fcntl = _cache.fcntl  # None where not POSIX: no locks
 _BATCH = 1000
 #: A file every run that may write holds a shared ``flock`` on, a repair an exclusive one.
 LOCK_FILE = "writers.lock"

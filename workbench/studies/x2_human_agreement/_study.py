@@ -13,19 +13,8 @@ from workbench.judges import JudgeSpec
 from workbench.qualify import qualification_tables
 from workbench.stats import correlate, fleiss_kappa, icc, krippendorff_alpha
 from workbench.studies._contract import StudyResults, in_range, listed
-from workbench.studies.common import ANSWER_KEYS, judge_scores
+from workbench.studies.common import ANSWER_KEYS, bridge_qa, judge_scores
 from workbench.studies.common import pairwise as _pairwise
-from workbench.studies.common.bridge_qa import (
-    LEXICAL_METRICS,
-    BundledDesign,
-    human_means,
-    joined_keywords,
-    load_answers,
-    load_items,
-    metric_scores,
-    parse_summary,
-    simulated_ratings,
-)
 from workbench.studies.raters import RATERS
 from workbench.studies.x2_human_agreement import _releases
 
@@ -33,12 +22,13 @@ STUDY = "x2_human_agreement"
 
 
 @dataclass
-class Config(BundledDesign):
+class Config(bridge_qa.BundledDesign):
     """Settings of study X2: the notebook's ``parameters`` cell (:class:`StudyConfig`).
     With ``table``, its leaderboard (pairwise) or correlations (pointwise) and the human
     ceiling."""
 
-    metrics: list[str] = listed(["bleu", "rougeL", "keyword_score"], within=LEXICAL_METRICS)
+    metrics: list[str] = listed(["bleu", "rougeL", "keyword_score"],
+                                within=bridge_qa.LEXICAL_METRICS)
     pairwise_judges: list[str] = listed(["sim/judge-a", "sim/judge-d"])
     pairwise_reference: bool = True
     n_raters: int = in_range(4, 2, len(RATERS))
@@ -181,13 +171,16 @@ def run(config: Config) -> StudyResults:
     out: dict[str, pd.DataFrame] = {name: pd.DataFrame(columns=_EMPTY_COLUMNS.get(name))
                                     for name in _TABLES}
     if config.bundled:
-        items = load_items(config.dataset, config.n_items)
-        answers = load_answers(items, answer_models=config.answer_models,
-                               temperature=config.answer_temperature, progress=config.progress)
-        ratings = simulated_ratings(answers, n_raters=config.n_raters, rng_seed=config.rater_seed)
-        human = human_means(ratings)
+        items = bridge_qa.load_items(config.dataset, config.n_items)
+        answers = bridge_qa.load_answers(items, answer_models=config.answer_models,
+                                         temperature=config.answer_temperature,
+                                         progress=config.progress)
+        ratings = bridge_qa.simulated_ratings(answers, n_raters=config.n_raters,
+                                              rng_seed=config.rater_seed)
+        human = bridge_qa.human_means(ratings)
         judgments, judged = judge_scores(answers, judge_specs(config), progress=config.progress)
-        scores = pd.concat([judged, metric_scores(answers, config.metrics)], ignore_index=True)
+        scores = pd.concat([judged, bridge_qa.metric_scores(answers, config.metrics)],
+                           ignore_index=True)
         pairs = _pairwise.pairwise_items(answers, config.answer_models)
         preferences = _pairwise.rater_preferences(ratings, pairs)
         majority = _pairwise.majority_label(preferences)
@@ -195,9 +188,9 @@ def run(config: Config) -> StudyResults:
                                                 use_reference=config.pairwise_reference,
                                                 study=STUDY, progress=config.progress)
         out.update(
-            answers=joined_keywords(answers), ratings=ratings,
+            answers=bridge_qa.joined_keywords(answers), ratings=ratings,
             reliability=rater_reliability(ratings, n_boot=config.n_boot, rng=rng),
-            judgments=judgments, scores=scores, parse_summary=parse_summary(scores),
+            judgments=judgments, scores=scores, parse_summary=bridge_qa.parse_summary(scores),
             correlations=human_correlations(scores, human, n_boot=config.n_boot, rng=rng),
             pairs=pairs, preferences=preferences, majority=majority,
             rater_fleiss=fleiss_kappa(preferences, item=_pairwise.PAIR_KEYS, rater="rater",
