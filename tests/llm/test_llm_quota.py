@@ -235,8 +235,9 @@ def test_what_a_run_learned_serves_the_next_run(path, tmp_path, monkeypatch):
         complete_many(requests(url, 30, "second"), concurrency=8, progress=False)
         (again,) = [g for key, g in _pipeline._gates.items() if key[-1] == url]
         stats = fetch_stats(url)
-    assert again is gate and gate.seq == 33
-    assert stats["by_status"].get("429", 0) <= 1
+    rejected = stats["by_status"].get("429", 0)
+    assert rejected <= 1  # at most one 429 (a send at the bucket's edge), then a retry:
+    assert again is gate and gate.seq == 33 + rejected  # 33 requests, each sent once more per 429
 
 
 @pytest.mark.slow
