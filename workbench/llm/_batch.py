@@ -304,11 +304,13 @@ class BatchRun:
         status = response.get("status_code")
         body = response.get("body")
         if line.get("error") or status != 200 or not isinstance(body, dict):
-            error = (line.get("error") or (body.get("error") if isinstance(body, dict) else None)
-                     or (f"a reply body that is not a JSON object: {str(body)[:80]}" if body
-                         else {}))
+            error = line.get("error")
+            if not error and isinstance(body, dict):
+                error = body.get("error")
+            if not error and body:
+                error = f"a reply body that is not a JSON object: {str(body)[:80]}"
             code = error.get("code") if isinstance(error, dict) else None
-            message = error.get("message") if isinstance(error, dict) else str(error)
+            message = error.get("message") if isinstance(error, dict) else str(error or "")
             exc = HTTPStatusError(status if isinstance(status, int) else 0,
                                   f"{code or ''} {message or ''}".strip())
             return _providers.failure(key, request, exc, 1, prefix=f"batch {batch_id}: ",
