@@ -183,22 +183,24 @@ def lab_server(tmp_path, request):
         log.close()
 
 
-# --- the README's examples, run as pasted ----------------------------------------------
+# --- the docs' examples, run as pasted ------------------------------------------------
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+YOUR_DATA = ROOT / "docs" / "your-data.md"
 
 
-def readme_section(title: str) -> str:
-    """The README's section under the heading ``title`` (e.g. ``## Judge your own data``),
-    up to the next ``## `` heading."""
-    text = README.read_text(encoding="utf-8")
+def readme_section(title: str, page: Path = YOUR_DATA) -> str:
+    """The section of ``page`` (README.md or a page under docs/) under the heading
+    ``title`` (e.g. ``## Judge your own data``), up to the next ``## `` heading."""
+    text = page.read_text(encoding="utf-8")
     start = text.find(f"\n{title}\n")
-    assert start >= 0, f"README.md has no {title!r} section"
+    assert start >= 0, f"{page.name} has no {title!r} section"
     end = text.find("\n## ", start + len(title))
     return text[start:] if end < 0 else text[start:end]
 
 
-def readme_blocks(title: str, language: str) -> list[str]:
+def readme_blocks(title: str, language: str, page: Path = YOUR_DATA) -> list[str]:
     """The fenced code blocks of that section in ``language`` (``""``: unlabelled)."""
-    return [code for lang, code in re.findall(r"```(\w*)\n(.*?)```", readme_section(title), re.S)
+    return [code for lang, code in re.findall(r"```(\w*)\n(.*?)```", readme_section(title, page), re.S)
             if lang == language]

@@ -1,4 +1,4 @@
-"""The package's layers (README "Package map"): every import, function-level ones too,
+"""The package's layers (docs/package.md, "Package map"): every import, function-level ones too,
 goes to the same or a lower layer, and no two modules import each other in a loop."""
 
 from __future__ import annotations
@@ -11,15 +11,15 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "workbench"
 
-README = PACKAGE.parent / "README.md"
+PACKAGE_PAGE = PACKAGE.parent / "docs" / "package.md"
 
 
 def _readme_floors() -> dict[str, int]:
-    """Top-level module or package -> floor, read from the README's package map (a table
+    """Top-level module or package -> floor, read from the package map in docs/package.md (a table
     row per floor: ``| 3. calls, ... | `llm`, `qualify` | ...``), so the map a newcomer
     reads is the one these tests hold the imports to."""
-    text = README.read_text(encoding="utf-8")
-    section = text[text.index("### Package map"):]
+    text = PACKAGE_PAGE.read_text(encoding="utf-8")
+    section = text[text.index("## Package map"):]
     section = section[:section.index("\n## ")]
     floors = {}
     for line in section.splitlines():

@@ -1,4 +1,4 @@
-"""README.md's "Judge your own data" section works as pasted.
+"""docs/your-data.md's "Judge your own data" section works as pasted.
 
 Its Python block runs top to bottom in an empty folder; its shell command runs through
 the ``workbench`` command; and its table of the columns each protocol requires matches
@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 from workbench.cli import app
 from workbench.judges import JudgeSpec, run_judging
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+README = Path(__file__).resolve().parent.parent / "docs" / "your-data.md"
 SECTION = "## Judge your own data"
 #: A value for every column the table may list (criteria and rubric as JSON text, as in a CSV).
 EXAMPLE = {

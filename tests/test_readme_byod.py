@@ -1,4 +1,4 @@
-"""README.md's "Bring your own judge data" section works as pasted, and its numbers are right.
+"""docs/your-data.md's "Bring your own judge data" section works as pasted, and its numbers are right.
 
 Both Python blocks run top to bottom in an empty folder; the leaderboard they print is
 checked against a count by hand of the example's eight verdicts, the correlations against
@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from workbench.cli import app
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+README = Path(__file__).resolve().parent.parent / "docs" / "your-data.md"
 SECTION = "## Bring your own judge data"
 
 

@@ -12,7 +12,7 @@ _FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 VARIANTS = {
     "releases_only": {"bundled": False, "n_boot": 50, "unieval_dir": str(_FIXTURES / "unieval"),
                       "pandalm_dir": str(_FIXTURES / "pandalm")},
-    # a user's own pairwise judge table (README "Bring your own judge data")
+    # a user's own pairwise judge table (docs/your-data.md, "Bring your own judge data")
     "own_table": {"bundled": False, "n_boot": 20,
                   "table": str(_FIXTURES / "judge_tables" / "pairwise_people.csv"),
                   "table_spec": {

@@ -15,7 +15,7 @@ VARIANTS = {
                       "ppi_reps": 10, "pandalm_dir": str(_FIXTURES / "pandalm"),
                       "unieval_dir": str(_FIXTURES / "unieval"),
                       "llmbar_dir": str(_FIXTURES / "llmbar")},
-    # a user's own judge table (README "Bring your own judge data"), without the bundled set
+    # a user's own judge table (docs/your-data.md, "Bring your own judge data"), without the bundled set
     "own_table": {"bundled": False, "n_boot": 20, "ppi_reps": 10,
                   "table": str(_FIXTURES / "judge_tables" / "pointwise_stories.csv"),
                   "table_spec": {"columns": {"item_id": "story", "system": "model"},

@@ -4,7 +4,7 @@
 
     workbench judge my.csv --protocol holistic_simple --judge sim/judge-a --out scores.csv
 
-Reads the CSV (one row per answer, with the columns the protocol requires: README,
+Reads the CSV (one row per answer, with the columns the protocol requires: docs/your-data.md,
 "Judge your own data"), runs :func:`workbench.judges.run_judging` through the cached
 client with a progress bar, and writes its long results frame (one row per judge call
 and score, :data:`workbench.judges.RESULT_COLUMNS`) as CSV. Before any call the whole
