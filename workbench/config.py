@@ -24,9 +24,11 @@ them in this process's :func:`overrides`, winning over the environment.
 ``WORKBENCH_CIRCUIT_BREAKER`` *   after this many consecutive connection
                                   failures of a model, its other requests in the
                                   batch are not run (``0``: never stop)
-``WORKBENCH_CALL_MODE`` *         ``online`` (default) | ``batch``: how
+``WORKBENCH_CALL_MODE`` *         ``online`` (default) | ``batch`` | ``ray``: how
                                   ``complete_many`` sends uncached requests
-                                  (``batch``: provider batch jobs, half price)
+                                  (``batch``: provider batch jobs, half price;
+                                  ``ray``: a Ray Data job, ``WORKBENCH_RAY_*``
+                                  in docs/real-models.md)
 ``WORKBENCH_BATCH_POLL`` *        first wait in seconds before polling a batch
                                   job (doubling per poll, capped at 300)
 ``WORKBENCH_RPM``                 requests per minute a run never exceeds, per
@@ -83,7 +85,7 @@ for _name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm", "httpx"):
     logging.getLogger(_name).setLevel(logging.ERROR)
 
 CACHE_MODES = ("readwrite", "readonly", "refresh", "off")
-CALL_MODES = ("online", "batch")
+CALL_MODES = ("online", "batch", "ray")
 
 #: The numeric settings of LLM calls: name -> (environment variable, default).
 CALL_SETTINGS: dict[str, tuple[str, int | float]] = {

@@ -296,6 +296,22 @@ def bench_quota(
                     only=tuple(quota) if quota else None, echo=typer.echo)
 
 
+def bench_scale(
+    calls: Annotated[list[int], typer.Option(
+        help="Simulated calls (repeat the option for several sizes).")
+    ] = [100_000, 1_000_000],  # noqa: B006
+    window: Annotated[int | None, typer.Option(
+        help="complete_iter's window (default: its own).")] = None,
+) -> None:
+    """complete_iter at scale: calls/s cold and warm, peak RSS and cache size, each
+    phase in a process of its own."""
+    from workbench.cli.bench_scale import run_scale_bench
+
+    if any(n < 1 for n in calls) or (window is not None and window < 1):
+        raise fail("--calls and --window must be >= 1", 1)
+    run_scale_bench(calls, window=window, echo=typer.echo)
+
+
 def bench_run_all(
     only: Annotated[list[str] | None, typer.Option(
         "--only", help="Run only these notebooks (repeatable; default all).")] = None,
@@ -352,6 +368,7 @@ def register(app: typer.Typer) -> None:
     bench = typer.Typer(no_args_is_help=True, help="Timing benchmarks (ratios from one run).")
     bench.command("llm")(bench_llm)
     bench.command("quota")(bench_quota)
+    bench.command("scale")(bench_scale)
     bench.command("run-all")(bench_run_all)
     bench.command("labels")(bench_labels)
     app.add_typer(bench, name="bench")

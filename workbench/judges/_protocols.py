@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Callable, Generator
+from pathlib import Path
 from typing import NamedTuple
 
 import pandas as pd
@@ -222,7 +224,8 @@ def _failed_detect_rows(rec: dict, spec: JudgeSpec, temp: float, trial: int, err
 
 
 def run_judging(items: pd.DataFrame, spec: JudgeSpec, *, rubric: pd.DataFrame | None = None,
-                progress: bool = True) -> pd.DataFrame:
+                progress: bool = True, parts: str | os.PathLike | None = None,
+                part_items: int = 10_000) -> pd.DataFrame:
     """Judge every item with one protocol (fixed API, DESIGN §4).
 
     Parameters
@@ -243,6 +246,12 @@ def run_judging(items: pd.DataFrame, spec: JudgeSpec, *, rubric: pd.DataFrame | 
         ``item`` the checklist items.
     progress : bool
         Show the progress bar of ``complete_many``.
+    parts : path, optional
+        Write the results in parts instead of holding them: the items are judged
+        ``part_items`` rows at a time, each part's frame written to this folder as
+        ``part-00000.parquet``, ``part-00001.parquet``, ... (``pd.read_parquet(parts)``
+        reads them back as one frame), and an empty frame with the result columns is
+        returned. Memory then holds one part. Not with ``spec.budget_usd``.
 
     Returns
     -------
@@ -287,6 +296,8 @@ def run_judging(items: pd.DataFrame, spec: JudgeSpec, *, rubric: pd.DataFrame | 
     """
     if not isinstance(spec, JudgeSpec):
         raise TypeError(f"spec must be a JudgeSpec, got {type(spec).__name__}")
+    if parts is not None:
+        return _in_parts(items, spec, rubric, progress, Path(parts), part_items)
     records = to_records(items)
     spent, stopped = 0.0, None
 
@@ -312,3 +323,21 @@ def run_judging(items: pd.DataFrame, spec: JudgeSpec, *, rubric: pd.DataFrame | 
         raise BudgetExceeded(f"{stopped} — run_judging stopped; the rows so far are in .results",
                              partial=rows, spent_usd=spent, results=frame)
     return frame
+
+
+def _in_parts(items: pd.DataFrame, spec: JudgeSpec, rubric: pd.DataFrame | None,
+              progress: bool, folder: Path, size: int) -> pd.DataFrame:
+    """``run_judging`` ``size`` items at a time, each part's frame written as Parquet."""
+    if not isinstance(size, int) or size < 1:
+        raise ValueError(f"part_items={size!r}: expected an integer >= 1")
+    if spec.budget_usd is not None:
+        raise ValueError("parts=... with spec.budget_usd: a budget needs the whole run; "
+                         "judge without parts, or without a budget")
+    folder.mkdir(parents=True, exist_ok=True)
+    for stale in folder.glob("part-*.parquet"):  # an earlier run's parts
+        stale.unlink()
+    for number, start in enumerate(range(0, len(items), size)):
+        frame = run_judging(items.iloc[start:start + size], spec, rubric=rubric,
+                            progress=progress)
+        frame.to_parquet(folder / f"part-{number:05d}.parquet", index=False)
+    return results_frame([])

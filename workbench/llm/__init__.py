@@ -1,6 +1,6 @@
 """The only package that talks to providers, owns the reply cache and prices.
 
-``complete`` / ``complete_many`` send chat requests to any litellm model string --
+``complete`` / ``complete_many`` (``complete_iter`` for millions, in flat memory) send chat requests to any litellm model string --
 ``sim/<profile>`` for the offline simulated judges, ``gpt-4o``, ``anthropic/...``,
 ``openai/<name>`` with ``api_base`` for local servers -- through the reply store
 (``_cache.py``: one SQLite table, ``replies.db``) keyed by :func:`cache_key`, along one
@@ -26,6 +26,7 @@ from workbench import config as _config  # noqa: F401  (offline switches before 
 from workbench.llm._cache import open_cache, peek
 from workbench.llm._client import (
     complete,
+    complete_iter,
     complete_many,
 )
 from workbench.llm._keys import cache_key, canonical, key_fields
@@ -68,6 +69,7 @@ __all__ = [
     "check_cache",
     "clear_cache",
     "complete",
+    "complete_iter",
     "complete_many",
     "configure",
     "explain",

@@ -7,7 +7,7 @@ They check their arguments and hand the requests to the one pipeline,
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from workbench import config
@@ -141,7 +141,12 @@ def complete_many(
         answered within ``deadline`` seconds at the quota the gate observes (a call
         still waiting for its turn when it could no longer finish in time is not sent),
         the rest in batch jobs as above (providers with batch jobs, and a cache to
-        hold their replies; otherwise everything goes online).
+        hold their replies; otherwise everything goes online). ``"ray"``: the uncached
+        requests go to one Ray Data job (:mod:`workbench.llm._ray`: ``ray.data.llm``'s
+        HTTP processor for OpenAI-compatible endpoints, or a vLLM or SGLang engine on the
+        cluster, ``WORKBENCH_RAY_ENGINE``), each reply stored as it streams back under the
+        same key as online; in-process ``sim/`` models are answered online;
+        ``budget_usd`` is refused.
     deadline
         Seconds from now, for ``mode="auto"`` (required there).
 
@@ -166,22 +171,71 @@ def complete_many(
         when the budget stopped the run; ``.partial`` holds the list above, with
         ``CallFailure(error_type="budget")`` for the requests not run.
     """
+    options = _options(mode, budget_usd, poll_interval, deadline, auto=True)
+    return _pipeline.run(requests, concurrency=concurrency, progress=progress,
+                         budget_usd=budget_usd, rpm=rpm, timeout=timeout,
+                         max_retries=max_retries, **options)
+
+
+def _options(mode: str | None, budget_usd: float | None, poll_interval: float | None,
+             deadline: float | None, *, auto: bool = False) -> dict[str, Any]:
+    """The route options of :func:`_pipeline.run` for these arguments, checked."""
     mode = config.call_mode() if mode is None else mode
-    if mode not in (*config.CALL_MODES, "auto"):
-        raise ValueError(f"mode={mode!r}: expected 'online', 'batch' or 'auto'")
+    if mode not in (*config.CALL_MODES, *(("auto",) if auto else ())):
+        raise ValueError(f"mode={mode!r}: expected 'online', 'batch', 'ray'"
+                         + (" or 'auto'" if auto else ""))
     if (mode == "auto") != (deadline is not None):
         raise ValueError("deadline=... goes with mode='auto' (and mode='auto' needs one)")
     if deadline is not None and not deadline > 0:
         raise ValueError(f"deadline={deadline!r}: expected a number of seconds > 0")
-    if mode in ("batch", "auto") and budget_usd is not None:
-        raise ValueError("budget_usd cannot stop a batch job once submitted: estimate the "
+    if mode in ("batch", "auto", "ray") and budget_usd is not None:
+        job = "a Ray" if mode == "ray" else "a batch"
+        raise ValueError(f"budget_usd cannot stop {job} job once submitted: estimate the "
                          "cost first (workbench.judges.estimate), or use mode='online'")
     if poll_interval is None:
         poll_interval = float(config.call_setting("batch_poll"))
     if not poll_interval > 0:
         raise ValueError(f"poll_interval={poll_interval!r}: expected a number > 0")
-    return _pipeline.run(requests, concurrency=concurrency, progress=progress,
-                         budget_usd=budget_usd, rpm=rpm, timeout=timeout,
-                         max_retries=max_retries,
-                         batch_poll=poll_interval if mode in ("batch", "auto") else None,
-                         deadline=None if deadline is None else time.monotonic() + deadline)
+    return {"batch_poll": poll_interval if mode in ("batch", "auto") else None,
+            "deadline": None if deadline is None else time.monotonic() + deadline,
+            "ray": mode == "ray"}
+
+
+def complete_iter(
+    requests: Iterable[Request],
+    *,
+    window: int = _pipeline.WINDOW,
+    concurrency: int | None = None,
+    progress: bool = True,
+    budget_usd: float | None = None,
+    rpm: int | Mapping[str, int] | None = None,
+    timeout: float | None = None,
+    max_retries: int | None = None,
+    mode: str | None = None,
+    poll_interval: float | None = None,
+) -> Iterator[tuple[int, Result]]:
+    """:func:`complete_many` for any number of requests, in flat memory: yields
+    ``(index, result)`` as results arrive.
+
+    ``requests`` may be any iterable, e.g. a generator that plans each request when it
+    is asked for: it is read ``window`` requests at a time, each window sent and recorded
+    (every reply stored as it comes) and its results yielded, in order, before the next
+    window is read; memory holds one window, whatever the total. A killed run resumes
+    from the cache. The other arguments are those of :func:`complete_many`
+    (``budget_usd`` counts across windows; ``mode="auto"`` is not offered).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from workbench.llm import temporary_settings
+    >>> asks = (Request("sim/judge-a", [{"role": "user", "content": f"Item {i}?"}])
+    ...         for i in range(5))
+    >>> with temporary_settings(cache_dir=tempfile.mkdtemp()):
+    ...     got = [(i, r.backend) for i, r in complete_iter(asks, window=2, progress=False)]
+    >>> got
+    [(0, 'sim'), (1, 'sim'), (2, 'sim'), (3, 'sim'), (4, 'sim')]
+    """
+    options = _options(mode, budget_usd, poll_interval, None)
+    return _pipeline.stream(requests, window=window, concurrency=concurrency,
+                            progress=progress, budget_usd=budget_usd, rpm=rpm,
+                            timeout=timeout, max_retries=max_retries, **options)

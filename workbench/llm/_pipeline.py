@@ -20,23 +20,26 @@
 8. **record** -- ``_Sender._record`` checks the reply, prices it and stores it at once.
 
 ``mode="batch"`` sends what is left after stage 3 in provider batch jobs
-(:mod:`workbench.llm._batch`); their replies go through the same record stage.
+(:mod:`workbench.llm._batch`); ``mode="ray"`` sends it in a Ray Data job
+(:mod:`workbench.llm._ray`). Their replies go through the same record stage.
+:func:`stream` runs the pipeline a bounded window of requests at a time.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import random
 import time
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import nullcontext
 from typing import Any
 
 from workbench import config
 from workbench.errors import BudgetExceeded, CacheError
-from workbench.llm import _batch, _cache, _maintenance, _providers, _transports
+from workbench.llm import _batch, _cache, _maintenance, _providers, _ray, _transports
 from workbench.llm._keys import cache_key
 from workbench.llm._loop import run_sync
 from workbench.llm._settings import rpm_for
@@ -58,9 +61,10 @@ def run(requests: Iterable[Request], *, concurrency: int | None = None, progress
         budget_usd: float | None = None, rpm: int | Mapping[str, int] | None = None,
         timeout: float | None = None, max_retries: int | None = None,
         warn_misses: bool = True, batch_poll: float | None = None,
-        deadline: float | None = None) -> list[Result]:
+        deadline: float | None = None, ray: bool = False) -> list[Result]:
     """The results of ``requests`` in order (see :func:`~workbench.llm.complete_many`;
-    ``batch_poll`` set: batch mode; ``deadline``: ``time.monotonic()`` of ``mode="auto"``)."""
+    ``batch_poll`` set: batch mode; ``deadline``: ``time.monotonic()`` of ``mode="auto"``;
+    ``ray``: ray mode)."""
     requests = list(requests)
     if budget_usd is not None and not budget_usd >= 0:
         raise ValueError(f"budget_usd={budget_usd!r}: expected a number >= 0")
@@ -127,7 +131,8 @@ def run(requests: Iterable[Request], *, concurrency: int | None = None, progress
                              timeout=timeout, max_retries=max_retries,
                              deadline=deadline if cache is not None else None)
             try:
-                outcome = sender.batches(jobs, batch_poll) if batch_poll and not deadline else {}
+                outcome = (sender.ray(jobs) if ray else sender.batches(jobs, batch_poll)
+                           if batch_poll and not deadline else {})
                 rest = {key: request for key, request in jobs.items() if key not in outcome}
                 outcome.update(run_sync(sender.online(rest)) if rest else {})
                 deferred = {k: jobs[k] for k, result in outcome.items() if result is DEFERRED}
@@ -154,6 +159,56 @@ def run(requests: Iterable[Request], *, concurrency: int | None = None, progress
     finally:
         bar.close()
     return results  # type: ignore[return-value]
+
+
+#: Requests :func:`stream` plans, sends and records at a time (``complete_iter``'s window).
+WINDOW = 2048
+
+
+def stream(requests: Iterable[Request], *, window: int = WINDOW, progress: bool = True,
+           budget_usd: float | None = None, **options: Any) -> Iterator[tuple[int, Result]]:
+    """``(index, result)`` of each of ``requests``, read lazily ``window`` at a time: each
+    window goes through :func:`run` (replay, dedupe, claim, send, record) and its results
+    are yielded as it completes, in order, before the next window is read. Memory holds
+    one window; a request repeated in a later window is replayed from the cache (sent
+    again with the cache ``off``). ``options``: those of :func:`run`."""
+    if not isinstance(window, int) or window < 1:
+        raise ValueError(f"window={window!r}: expected an integer >= 1")
+    total = len(requests) if hasattr(requests, "__len__") else None  # type: ignore[arg-type]
+    bar = _progress_bar(total, progress) if total != 0 else None
+    iterator = iter(requests)
+    start = spent = 0
+    missing = 0
+    try:
+        while True:
+            chunk = list(itertools.islice(iterator, window))
+            if not chunk:
+                break
+            left = None if budget_usd is None else max(0.0, budget_usd - spent)
+            try:
+                results = run(chunk, progress=False, budget_usd=left, warn_misses=False,
+                              **options)
+            except BudgetExceeded as stop:  # this window's results, then the stop
+                yield from enumerate(stop.partial, start)
+                raise BudgetExceeded(
+                    f"budget of ${budget_usd:.4f} reached after spending "
+                    f"${spent + stop.spent_usd:.4f}: stopped at request {start + len(chunk)}",
+                    partial=[], spent_usd=spent + stop.spent_usd) from None
+            for result in results:
+                if isinstance(result, Completion) and not result.cached:
+                    spent += result.cost_usd or 0.0
+                elif isinstance(result, CallFailure) and result.error_type == "cache_miss":
+                    missing += 1
+            if bar is not None:
+                bar.update(len(chunk))
+            yield from enumerate(results, start)
+            start += len(chunk)
+    finally:
+        if bar is not None:
+            bar.close()
+    if missing:
+        _cache.log.warning("%d request(s) not in the cache (readonly mode); run "
+                           "`workbench cache explain --last` to see why", missing)
 
 
 #: The answer for a request ``mode="auto"`` sends in a batch job (which fills its slot).
@@ -242,6 +297,41 @@ class _Sender:
             run = _batch.BatchRun(mine, {key: routes[key] for key in mine}, record=self._record,
                                   poll_interval=poll_interval, done=self._done)
             return {**stored, **run_sync(self._keeping(run.run(), claimed, _BATCH_CLAIM_S))}
+        finally:
+            for key in claimed:
+                _cache.release(self.cache, key)
+
+    # --- a Ray Data job ------------------------------------------------------------------
+
+    def ray(self, jobs: dict[str, Request]) -> dict[str, Result]:
+        """The replies to the ``jobs`` that go in a Ray Data job (all but in-process
+        ``sim/`` models, answered online), claimed first as batch jobs are."""
+        mine = {key: request for key, request in jobs.items()
+                if self.routes[_providers.route_id(request)].provider != "sim"}
+        claimed: list[str] = []
+        stored: dict[str, Completion] = {}
+        if self.claims and mine:
+            claimed = [key for key in mine if self._claim(key, _BATCH_CLAIM_S)]
+            stored, _ = _cache.replay_many(self.cache.rows(claimed))
+            mine = {key: mine[key] for key in claimed if key not in stored}
+            for key, hit in stored.items():  # sent elsewhere since the first read
+                self._done(key, hit)
+        renewed = [time.monotonic()]
+
+        def tick() -> None:  # between reply rows: keep the claims alive
+            if claimed and time.monotonic() - renewed[0] > _BATCH_CLAIM_S / 3:
+                renewed[0] = time.monotonic()
+                for key in claimed:
+                    _cache.extend(self.cache, key, _BATCH_CLAIM_S)
+
+        try:
+            if not mine:
+                return dict(stored)
+            run = _ray.RayRun(mine, {key: self.routes[_providers.route_id(request)]
+                                     for key, request in mine.items()},
+                              record=self._record, done=self._done, timeout=self.timeout,
+                              max_retries=self.max_retries, backoff=self.backoff, tick=tick)
+            return {**stored, **run.run()}
         finally:
             for key in claimed:
                 _cache.release(self.cache, key)
