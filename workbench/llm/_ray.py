@@ -43,8 +43,9 @@ BATCH_SIZE = 16
 CONCURRENCY = 2
 #: CPUs an HTTP actor reserves: it waits on the network, it does not compute.
 HTTP_CPUS = 0.25
-#: How long a local node waits for its agent to start (ms; Ray's default is 30 s).
-AGENT_WAIT_MS = 180_000
+#: How long a starting local node waits for its agent and its raylet (Ray's settings,
+#: as environment variables; the defaults, 30 s, are short on a busy machine).
+STARTUP_WAIT = {"RAY_agent_register_timeout_ms": 180_000, "RAY_raylet_start_wait_time_s": 90}
 
 
 def engine() -> str:
@@ -82,8 +83,9 @@ def start() -> Any:
     if not ray.is_initialized():
         if os.environ.get("RAY_ADDRESS"):
             ray.init(log_to_driver=False)
-        else:  # a busy machine starts the node's agent slowly: wait for it (Ray's setting)
-            os.environ.setdefault("RAY_agent_register_timeout_ms", str(AGENT_WAIT_MS))
+        else:
+            for name, value in STARTUP_WAIT.items():
+                os.environ.setdefault(name, str(value))
             ray.init(include_dashboard=False, log_to_driver=False)
     return ray
 
