@@ -45,7 +45,7 @@ test: $(STAMP)
 # still runs everything.
 test-fast: $(STAMP)
 	$(BIN)/ruff check workbench tests
-	MPLBACKEND=Agg $(BIN)/python -m pytest -q -m "not slow and not browser and not live and not local" --doctest-modules workbench tests
+	MPLBACKEND=Agg $(BIN)/python -m pytest -q -m "not slow and not browser and not live and not local and not gpu" --doctest-modules workbench tests
 
 # Opt-in: JupyterLab in headless Chromium runs a notebook and shows its figures
 # (tests/notebook/test_lab_browser.py). Needs Debian's chromium (installed here when apt-get can)

@@ -1,0 +1,96 @@
+"""``complete_iter`` (issue 34): any iterable, read lazily a window at a time, results as
+they come; and ``run_judging(..., parts=...)`` writing its frame in Parquet parts."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from workbench.llm import (
+    CallFailure,
+    Completion,
+    Request,
+    complete_iter,
+    complete_many,
+    temporary_settings,
+)
+
+
+def _ask(i: int) -> Request:
+    return Request("sim/judge-a", [{"role": "user", "content": (
+        f"<question>\nQuestion {i}?\n</question>\n<response>\nAnswer {i}.\n</response>\n"
+        "Return JSON with a score from 1 to 10.")}], temperature=1.0, sample=i % 3)
+
+
+def test_complete_iter_gives_complete_many_results_in_order():
+    asks = [_ask(i) for i in range(23)]
+    streamed = list(complete_iter(iter(asks), window=5, progress=False))
+    assert [i for i, _ in streamed] == list(range(23))
+    with temporary_settings(cache_mode="off"):
+        direct = complete_many(asks, progress=False)
+    assert [r.text for _, r in streamed] == [r.text for r in direct]
+    assert [r.key for _, r in streamed] == [r.key for r in direct]
+    again = list(complete_iter(asks, window=7, progress=False))  # a list works too
+    assert all(r.cached for _, r in again)
+
+
+def test_complete_iter_reads_its_requests_a_window_at_a_time():
+    """A generator is asked for at most one window ahead of what has been yielded."""
+    planned: list[int] = []
+
+    def plan():
+        for i in range(40):
+            planned.append(i)
+            yield _ask(i)
+
+    seen = 0
+    for index, result in complete_iter(plan(), window=8, progress=False):
+        assert isinstance(result, Completion)
+        seen += 1
+        assert len(planned) <= (index // 8 + 1) * 8  # only the window of this result
+        assert len(planned) - seen < 8
+    assert seen == 40
+
+
+def test_complete_iter_keeps_failure_rows_and_checks_its_arguments():
+    dead = Request("openai/sim-judge-a", [{"role": "user", "content": "hi"}],
+                   params={"api_base": "http://127.0.0.1:9/v1", "num_retries": 0})
+    asks = [_ask(0), dead]  # nothing listens on the discard port
+    got = dict(complete_iter(asks, window=1, progress=False))
+    assert isinstance(got[0], Completion)
+    assert isinstance(got[1], CallFailure) and got[1].error_type == "connection_error"
+    with pytest.raises(ValueError, match="window=0"):
+        list(complete_iter(asks, window=0, progress=False))
+    with pytest.raises(ValueError, match="'auto'|mode='auto'"):
+        complete_iter(asks, mode="auto")  # checked at the call, before iterating
+    with pytest.raises(ValueError, match="cannot stop a batch job"):
+        complete_iter(asks, mode="batch", budget_usd=1.0)
+
+
+def test_complete_iter_in_readonly_mode_gives_cache_miss_rows(caplog):
+    with temporary_settings(cache_mode="readonly"):
+        got = list(complete_iter((_ask(i) for i in range(3)), window=2, progress=False))
+    assert [r.error_type for _, r in got] == ["cache_miss"] * 3
+    assert "3 request(s) not in the cache" in caplog.text
+
+
+def test_run_judging_writes_its_frame_in_parquet_parts(tmp_path):
+    from workbench.judges import JudgeSpec, run_judging
+
+    items = pd.DataFrame({"item_id": [f"i{k}" for k in range(5)],
+                          "question": [f"Why {k}?" for k in range(5)],
+                          "response": [f"Because {k}." for k in range(5)],
+                          "answer_model": ["m"] * 5})
+    spec = JudgeSpec("holistic_simple", "sim/judge-a", trials=2)
+    (tmp_path / "parts").mkdir()
+    (tmp_path / "parts" / "part-00009.parquet").write_bytes(b"stale")  # an earlier run's
+    empty = run_judging(items, spec, progress=False, parts=tmp_path / "parts", part_items=2)
+    assert empty.empty and list(empty.columns) == list(run_judging(items.iloc[:0], spec).columns)
+    files = sorted(p.name for p in (tmp_path / "parts").iterdir())
+    assert files == ["part-00000.parquet", "part-00001.parquet", "part-00002.parquet"]
+    read = pd.read_parquet(tmp_path / "parts")
+    whole = run_judging(items, spec, progress=False)
+    cols = ["item_id", "trial", "score", "parse_ok", "cache_key", "raw_reply"]
+    pd.testing.assert_frame_equal(read[cols].reset_index(drop=True), whole[cols])
+    with pytest.raises(ValueError, match="part_items=0"):
+        run_judging(items, spec, parts=tmp_path / "p", part_items=0)
