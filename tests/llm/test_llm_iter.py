@@ -94,3 +94,20 @@ def test_run_judging_writes_its_frame_in_parquet_parts(tmp_path):
     pd.testing.assert_frame_equal(read[cols].reset_index(drop=True), whole[cols])
     with pytest.raises(ValueError, match="part_items=0"):
         run_judging(items, spec, parts=tmp_path / "p", part_items=0)
+
+
+def test_bench_scale_prints_a_row_per_size(app):
+    """``workbench bench scale`` at a tiny size: cold and warm in processes of their own,
+    the warm run replays every call, memory and cache size are measured."""
+    from typer.testing import CliRunner
+
+    from workbench.cli.bench_scale import run_scale_bench
+
+    rows = run_scale_bench([300], window=64, echo=lambda line: None)
+    (row,) = rows
+    assert row["cold"]["n"] == row["warm"]["n"] == 300
+    assert row["cold"]["cached"] == 0 and row["warm"]["cached"] == 300
+    assert row["cold"]["failed"] == row["warm"]["failed"] == 0
+    assert row["cold"]["peak_rss_mb"] > 0 and row["cache_mb"] > 0
+    shown = CliRunner().invoke(app, ["bench", "scale", "--calls", "0"])
+    assert shown.exit_code == 1 and "--calls and --window must be >= 1" in shown.output

@@ -222,7 +222,8 @@ def complete_iter(
     (every reply stored as it comes) and its results yielded, in order, before the next
     window is read; memory holds one window, whatever the total. A killed run resumes
     from the cache. The other arguments are those of :func:`complete_many`
-    (``budget_usd`` counts across windows; ``mode="auto"`` is not offered).
+    (``budget_usd`` counts across windows; ``mode="auto"`` is not offered; with
+    ``mode="ray"`` or ``"batch"`` each window is one job: give it a large ``window``).
 
     Examples
     --------
