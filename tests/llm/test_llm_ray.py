@@ -287,6 +287,17 @@ def test_http_rows_carry_no_credential():
     assert "sk-secret-123" not in json.dumps(body) and body["model"] == "my-model"
 
 
+def test_in_process_sim_models_are_answered_online_in_ray_mode(monkeypatch):
+    """``sim/`` models have no endpoint: no Ray job is built for them."""
+    def no_job(*args, **kwargs):
+        raise AssertionError("a Ray job was built")
+
+    monkeypatch.setattr(_ray, "RayRun", no_job)
+    ask = Request("sim/judge-a", [{"role": "user", "content": "Score: <response>ok</response>"}])
+    (got,) = complete_many([ask], mode="ray", progress=False)
+    assert isinstance(got, Completion) and got.backend == "sim" and not got.cached
+
+
 def test_ray_mode_is_checked_before_any_call(monkeypatch):
     ask = Request("openai/x", [{"role": "user", "content": "hi"}], params={"api_base": "http://h/v1"})
     with pytest.raises(ValueError, match="cannot stop a Ray job"):
