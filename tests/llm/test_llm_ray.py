@@ -33,23 +33,13 @@ pytestmark = pytest.mark.slow
 
 #: Ray's own settings: how long a starting node waits (a busy 2-core machine is slow).
 AGENT_WAIT = {name: str(value) for name, value in _ray.STARTUP_WAIT.items()}
-#: Tries to start the local cluster: on a loaded machine its node's agent may start after
-#: the raylet stopped waiting for it (a raylet check Ray has no setting for).
-STARTS = 3
 
 
 @pytest.fixture(scope="module")
 def cluster():
-    """One small local cluster (2 CPUs, no dashboard) for the module; its address."""
-    os.environ.update(AGENT_WAIT)
-    for attempt in range(1, STARTS + 1):
-        try:
-            ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-            break
-        except Exception:  # noqa: BLE001 (Ray raises a bare Exception for a slow start)
-            ray.shutdown()
-            if attempt == STARTS:
-                raise
+    """One small local cluster (2 CPUs, no dashboard) for the module; its address. Started
+    as mode="ray" starts one (tried again when its node's agent is slow to start)."""
+    _ray.start(num_cpus=2)
     try:
         yield ray.get_runtime_context().gcs_address
     finally:
@@ -296,6 +286,26 @@ def test_in_process_sim_models_are_answered_online_in_ray_mode(monkeypatch):
     ask = Request("sim/judge-a", [{"role": "user", "content": "Score: <response>ok</response>"}])
     (got,) = complete_many([ask], mode="ray", progress=False)
     assert isinstance(got, Completion) and got.backend == "sim" and not got.cached
+
+
+def test_a_local_cluster_that_will_not_start_is_one_line_after_its_tries(monkeypatch):
+    from workbench.errors import ProviderError
+
+    tries = []
+
+    def slow_node(**options):
+        tries.append(options)
+        raise Exception("The current node timed out during startup.")  # as Ray says it
+
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", slow_node)
+    monkeypatch.setattr(ray, "shutdown", lambda: None)
+    with pytest.raises(ProviderError, match=r"could not start a local Ray cluster in 4 tries "
+                       r"\(The current node timed out during startup.\); start one"):
+        _ray.start(num_cpus=1)
+    assert len(tries) == _ray.STARTS == 4 and tries[0]["num_cpus"] == 1
+    assert tries[0]["include_dashboard"] is False
 
 
 def test_ray_mode_is_checked_before_any_call(monkeypatch):

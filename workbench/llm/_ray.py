@@ -45,7 +45,9 @@ CONCURRENCY = 2
 HTTP_CPUS = 0.25
 #: How long a starting local node waits for its agent and its raylet (Ray's settings,
 #: as environment variables; the defaults, 30 s, are short on a busy machine).
-STARTUP_WAIT = {"RAY_agent_register_timeout_ms": 180_000, "RAY_raylet_start_wait_time_s": 90}
+STARTUP_WAIT = {"RAY_agent_register_timeout_ms": 180_000, "RAY_raylet_start_wait_time_s": 45}
+#: Tries to start a local cluster (see :func:`start`).
+STARTS = 4
 
 
 def engine() -> str:
@@ -71,22 +73,36 @@ def _number(variable: str, default: int) -> int:
     return int(value)
 
 
-def start() -> Any:
-    """The ``ray`` module, initialised: a local cluster (no dashboard) unless
-    ``RAY_ADDRESS`` names one, or the cluster this process already joined."""
+def start(**options: Any) -> Any:
+    """The ``ray`` module, initialised: the cluster this process already joined, the one
+    ``RAY_ADDRESS`` names, else a local one (no dashboard; ``options`` go to ``ray.init``,
+    e.g. ``num_cpus``). A local node whose agent starts too slowly (a busy machine: the
+    raylet waits 15 s for it, ray-project/ray#65983) is started again, :data:`STARTS`
+    tries in all."""
     try:
         import ray
         import ray.data.llm  # noqa: F401  (the processors; needs pydantic and aiohttp)
     except ImportError as exc:
         raise ProviderError(f"mode='ray' needs Ray Data ({exc}): pip install "
                             "'workbench[ray]' (ray[data])") from None
-    if not ray.is_initialized():
-        if os.environ.get("RAY_ADDRESS"):
-            ray.init(log_to_driver=False)
-        else:
-            for name, value in STARTUP_WAIT.items():
-                os.environ.setdefault(name, str(value))
-            ray.init(include_dashboard=False, log_to_driver=False)
+    if ray.is_initialized():
+        return ray
+    if os.environ.get("RAY_ADDRESS"):
+        ray.init(log_to_driver=False)
+        return ray
+    for name, value in STARTUP_WAIT.items():
+        os.environ.setdefault(name, str(value))
+    for attempt in range(1, STARTS + 1):
+        try:
+            ray.init(include_dashboard=False, log_to_driver=False, **options)
+            return ray
+        except Exception as exc:  # noqa: BLE001 (Ray raises a bare Exception for this)
+            ray.shutdown()
+            if attempt == STARTS:
+                why = " ".join(str(exc).split())[:200]
+                raise ProviderError(f"could not start a local Ray cluster in {STARTS} tries "
+                                    f"({why}); start one with `ray start --head` and set "
+                                    "RAY_ADDRESS") from None
     return ray
 
 
