@@ -31,6 +31,12 @@ them in this process's :func:`overrides`, winning over the environment.
                                   in docs/real-models.md)
 ``WORKBENCH_BATCH_POLL`` *        first wait in seconds before polling a batch
                                   job (doubling per poll, capped at 300)
+``WORKBENCH_RAY_ENGINE``          ``http`` (default) | ``vllm`` | ``sglang``: the
+                                  ``ray.data.llm`` processor of ``mode="ray"``
+``WORKBENCH_RAY_ENDPOINTS``       base URLs (comma-separated) of replicas that
+                                  share ``mode="ray"``'s HTTP rows
+``WORKBENCH_RAY_BATCH_SIZE``      rows per batch of a Ray engine actor (16)
+``WORKBENCH_RAY_CONCURRENCY``     engine actors per Ray processor (2)
 ``WORKBENCH_RPM``                 requests per minute a run never exceeds, per
                                   model (default: none; the quota is learned from
                                   the provider's ``x-ratelimit-*`` headers and 429s;
