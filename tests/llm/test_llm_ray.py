@@ -308,6 +308,16 @@ def test_a_local_cluster_that_will_not_start_is_one_line_after_its_tries(monkeyp
     assert tries[0]["include_dashboard"] is False
 
 
+def test_a_request_with_no_endpoint_is_refused_before_ray_starts(monkeypatch):
+    from workbench.errors import ProviderError
+
+    monkeypatch.setattr(_ray, "start", lambda **options: pytest.fail("Ray was started"))
+    ask = Request("anthropic/claude-3-5-haiku-latest", [{"role": "user", "content": "hi"}],
+                  params={"api_key": "sk-ant-test"})
+    with pytest.raises(ProviderError, match="needs an OpenAI-compatible endpoint"):
+        complete_many([ask], mode="ray", progress=False)
+
+
 def test_ray_mode_is_checked_before_any_call(monkeypatch):
     ask = Request("openai/x", [{"role": "user", "content": "hi"}], params={"api_base": "http://h/v1"})
     with pytest.raises(ValueError, match="cannot stop a Ray job"):

@@ -263,7 +263,14 @@ class RayRun:
             out.append(processor(ray.data.from_items([{"row": r} for r in rows])))
         return out
 
+    def _dataset(self, ray: Any) -> Any:
+        parts = self.datasets(ray)
+        return parts[0].union(*parts[1:]) if len(parts) > 1 else parts[0]
+
     def run(self) -> dict[str, Result]:
+        for key, request in self.jobs.items():  # a request without an endpoint: before any call
+            if self.engine == "http":
+                http_target(request, self.routes[key], timeout=self.timeout)
         ray = start()
         context = ray.data.DataContext.get_current()
         errored, context.max_errored_blocks = context.max_errored_blocks, -1
@@ -274,9 +281,7 @@ class RayRun:
         why = "no reply row for it came back from the Ray job (its block of rows failed " \
               "in Ray: see the Ray log)"
         try:
-            parts = self.datasets(ray)
-            dataset = parts[0].union(*parts[1:]) if len(parts) > 1 else parts[0]
-            for row in dataset.iter_rows():
+            for row in self._dataset(ray).iter_rows():
                 key = row.get("key")
                 if key in self.jobs and key not in self.results:
                     self._finish(key, self._result(key, row))
