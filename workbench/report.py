@@ -3,22 +3,24 @@
 :func:`qualification_report` writes what :func:`workbench.qualify.qualification_tables`
 finds, with figures drawn by :mod:`workbench.plots`.
 
-It answers three questions about a judge-vs-human table (pairwise verdicts or pointwise
-scores, :mod:`workbench.datasets._long`):
+It answers these questions about a judge-vs-human table (pairwise verdicts or pointwise
+scores, :mod:`workbench.datasets._long`), each answer naming the dimension, the method
+and the level (item, item x system, system) it is about:
 
 1. **Can this judge stand in for people here?** The alternative annotator test
-   (Calderon et al. 2025) when the table has at least two annotators; beside it each
-   judge's agreement with the annotators and the human ceiling (leave one rater out);
-   always the leaderboard (pairwise) or the correlations (pointwise) against the human
-   reference.
+   (Calderon et al. 2025) when the table has at least three annotators; beside it each
+   judge's agreement with the annotators and the human ceiling (leave one rater out,
+   per dimension, with the report's correlation method); the correlations (pointwise,
+   item and system level) or the accuracy and position bias (pairwise).
 2. **Where does it fail?** The groups (pairwise) or systems and groups (pointwise) where
-   each judge does worst.
+   each judge does worst, per dimension and method.
 3. **How many human labels would a PPI estimate need?** The smallest simulated number of
-   human labels whose prediction-powered interval is as narrow as the classical interval
-   with all of the table's human labels (Angelopoulos et al. 2023).
+   human labels whose prediction-powered interval reaches a stated target width (or
+   the width of a stated number of human labels alone; Angelopoulos et al. 2023).
 
-A measure the table cannot support (one annotator, no systems, no confidence ...) is
-listed with the reason in the report's "not computed" table, never silently left out.
+A measure the table cannot support (two annotators for the alternative annotator test,
+no systems, no confidence ...) is answered with the reason, and listed in the report's
+"not computed" table, never silently left out.
 """
 
 from __future__ import annotations
@@ -48,8 +50,26 @@ __all__ = ["qualification_report"]
 _STUDY = "qualify"
 
 
+def _level(table: pd.DataFrame, kind: str) -> str:
+    """What one unit of the table is: the level of its item-level answers."""
+    if kind == "pairwise":
+        return "item level"
+    return ("item x system level" if table["system"].nunique() > 1 else "item level")
+
+
 def _simulated(table: pd.DataFrame) -> bool:
     return "backend" in table and table["backend"].astype(str).eq("sim").any()
+
+
+def _as_text(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy whose text cells draw as typed: ``$`` escaped, so a name such as
+    ``$\\undefinedmacro{x}$`` is text in a figure, never mathtext."""
+    out = frame.copy()
+    for column in out.columns:
+        if out[column].dtype == object or pd.api.types.is_string_dtype(out[column]):
+            out[column] = out[column].map(lambda v: v.replace("$", r"\$")
+                                          if isinstance(v, str) else v)
+    return out
 
 
 def _figure(frames_dir: Path, name: str, draw, simulated: bool) -> Path | None:
@@ -60,64 +80,170 @@ def _figure(frames_dir: Path, name: str, draw, simulated: bool) -> Path | None:
     return path
 
 
-def _answers(results: dict, width_text: str) -> list[str]:
-    """The three answers, one paragraph each (plain text)."""
+def _skip_reason(results: dict, prefix: str) -> str | None:
+    skipped = results.get("skipped")
+    if skipped is None:
+        return None
+    hits = skipped[skipped["section"].str.startswith(prefix)]
+    return None if hits.empty else str(hits["reason"].iloc[0])
+
+
+def _on(dim: str) -> str:
+    return f" on {dim!r}" if dim else ""
+
+
+def _ci(low: float, high: float) -> str:
+    return f" [{low:.3f}, {high:.3f}]" if np.isfinite(low) and np.isfinite(high) else ""
+
+
+def _answers(results: dict, kind: str, level: str, width_text: str, by: str | None = None
+             ) -> list[str]:
+    """The answers, one paragraph each (plain text); each names the dimension, the
+    method and the level it is about, or says why the table cannot answer."""
     out = []
     alt = results.get("alt_test")
-    ceiling = results.get("ceiling")
     if alt is not None and len(alt):
-        parts = [f"{r.judge}{' (' + r.dimension + ')' if getattr(r, 'dimension', '') else ''}: "
+        parts = [f"{r.judge}{_on(getattr(r, 'dimension', ''))}: "
                  f"{'passes' if r.passed else 'does not pass'} (winning rate omega = "
-                 f"{r.omega:.2f} over {r.n_raters} annotators, epsilon = {r.epsilon})"
-                 for r in alt.itertuples()]
+                 f"{r.omega:.2f} over {r.n_raters} annotators, epsilon = {r.epsilon}, "
+                 f"{level})" for r in alt.itertuples()]
         out.append("Can the judge stand in for people? Alternative annotator test: "
                    + "; ".join(parts) + ".")
     else:
-        out.append("Can the judge stand in for people? Not testable against people here: the "
-                   "alternative annotator test needs at least two annotators per item (see "
-                   "'not computed'); the agreement with the human reference below is all "
-                   "this table supports.")
-    if ceiling is not None and len(ceiling):
-        ceil = ceiling[ceiling["kind"] == "ceiling"]["estimate"].mean()
-        best = ceiling[ceiling["kind"] == "judge"].groupby("who")["estimate"].mean()
-        if len(best):
-            out.append(f"Human ceiling ({ceiling['measure'].iloc[0]}): {ceil:.3f}; judges: "
-                       + ", ".join(f"{w} {v:.3f}" for w, v in best.items()) + ".")
+        why = (_skip_reason(results, "alternative annotator test")
+               or "the alternative annotator test was not run")
+        out.append(f"Can the judge stand in for people? Not answered: {why}.")
+    out += _ceiling_text(results, level)
+    out += _agreement_text(results, kind, level, by)
     fails = results.get("weakest")
     if fails is not None and len(fails):
-        out.append("Where does it fail? Weakest: " + "; ".join(
-            f"{r.judge}: {r.scope} ({r.measure} {r.estimate:.3f}, n = {r.n})"
-            for r in fails.itertuples()) + ".")
+        parts = []
+        for (judge, dim, measure), g in fails.groupby(["judge", "dimension", "measure"],
+                                                       sort=False):
+            parts.append(f"{judge}{_on(dim)} ({measure}, {g['level'].iloc[0]}): " + ", ".join(
+                f"{r.scope} {r.estimate:.3f} (n = {r.n})" for r in g.itertuples()))
+        out.append("Where does it fail? Weakest: " + "; ".join(parts) + ".")
     out.append("How many human labels would a PPI estimate need? " + width_text)
     return out
 
 
-def _ppi_text(needed: pd.DataFrame | None) -> str:
+def _ceiling_text(results: dict, level: str) -> list[str]:
+    ceiling = results.get("ceiling")
+    if ceiling is None or not len(ceiling):
+        why = _skip_reason(results, "human ceiling")
+        return [f"Human ceiling: not answered: {why}."] if why else []
+    if "dimension" not in ceiling:
+        ceiling = ceiling.assign(dimension="")
+    out = []
+    for dim, g in ceiling.groupby("dimension", sort=False):
+        ceil = g[g["kind"] == "ceiling"].iloc[0]
+        judges = g[(g["kind"] == "judge") & g["estimate"].notna()]
+        names = ", ".join(f"{r.who} {r.estimate:.3f}{_ci(r.ci_low, r.ci_high)}"
+                          for r in judges.itertuples()) or "none scores it"
+        out.append(f"Human ceiling{_on(dim)} ({ceil['measure']}, {level}, each of "
+                   f"{int(ceil['n_raters'])} annotators against the others): people "
+                   f"{ceil['estimate']:.3f}{_ci(ceil['ci_low'], ceil['ci_high'])}; judges "
+                   f"against the same annotators: {names}.")
+    return out
+
+
+def _agreement_text(results: dict, kind: str, level: str, by: str | None) -> list[str]:
+    out = []
+    corr = results.get("correlations")
+    if corr is not None and len(corr):
+        for (judge, dim, method), g in corr.groupby(["judge", "dimension", "method"],
+                                                     sort=False):
+            parts = []
+            for r in g[g["level"] == "pooled"].itertuples():
+                parts.append(f"{level} {r.estimate:.3f}{_ci(r.ci_low, r.ci_high)} "
+                             f"(n = {r.n})")
+            for r in g[g["level"] == "system"].itertuples():
+                text = (f"system level {r.estimate:.3f} over {r.n} systems, "
+                        f"{r.test} p = {r.p_value:.3f}")
+                text += (_ci(r.ci_low, r.ci_high) if np.isfinite(r.ci_low)
+                         else f", no interval: {r.ci_method.removeprefix('none: ')}")
+                parts.append(text)
+            if parts:
+                out.append(f"Correlation with people: {judge}{_on(dim)} ({method}): "
+                           + "; ".join(parts) + ".")
+    board = results.get("leaderboard")
+    if board is not None and len(board):
+        top = board[board[by] == "all"] if by and by in board else board
+        for r in top.drop_duplicates("judge").itertuples():
+            both = r.accuracy_both
+            text = (f"correct in both orders {both:.3f}" if np.isfinite(both)
+                    else f"accuracy in order 0 {r.accuracy_order0:.3f}")
+            out.append(f"Agreement with people: {r.judge} ({level}): {text} (n = {r.n} "
+                       "items).")
+    ranking = results.get("system_ranking")
+    if ranking is not None and len(ranking):
+        for r in ranking.itertuples():
+            if np.isfinite(r.ci_low) and r.ci_low < r.ci_high:
+                spread = f", items resampled [{r.ci_low:.3f}, {r.ci_high:.3f}]"
+            elif np.isfinite(r.ci_low):
+                spread = f", every item resample gives {r.ci_low:.3f} for these systems"
+            else:
+                spread = ""
+            winner = (f"names the same winner as people ({r.people_winner})" if r.same_winner
+                      else f"names {r.judge_winner} the winner, people {r.people_winner}")
+            share = (f", in {r.same_winner_share:.0%} of item resamples"
+                     if np.isfinite(r.same_winner_share) else "")
+            out.append(f"System ranking: {r.judge} (kendall, system level over "
+                       f"{r.n_systems} systems' win rates, {r.n_items} items): tau = "
+                       f"{r.tau:.3f}, {r.test} p = {r.p_value:.3f}{spread}; it {winner}"
+                       f"{share}.")
+    elif kind == "pairwise" and _skip_reason(results, "system ranking"):
+        out.append(f"System ranking: not answered: {_skip_reason(results, 'system ranking')}.")
+    position = results.get("position")
+    if position is not None and len(position):
+        for judge, g in position.groupby("judge", sort=False):
+            flip, first = (g[g["measure"] == m].iloc[0] for m in ("flip_rate", "first_position"))
+            out.append(f"Position: {judge} changes its verdict when the order is swapped on "
+                       f"{flip['estimate']:.3f}{_ci(flip['ci_low'], flip['ci_high'])} of "
+                       f"{int(flip['n'])} items (Wilson 95%); it picks the response shown "
+                       f"first in {first['estimate']:.3f}{_ci(first['ci_low'], first['ci_high'])}"
+                       f" of {int(first['n'])} decisive verdicts (0.5 = no preference; "
+                       "bootstrap over items).")
+    elif kind == "pairwise":
+        why = _skip_reason(results, "position")
+        if why:
+            out.append(f"Position: not answered: {why}.")
+    return out
+
+
+def _ppi_text(needed: pd.DataFrame | None, why: str | None = None) -> str:
     if needed is None or needed.empty:
-        return "not computed (see 'not computed')."
+        return f"not answered: {why}." if why else "not computed (see 'not computed')."
     parts = []
-    for judge, g in needed.groupby("judge", sort=False):
+    keys = ["judge", "dimension"] if "dimension" in needed else ["judge"]
+    for key, g in needed.groupby(keys, sort=False):
+        key = key if isinstance(key, tuple) else (key,)
+        who = key[0] + (_on(key[1]) if len(key) > 1 else "")
         ppi = g.loc[g["method"] == "ppi", "n_labeled"].iloc[0]
-        n_pilot = int(g["n_pilot"].iloc[0])
-        width = g["width"].iloc[0]
+        n_pilot, target = int(g["n_pilot"].iloc[0]), g["target"].iloc[0]
+        width, m = g["width"].iloc[0], g["target_labels"].iloc[0]
+        alone = (f"; human labels alone need about {int(m)}"
+                 if pd.notna(m) and target.startswith("a stated width") else "")
         if np.isfinite(ppi):
-            parts.append(f"{judge}: about {int(ppi)} human labels (and the judge on the rest) "
-                         f"give a 95% interval as narrow ({width:.3f}) as all {n_pilot} human "
-                         f"labels alone: the judge saves {100 * (1 - ppi / n_pilot):.0f}% of "
-                         "the labelling")
+            parts.append(f"{who}: target {target} (95% interval width {width:.3f}){alone}; "
+                         f"with the judge on the rest of the {n_pilot} units, about {int(ppi)} "
+                         "reach it")
         else:
-            parts.append(f"{judge}: no simulated number of labels below {n_pilot} reaches the "
-                         f"width of all {n_pilot} human labels alone ({width:.3f}): the judge "
-                         "does not save labelling here")
-    return ("; ".join(parts) + " (simulated by resampling this table's labelled units, "
-            "Angelopoulos et al. 2023).")
+            parts.append(f"{who}: target {target} (95% interval width {width:.3f}){alone}; "
+                         f"no simulated number of labels below {n_pilot} reaches it with the "
+                         "judge")
+    return ("; ".join(parts) + " (the mean human score or A's win rate; simulated by "
+            "resampling this table's labelled units, Angelopoulos et al. 2023; set the target "
+            "with target_width= or target_labels=).")
 
 
 def qualification_report(table: pd.DataFrame, out_dir: str | Path, *,
                          by: str | None = "group", judge: str | Sequence[str] | None = None,
                          method: str = "kendall", n_boot: int = 1000, n_rep: int = 200,
                          epsilon: float = 0.2, rng: int = 0,
-                         title: str = "Judge qualification report") -> dict[str, Any]:
+                         title: str = "Judge qualification report",
+                         target_width: float | None = None,
+                         target_labels: int | None = None) -> dict[str, Any]:
     """Write the qualification report of a judge table: ``index.html``, CSVs and figures.
 
     Parameters
@@ -137,6 +263,9 @@ def qualification_report(table: pd.DataFrame, out_dir: str | Path, *,
     n_boot, n_rep, epsilon, rng
         Bootstrap resamples (ceiling, correlations), PPI simulation repetitions, the
         alternative annotator test's allowance, and the seed.
+    target_width, target_labels
+        The PPI answer's target: a 95% interval width, or the width that many human
+        labels alone give (default: half the labelled units).
 
     Returns
     -------
@@ -146,13 +275,17 @@ def qualification_report(table: pd.DataFrame, out_dir: str | Path, *,
     """
     table, kind = _validated(table)
     results = qualification_tables(table, by=by, judge=judge, method=method, n_boot=n_boot,
-                                   n_rep=n_rep, epsilon=epsilon, rng=rng)
+                                   n_rep=n_rep, epsilon=epsilon, rng=rng,
+                                   target_width=target_width, target_labels=target_labels)
     by = by if by and by in table.columns else None
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    answers = _answers(results, _ppi_text(results.get("ppi_needed")))
+    level = _level(table, kind)
+    answers = _answers(results, kind, level, _ppi_text(results.get("ppi_needed"),
+                                                       _skip_reason(results, "PPI")), by)
     sim = _simulated(table)
-    pictures = _figures(kind, results, out / "figures", by, sim)
+    pictures = _figures(kind, {k: _as_text(v) for k, v in results.items()}, out / "figures",
+                        by, sim)
     for name, frame in results.items():
         frame.to_csv(out / f"{name}.csv", index=False)
     page = _html(title, kind, answers, results, pictures, sim)
@@ -229,6 +362,9 @@ def _html(title: str, kind: str, answers: list[str], tables: dict, pictures: dic
                 ("correlations", "Correlations with the human reference"),
                 ("ceiling", "Judges beside the human ceiling"),
                 ("alt_test", "Alternative annotator test"),
+                ("position", "Position: flips and first-position preference"),
+                ("system_ranking", "System ranking against people's"),
+                ("head_to_head", "Head-to-head points per system pair"),
                 ("weakest", "Where the judges do worst"),
                 ("ppi_needed", "Human labels a PPI estimate needs"),
                 ("ppi_simulation", "PPI simulation"), ("bradley_terry", "Bradley-Terry"),
