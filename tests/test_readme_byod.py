@@ -161,7 +161,11 @@ def test_system_level_pairwise_example_counts_right(tmp_path, monkeypatch):
     h2h = ns["systems"]["head_to_head"]
     row = h2h[(h2h["rater"] == "my-judge") & (h2h["system_x"] == "gpt")
               & (h2h["system_y"] == "llama")].iloc[0]
-    assert row["n_items"] == 2 and row["points_x"] == pytest.approx(0.5)
+    # pairs 0 and 6 (gpt as A): "A" first, then "B" shown second = A: gpt takes every point
+    assert row["n_items"] == 2 and row["points_x"] == pytest.approx(1.0)
+    people = h2h[(h2h["rater"] == "people") & (h2h["system_x"] == "llama")
+                 & (h2h["system_y"] == "qwen")].iloc[0]
+    assert people["points_x"] == pytest.approx((0.0 + 1.0) / 2)  # labels B (pair 4), A (10)
 
 
 def test_qualify_without_a_mapping_shows_one_that_fits(tmp_path, monkeypatch):
