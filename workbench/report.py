@@ -317,30 +317,44 @@ def _figures(kind: str, results: dict, folder: Path, by: str | None, sim: bool) 
                                                      title=m.replace("_", " "), xlabel=m), sim)
     corr = results.get("correlations")
     if corr is not None and len(corr):
-        top = corr[corr["level"] != "per_group"].drop_duplicates(["judge", "level"])
+        # one method (the first), one row per judge and dimension; no interval drawn where
+        # there is none (a handful of systems)
+        top = corr[(corr["level"] != "per_group") & (corr["method"] == corr["method"].iloc[0])]
+        top = _named(top.drop_duplicates(["judge", "dimension", "level"]), "judge")
         if len(top):
             pictures["correlations"] = _figure(
                 folder, "correlations",
-                lambda: plot_correlations(top, metric="judge", level="level",
+                lambda: plot_correlations(top, metric="who", level="level",
                                           title="correlation with the human reference",
                                           xlabel=f"{top['method'].iloc[0]} correlation"), sim)
     ceiling = results.get("ceiling")
     if ceiling is not None and len(ceiling):
-        shown = ceiling.drop_duplicates("who")
+        shown = _named(ceiling.drop_duplicates(["who", "dimension"] if "dimension" in ceiling
+                                               else ["who"]), "who")
         pictures["ceiling"] = _figure(
             folder, "ceiling",
             lambda: plot_estimates(shown, y="who", title="judges beside the human ceiling",
                                    xlabel=shown["measure"].iloc[0]), sim)
     ppi = results.get("ppi_simulation")
     if ppi is not None and len(ppi):
-        first = ppi[ppi["judge"] == ppi["judge"].iloc[0]]
+        first = _named(ppi, "judge")
+        first = first[first["who"] == first["who"].iloc[0]]
         pictures["ppi"] = _figure(
             folder, "ppi",
             lambda: plot_bars(first.assign(n_labeled=first["n_labeled"].astype(str)),
                               x="n_labeled", y="width", hue="method", error=None,
-                              title=f"CI width by human labels ({first['judge'].iloc[0]})",
+                              title=f"CI width by human labels ({first['who'].iloc[0]})",
                               ylabel="mean 95% CI width"), sim)
     return pictures
+
+
+def _named(frame: pd.DataFrame, who: str) -> pd.DataFrame:
+    """``who`` as shown in a figure: the name, with its dimension when the table has
+    several (``m1 (coherence)``)."""
+    if "dimension" not in frame or frame["dimension"].nunique() < 2:
+        return frame.assign(who=frame[who])
+    return frame.assign(who=[f"{w} ({d})" if d else str(w)
+                             for w, d in zip(frame[who], frame["dimension"], strict=True)])
 
 
 def _html(title: str, kind: str, answers: list[str], tables: dict, pictures: dict,
