@@ -257,3 +257,22 @@ def test_an_item_key_of_several_columns_and_several_files(tmp_path):
     assert t["system"].tolist() == ["x", "x", "y", "y"]
     assert t["source_file"].tolist() == [str(tmp_path / "x.csv")] * 2 + [str(tmp_path / "y.csv")] * 2
     assert t["source_line"].tolist() == [2, 3, 2, 3]
+
+
+def test_a_nested_release_by_its_path_and_a_path_that_does_not_fit(tmp_path):
+    release = [{"id": "s1", "outputs": [{"model": "a", "scores": {"coh": 3, "flu": 4}},
+                                        {"model": "b", "scores": {"coh": 1, "flu": 2}}]},
+               {"id": "s2", "outputs": [{"model": "a", "scores": {"coh": 5, "flu": 5}}]}]
+    (tmp_path / "r.json").write_text(json.dumps(release), encoding="utf-8")
+    t = load_pointwise(tmp_path / "r.json", nested="[].outputs.[].scores.{dimension}",
+                       columns={"item_id": "id", "system": "model"},
+                       constants={"annotator": "people"})
+    assert t[["item_id", "system", "dimension", "score"]].values.tolist() == [
+        ["s1", "a", "coh", 3.0], ["s1", "a", "flu", 4.0], ["s1", "b", "coh", 1.0],
+        ["s1", "b", "flu", 2.0], ["s2", "a", "coh", 5.0], ["s2", "a", "flu", 5.0]]
+    with pytest.raises(DatasetError) as info:
+        load_pointwise(tmp_path / "r.json", nested="[].output.[].scores.{dimension}")
+    assert str(info.value) == (f"file {tmp_path / 'r.json'}: $[1]: no field 'output' "
+                               "(found ['id', 'outputs'])")
+    with pytest.raises(DatasetError, match="'outputs' holds nested JSON: give the path"):
+        load_pointwise(tmp_path / "r.json")  # not a list of flat objects

@@ -228,9 +228,14 @@ def _opened(frame: pd.DataFrame, kind: str, value: str, file: str) -> tuple[pd.D
     problems = _Problems(frame, file)
     for column in ("item_id", value):
         if column not in frame:
-            shown = [str(c) for c in frame.columns if c not in _PROVENANCE]
+            shown = [str(c) for c in frame.columns
+                     if c not in _PROVENANCE and not str(c).startswith("_")]
+            nested = [str(c) for c in shown if frame[c].map(
+                lambda v: isinstance(v, (dict, list))).any()]
+            hint = (f"; {nested[0]!r} holds nested JSON: give the path to walk, e.g. "
+                    "nested='[].outputs.[].scores.{dimension}'" if nested else "")
             problems.add(None, column, f"missing column (the {kind} table needs item_id, "
-                         f"{value} and a judge or annotator; columns here: {shown})")
+                         f"{value} and a judge or annotator; columns here: {shown}){hint}")
     problems.raise_if_any(kind)
     if frame.empty:
         raise DatasetError(f"the {kind} table has no rows", file=file)

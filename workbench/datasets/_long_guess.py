@@ -40,8 +40,10 @@ def _find(canon: str, header: list[str], taken: set[str]) -> str | None:
 
 def column_hint(header: Iterable[str], kind: str, mapped: Mapping[str, str] | None = None,
                 *, wide: bool = False) -> str | None:
-    """None when ``header`` (with ``mapped``) has what a ``kind`` table needs; else one
-    line: the columns found, the ones missing, and a ``-c`` mapping that would fit.
+    """None when ``header`` (with ``mapped``) has what the loader needs for a ``kind``
+    table (the value column and a judge or annotator; ``wide``: judges or annotators are
+    columns); else one line: the columns found, the ones missing (with ``item_id``
+    when absent), and a ``-c`` mapping that would fit.
 
     Examples
     --------
@@ -52,11 +54,12 @@ def column_hint(header: Iterable[str], kind: str, mapped: Mapping[str, str] | No
     mapped = dict(mapped or {})
     have = set(header) | set(mapped)
     value = "verdict" if kind == "pairwise" else "score"
-    need = ["item_id", value] if not wide else ["item_id"]
-    missing = [c for c in need if c not in have]
+    missing = [value] if not wide and value not in have else []
     who_missing = not wide and not ({"judge", "annotator"} & have)
     if not missing and not who_missing:
-        return None
+        return None  # what the loader needs is there (items default to row positions)
+    if "item_id" not in have:
+        missing.insert(0, "item_id")
     taken = {v for v in mapped.values() if isinstance(v, str)}
     suggestion = []
     for canon in [*missing, *(["judge", "annotator"] if who_missing else []),
