@@ -203,7 +203,7 @@ def _agreement_text(results: dict, kind: str, level: str, by: str | None) -> lis
                        f"{int(flip['n'])} items (Wilson 95%); it picks the response shown "
                        f"first in {first['estimate']:.3f}{_ci(first['ci_low'], first['ci_high'])}"
                        f" of {int(first['n'])} decisive verdicts (0.5 = no preference; "
-                       "bootstrap over items).")
+                       "Wilson 95% on half the verdicts, as each item gives two).")
     elif kind == "pairwise":
         why = _skip_reason(results, "position")
         if why:
@@ -211,7 +211,8 @@ def _agreement_text(results: dict, kind: str, level: str, by: str | None) -> lis
     return out
 
 
-def _ppi_text(needed: pd.DataFrame | None, why: str | None = None) -> str:
+def _ppi_text(needed: pd.DataFrame | None, why: str | None = None,
+              level: str = "item level") -> str:
     if needed is None or needed.empty:
         return f"not answered: {why}." if why else "not computed (see 'not computed')."
     parts = []
@@ -232,9 +233,11 @@ def _ppi_text(needed: pd.DataFrame | None, why: str | None = None) -> str:
             parts.append(f"{who}: target {target} (95% interval width {width:.3f}){alone}; "
                          f"no simulated number of labels below {n_pilot} reaches it with the "
                          "judge")
-    return ("; ".join(parts) + " (the mean human score or A's win rate; simulated by "
-            "resampling this table's labelled units, Angelopoulos et al. 2023; set the target "
-            "with target_width= or target_labels=).")
+    what = "A's win rate" if level == "item level" and "dimension" not in needed else (
+        f"the mean human score, {level}")
+    return ("; ".join(parts) + f" (the estimate: {what}; simulated by resampling this "
+            "table's labelled units, Angelopoulos et al. 2023; set the target with "
+            "target_width= or target_labels=).")
 
 
 def qualification_report(table: pd.DataFrame, out_dir: str | Path, *,
@@ -282,7 +285,7 @@ def qualification_report(table: pd.DataFrame, out_dir: str | Path, *,
     out.mkdir(parents=True, exist_ok=True)
     level = _level(table, kind)
     answers = _answers(results, kind, level, _ppi_text(results.get("ppi_needed"),
-                                                       _skip_reason(results, "PPI")), by)
+                                                       _skip_reason(results, "PPI"), level), by)
     sim = _simulated(table)
     pictures = _figures(kind, {k: _as_text(v) for k, v in results.items()}, out / "figures",
                         by, sim)

@@ -166,10 +166,12 @@ def test_position_flip_rate_and_first_position_preference(tmp_path):
     out = qualification_report(table, tmp_path, n_boot=0, n_rep=20)
     line = _line(out["answers"], "Position: j")
     assert f"{flips / len(wide):.3f} [{low:.3f}, {high:.3f}] of {len(wide)} items" in line
-    assert f"first in {first / decisive:.3f} [" in line and f"of {decisive} decisive" in line
-    pos = out["position"].set_index("measure")
-    assert pos.loc["first_position", "ci_low"] < first / decisive < pos.loc["first_position",
-                                                                            "ci_high"]
+    low, high = proportion_confint(first / 2, decisive / 2, method="wilson")
+    assert f"first in {first / decisive:.3f} [{low:.3f}, {high:.3f}] of {decisive}" in line
+    # a judge that always picks the first shown: an interval, not [1, 1]
+    always = table.assign(verdict=np.where(table["order"] == 0, "A", "B"))
+    pos = q.pairwise_position(always).set_index("measure").loc["first_position"]
+    assert pos["estimate"] == 1.0 and pos["ci_low"] < 0.99 and pos["ci_high"] == pytest.approx(1)
     one_order = qualification_report(table[table["order"] == 0], tmp_path / "one", n_boot=0,
                                      n_rep=20)
     assert any(a.startswith("Position: not answered: position bias needs both")

@@ -144,7 +144,7 @@ def qualification_tables(table: pd.DataFrame, *, by: str | None = "group",
                                                 for j in names])
         if want("agreement"):
             results["position"] = _try(skipped, "position", pairwise_position, table,
-                                       judge=judges, rng=rng)
+                                       judge=judges)
         if want("agreement") and {"system_a", "system_b"} <= set(table.columns):
             systems = _try(skipped, "system ranking", pairwise_systems, table, judge=judges,
                            n_boot=n_boot, rng=rng)
