@@ -237,7 +237,8 @@ def match_verdicts(replies: pd.Series, pattern: str | Mapping[str, str]) -> pd.S
             if "verdict" in rx.groupindex:
                 return found.group("verdict")
             return found.group(1) if rx.groups else found.group(0)
-    return replies.map(lambda v: None if is_missing(v, blank=True) else one(str(v)))
+    return pd.Series([None if is_missing(v, blank=True) else one(str(v)) for v in replies],
+                     index=replies.index, dtype=object)
 
 
 def _compile(pattern: str) -> re.Pattern:
