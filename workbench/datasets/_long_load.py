@@ -22,23 +22,11 @@ from workbench.datasets._long import (
     validate_pairwise,
     validate_pointwise,
 )
-from workbench.datasets._long_read import _read, match_verdicts
+from workbench.datasets._long_read import _composite, _key, _read, _sources, match_verdicts
 from workbench.errors import DatasetError
 from workbench.text import is_missing
 
 __all__ = ["load_pairwise", "load_pointwise", "load_table"]
-
-
-def _key(value: Any) -> str:
-    """A code as text, so 1, 1.0, "1" and " 1 " name the same code."""
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    text = str(value).strip()
-    try:
-        number = float(text)
-    except ValueError:
-        return text
-    return str(int(number)) if number.is_integer() else text
 
 
 def _recode(series: pd.Series, codes: Mapping | None) -> pd.Series:
@@ -87,31 +75,6 @@ def _join_items(frame: pd.DataFrame, table: pd.DataFrame, label: str,
     keep = [c for c in table.columns if c not in _PROVENANCE and (c == "item_id"
                                                                  or c not in frame.columns)]
     return frame.merge(table[keep], on="item_id", how="left")
-
-
-def _composite(frame: pd.DataFrame, key: Sequence[str], label: str) -> pd.Series:
-    """An item key made of several columns (e.g. story and system), joined by ``" | "``."""
-    missing = [c for c in key if c not in frame.columns]
-    if missing:
-        shown = [str(c) for c in frame.columns if c not in _PROVENANCE]
-        raise DatasetError(f"item_id: no column {missing[0]!r} in the file (its columns: "
-                           f"{', '.join(shown)})", file=label, column=missing[0])
-    parts = [frame[c].map(lambda v: "" if is_missing(v, blank=True) else _key(v)) for c in key]
-    joined = parts[0].str.cat(parts[1:], sep=" | ")
-    empty = np.logical_or.reduce([(p == "").to_numpy() for p in parts])
-    return joined.where(~empty, None)
-
-
-def _sources(source: Any) -> list[tuple[Any, Any]]:
-    """(order, part) pairs: ``{order: table}``, a list of tables (one after the other), or
-    one table."""
-    if isinstance(source, Mapping):
-        return list(source.items())
-    if isinstance(source, (list, tuple)):
-        if not source:
-            raise DatasetError("no file given (an empty list)")
-        return [(None, part) for part in source]
-    return [(None, source)]
 
 
 def _gather(source: Any, columns, canonical, name, items, encoding=None, nested=None

@@ -9,13 +9,14 @@ import csv
 import io
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from workbench.datasets._long import _PROVENANCE
 from workbench.errors import DatasetError
 from workbench.text import is_missing
 
@@ -206,6 +207,43 @@ def _walk(node: Any, steps: list[str], row: dict, where: str, label: str):
             raise DatasetError(f"{where}: no field {step!r} (found {found})", file=label)
         yield from _walk(node[step], rest, {**row, **{k: v for k, v in _plain(node).items()
                                                        if k != step}}, f"{where}.{step}", label)
+
+
+def _key(value: Any) -> str:
+    """A code as text, so 1, 1.0, "1" and " 1 " name the same code."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    text = str(value).strip()
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    return str(int(number)) if number.is_integer() else text
+
+
+def _composite(frame: pd.DataFrame, key: Sequence[str], label: str) -> pd.Series:
+    """An item key made of several columns (e.g. story and system), joined by ``" | "``."""
+    missing = [c for c in key if c not in frame.columns]
+    if missing:
+        shown = [str(c) for c in frame.columns if c not in _PROVENANCE]
+        raise DatasetError(f"item_id: no column {missing[0]!r} in the file (its columns: "
+                           f"{', '.join(shown)})", file=label, column=missing[0])
+    parts = [frame[c].map(lambda v: "" if is_missing(v, blank=True) else _key(v)) for c in key]
+    joined = parts[0].str.cat(parts[1:], sep=" | ")
+    empty = np.logical_or.reduce([(p == "").to_numpy() for p in parts])
+    return joined.where(~empty, None)
+
+
+def _sources(source: Any) -> list[tuple[Any, Any]]:
+    """(order, part) pairs: ``{order: table}``, a list of tables (one after the other), or
+    one table."""
+    if isinstance(source, Mapping):
+        return list(source.items())
+    if isinstance(source, (list, tuple)):
+        if not source:
+            raise DatasetError("no file given (an empty list)")
+        return [(None, part) for part in source]
+    return [(None, source)]
 
 
 def match_verdicts(replies: pd.Series, pattern: str | Mapping[str, str]) -> pd.Series:
