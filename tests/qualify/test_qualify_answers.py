@@ -188,3 +188,46 @@ def test_a_tex_name_is_drawn_as_text(tmp_path):
                                tmp_path, n_boot=0, n_rep=20)
     assert (tmp_path / "index.html").exists() and any((tmp_path / "figures").glob("*.png"))
     assert any("$\\undefinedmacro{x}$" in a for a in out["answers"])
+
+
+def test_the_system_ranking_answer_is_kendall_over_win_rates(tmp_path):
+    rng = np.random.default_rng(5)
+    systems = ["w", "x", "y", "z"]
+    rows = []
+    for item in range(48):
+        a, b = rng.choice(systems, 2, replace=False)
+        label = "A" if systems.index(a) > systems.index(b) else "B"
+        first = label if rng.random() < .7 else rng.choice(["A", "B"])
+        second = first if rng.random() < .8 else rng.choice(["A", "B", "tie"])
+        rows += [{"item_id": item, "order": o, "judge": "j", "verdict": v, "label": label,
+                  "system_a": a, "system_b": b} for o, v in ((0, first), (1, second))]
+    table = validate_pairwise(pd.DataFrame(rows), second_order="original")
+    out = qualification_report(table, tmp_path, n_boot=50, n_rep=20)
+    points = {"A": 1.0, "B": 0.0, "tie": 0.5}
+    own, hum = {s: [] for s in systems}, {s: [] for s in systems}
+    for _, g in table.groupby("item_id"):
+        a, b = g["system_a"].iloc[0], g["system_b"].iloc[0]
+        p, h = g["verdict"].map(points).mean(), points[g["label"].iloc[0]]
+        own[a].append(p), own[b].append(1 - p), hum[a].append(h), hum[b].append(1 - h)
+    x, y = [np.mean(own[s]) for s in systems], [np.mean(hum[s]) for s in systems]
+    tau = sps.kendalltau(x, y).statistic
+    line = _line(out["answers"], "System ranking: j (kendall, system level over 4 systems'")
+    assert f"tau = {tau:.3f}" in line and "exact permutation (all 24 orderings)" in line
+    winner = systems[int(np.argmax(x))]
+    assert (f"same winner as people ({winner})" in line) == (winner == systems[int(np.argmax(y))])
+
+
+def test_qualify_reads_free_text_verdicts_by_pattern(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from workbench.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "replies.csv").write_text(
+        "item_id,judge,reply,label\n1,j,[[A]],A\n2,j,I prefer [[B]],B\n3,j,no idea,A\n")
+    result = CliRunner().invoke(app, ["qualify", "replies.csv", "-c", "verdict: reply",
+                                      "--pattern", r"\[\[(A|B|C)\]\]", "--verdicts",
+                                      "{A: A, B: B, C: tie}", "--n-boot", "0", "--n-rep", "5"])
+    assert result.exit_code == 0, result.output
+    summary = pd.read_csv(tmp_path / "replies_qualification" / "summary.csv")
+    assert summary.set_index("what").loc["unparsed verdicts", "value"] == "1"
