@@ -231,3 +231,13 @@ def test_qualify_reads_free_text_verdicts_by_pattern(tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     summary = pd.read_csv(tmp_path / "replies_qualification" / "summary.csv")
     assert summary.set_index("what").loc["unparsed verdicts", "value"] == "1"
+
+
+def test_a_system_ranking_the_verdicts_cannot_support_is_not_answered(tmp_path):
+    pairs = [("w", "x"), ("w", "y"), ("x", "y")] * 12
+    rows = [{"item_id": i, "order": 0, "judge": "j", "label": "A", "system_a": a,
+             "system_b": b, "verdict": "A" if (a, b) == ("w", "x") else None}
+            for i, (a, b) in enumerate(pairs)]
+    out = qualification_report(validate_pairwise(pd.DataFrame(rows)), tmp_path, n_boot=20,
+                               n_rep=10)
+    _line(out["answers"], "System ranking: not answered: judge 'j': fewer than 3 systems")

@@ -100,19 +100,25 @@ def pairwise_systems(table: pd.DataFrame, *, judge: str | Sequence[str] | None =
         shared = points.index.intersection(ref.index)
         own = _win_rates(points.loc[shared], items).reindex(systems)
         hum = _win_rates(ref.loc[shared], items).reindex(systems)
+        ranked = own.notna() & hum.notna()
+        if ranked.sum() < 3:
+            raise ValueError(f"judge {name!r}: fewer than 3 systems have items with both its "
+                             "verdict and a human label; no system ranking")
+        own, hum = own[ranked], hum[ranked]
         tau = sps.kendalltau(own, hum).statistic
         p, how = system_p_value(own.to_numpy(), hum.to_numpy(), "kendall")
         counts = np.stack([np.bincount(gen.integers(0, len(shared), len(shared)),
                                        minlength=len(shared)) for _ in range(n_boot)]) \
             if n_boot else np.zeros((0, len(shared)))
-        o_boot = _rates(counts, points.loc[shared], items.loc[shared], systems)
-        h_boot = _rates(counts, ref.loc[shared], items.loc[shared], systems)
+        used = list(own.index)
+        o_boot = _rates(counts, points.loc[shared], items.loc[shared], used)
+        h_boot = _rates(counts, ref.loc[shared], items.loc[shared], used)
         taus = [sps.kendalltau(o, h, nan_policy="omit").statistic
                 for o, h in zip(o_boot, h_boot, strict=True)]
         same = [np.nanargmax(o) == np.nanargmax(h) for o, h in zip(o_boot, h_boot, strict=True)]
         tail = (1 - ci_level) / 2
         low, high = (np.nanquantile(taus, [tail, 1 - tail]) if n_boot else (np.nan, np.nan))
-        rows.append({"judge": name, "n_systems": len(systems), "tau": tau, "p_value": p,
+        rows.append({"judge": name, "n_systems": len(used), "tau": tau, "p_value": p,
                      "test": how, "ci_low": low, "ci_high": high,
                      "ci_method": "bootstrap over items (these systems)",
                      "judge_winner": own.idxmax(), "people_winner": hum.idxmax(),
