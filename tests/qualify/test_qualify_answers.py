@@ -18,7 +18,7 @@ from workbench.report import qualification_report
 SYSTEMS = ["s1", "s2", "s3"]
 
 
-def _pointwise(n_items=40, seed=0):
+def _pointwise(n_items=40, seed=0, annotators=("a1", "a2")):
     """Two dimensions, two annotators, three systems; m1 scores both dimensions, m2 only
     coherence."""
     rng = np.random.default_rng(seed)
@@ -27,7 +27,7 @@ def _pointwise(n_items=40, seed=0):
         for k, system in enumerate(SYSTEMS):
             for dim in ("coherence", "fluency"):
                 quality = k + rng.normal(0, 1)
-                for ann in ("a1", "a2"):
+                for ann in annotators:
                     rows.append({"item_id": item, "system": system, "dimension": dim,
                                  "annotator": ann,
                                  "score": float(np.clip(round(quality + rng.normal(0, .8)) + 2,
@@ -241,3 +241,14 @@ def test_a_system_ranking_the_verdicts_cannot_support_is_not_answered(tmp_path):
     out = qualification_report(validate_pairwise(pd.DataFrame(rows)), tmp_path, n_boot=20,
                                n_rep=10)
     _line(out["answers"], "System ranking: not answered: judge 'j': fewer than 3 systems")
+
+
+def test_the_alt_test_with_three_annotators_per_dimension_and_judge(tmp_path):
+    table = _pointwise(annotators=("a1", "a2", "a3"))
+    out = qualification_report(table, tmp_path, judge=["m1", "m2"], n_boot=0, n_rep=10)
+    alt = out["alt_test"]
+    assert sorted(zip(alt["judge"], alt["dimension"], strict=True)) == [
+        ("m1", "coherence"), ("m1", "fluency"), ("m2", "coherence")]
+    for r in alt.itertuples():
+        assert (f"{r.judge} on '{r.dimension}': {'passes' if r.passed else 'does not pass'} "
+                f"(winning rate omega = {r.omega:.2f} over 3 annotators") in out["answers"][0]

@@ -304,7 +304,7 @@ def judge_alt_test(table: pd.DataFrame, *, judge: str | Sequence[str] | None = N
                                                    least=3):
         if standardize and kind == "pointwise":
             people, judges = _zscores(people), _zscores(judges)
-        for name in _judges(part, judge):
+        for name in [n for n in _judges(table, judge) if n in set(part["judge"])]:
             per, summary = alt_test(people, judges[name].to_numpy(), epsilon=epsilon,
                                     alpha=alpha, metric=metric, min_items=min_items)
             if not len(per):
