@@ -252,3 +252,12 @@ def test_the_alt_test_with_three_annotators_per_dimension_and_judge(tmp_path):
     for r in alt.itertuples():
         assert (f"{r.judge} on '{r.dimension}': {'passes' if r.passed else 'does not pass'} "
                 f"(winning rate omega = {r.omega:.2f} over 3 annotators") in out["answers"][0]
+
+
+def test_one_system_says_there_is_no_system_level(tmp_path):
+    table = _pointwise()
+    one = validate_pointwise(table[table["system"] == "s1"].drop(
+        columns=["source_file", "source_line"], errors="ignore").reset_index(drop=True))
+    out = qualification_report(one, tmp_path, n_boot=0, n_rep=10)
+    line = _line(out["answers"], "Correlation with people:", "m1 on 'coherence' (kendall)")
+    assert "item level" in line and "no system level: 1 system(s), it needs at least 3" in line

@@ -26,9 +26,11 @@ column             table     holds
 =================  ========  =============================================================
 
 The loaders (:mod:`workbench.datasets._long_load`) :func:`load_pairwise` and
-:func:`load_pointwise` read CSV, TSV, JSONL, JSON or a
-DataFrame, rename the user's columns (``columns={"verdict": "output"}``), recode labels
-(``verdicts={0: "A", 1: "B", 2: "tie"}``), map a second order's positional verdicts back
+:func:`load_pointwise` read CSV, TSV, JSONL, JSON (also nested, along a declared
+``nested=`` path), one file, several, or a DataFrame, in a stated ``encoding``; rename
+the user's columns (``columns={"verdict": "output"}``; an item key of several columns
+is a list), recode labels (``verdicts={0: "A", 1: "B", 2: "tie"}``; free text through
+a declared ``pattern``), map a second order's positional verdicts back
 (``second_order="positional"``) and validate. :func:`validate_pairwise` and
 :func:`validate_pointwise` check a whole table and raise one `DatasetError` listing every
 bad row (its 1-based line: a CSV's header is line 1; a frame's first row is row 1), the
@@ -36,8 +38,9 @@ field and why; the error's ``problems`` attribute is that list as a DataFrame.
 
 Refused because they give silent nonsense: a table with a second order whose numbering is
 not declared (``second_order``: are its verdicts positional, or already mapped back?),
-two rows for one (item, order, judge) or (item, system, dimension, judge), a label or
-group that differs between rows of one item.
+two rows for one (item, order, judge) or (item, system, dimension, judge) (summarised,
+naming a column that tells them apart), a label or group that differs between rows of
+one item, a score that is not a finite number (``inf``, ``1e999``) or is true/false.
 """
 
 from __future__ import annotations

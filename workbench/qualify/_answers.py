@@ -110,6 +110,9 @@ def _agreement_text(results: dict, kind: str, level: str, by: str | None) -> lis
                 text += (_ci(r.ci_low, r.ci_high) if np.isfinite(r.ci_low)
                          else f", no interval: {r.ci_method.removeprefix('none: ')}")
                 parts.append(text)
+            if parts and not (g["level"] == "system").any():
+                parts.append(f"no system level: {_n_systems(results)} system(s), it needs "
+                             "at least 3")
             if parts:
                 out.append(f"Correlation with people: {judge}{_on(dim)} ({method}): "
                            + "; ".join(parts) + ".")
@@ -156,6 +159,14 @@ def _agreement_text(results: dict, kind: str, level: str, by: str | None) -> lis
         if why:
             out.append(f"Position: not answered: {why}.")
     return out
+
+
+def _n_systems(results: dict) -> str:
+    summary = results.get("summary")
+    if summary is None:
+        return "too few"
+    found = summary.loc[summary["what"] == "systems", "value"]
+    return str(found.iloc[0]) if len(found) else "too few"
 
 
 def _ppi_text(needed: pd.DataFrame | None, why: str | None = None,
