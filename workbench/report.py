@@ -106,8 +106,9 @@ def qualification_report(table: pd.DataFrame, out_dir: str | Path, *,
     Returns
     -------
     dict
-        The tables written (:func:`qualification_tables`), ``answers`` (the three answers
-        as text) and ``path`` (``index.html``).
+        The tables written (:func:`qualification_tables`), ``answers`` (the answers as
+        text, :func:`~workbench.qualify._answers.qualification_answers`) and ``path``
+        (``index.html``).
     """
     table, kind = _validated(table)
     results = qualification_tables(table, by=by, judge=judge, method=method, n_boot=n_boot,
