@@ -261,3 +261,19 @@ def test_one_system_says_there_is_no_system_level(tmp_path):
     out = qualification_report(one, tmp_path, n_boot=0, n_rep=10)
     line = _line(out["answers"], "Correlation with people:", "m1 on 'coherence' (kendall)")
     assert "item level" in line and "no system level: 1 system(s), it needs at least 3" in line
+
+
+def test_a_metric_without_a_dimension_meets_every_human_dimension():
+    table = _pointwise()
+    people = table[table["annotator"] != ""]
+    m1 = table[(table["judge"] == "m1") & (table["dimension"] == "coherence")]
+    metric = m1.assign(judge="bleu", dimension="")  # one row per unit, no dimension
+    both = validate_pointwise(pd.concat([people, metric], ignore_index=True).drop(
+        columns=["source_file", "source_line"], errors="ignore"))
+    res = q.judge_correlations(both, method="kendall", level="pooled").set_index("dimension")
+    assert sorted(res.index) == ["coherence", "fluency"]
+    for dim in ("coherence", "fluency"):
+        h = people[people["dimension"] == dim].groupby(["item_id", "system"])["score"].mean()
+        s = metric.set_index(["item_id", "system"])["score"].reindex(h.index)
+        assert res.loc[dim, "estimate"] == pytest.approx(sps.kendalltau(s, h).statistic)
+        assert res.loc[dim, "n"] == len(h)
