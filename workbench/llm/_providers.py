@@ -22,8 +22,8 @@ from urllib.parse import unquote, urlsplit
 from workbench import config  # (also sets litellm's offline switches first)
 from workbench.errors import ProviderError
 from workbench.llm._secrets import (
-    is_secret_param,
     scrub,
+    secret_values,
     strip_url_credentials,
     url_credentials,
 )
@@ -257,13 +257,7 @@ def secrets_of(request: Request) -> list[str]:
     token = basic_token(request.params.get("api_base"))
     if token:
         out.append(token)
-    for name, value in request.params.items():
-        if is_secret_param(name):
-            if isinstance(value, dict):
-                out.extend(str(v) for v in value.values())
-            elif value:
-                out.append(str(value))
-    return out
+    return out + secret_values(request.params)
 
 
 # --- errors -----------------------------------------------------------------------------
