@@ -377,7 +377,7 @@ class _Sender:
                     if left <= 0:
                         raise TimeoutError
                     ticket = await asyncio.wait_for(self._admit(gate, charge, key, ttl), left)
-                except TimeoutError:
+                except (TimeoutError, Stalled):  # (a batch job has no quota to wait for)
                     return DEFERRED
             else:
                 try:
