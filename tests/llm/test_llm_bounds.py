@@ -191,3 +191,18 @@ def test_a_new_model_at_an_endpoint_that_reports_a_quota_still_probes(stub_serve
         out = bounded(lambda: complete_many(ask(stub.url, n, "cold", "openai/second"),
                                             concurrency=n, progress=False))
     assert all(r.ok for r in out) and seen == [1]
+
+
+def test_in_auto_mode_a_call_held_past_max_wait_goes_to_the_batch_job(tmp_path):
+    from workbench.sim._quota import Quota
+    from workbench.sim.server import fetch_stats, running_server
+
+    quota = Quota(rpm=0.001, burst_s=1.0)  # one request, then one in 1,000 minutes
+    with running_server(latency_ms=5, quota=quota) as (url, _), \
+            temporary_settings(cache_dir=tmp_path, cache_mode="readwrite", max_wait=2.0):
+        out = bounded(lambda: complete_many(
+            ask(url, 4, "auto", "openai/sim-judge-a"), progress=False, mode="auto",
+            deadline=600.0, poll_interval=0.05))
+        stats = fetch_stats(url)
+    assert all(isinstance(r, Completion) for r in out)  # none lost, none failed
+    assert stats["by_status"]["200"] == 1 and stats["batches"]["created"] >= 1
