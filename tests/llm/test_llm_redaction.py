@@ -78,3 +78,33 @@ def test_no_credential_in_any_form_reaches_a_row_the_log_or_the_cache(
     assert leaked(caplog.text, credentials) == []
     written = [path for path in (tmp_path / "cache").rglob("*") if path.is_file()]
     assert [p for p in written if leaked(p.read_bytes().decode("latin-1"), credentials)] == []
+
+
+def test_a_batch_job_whose_validation_errors_echo_the_credentials_shows_none(
+        stub_server, monkeypatch, tmp_path):
+    """The provider's reasons for failing a job (``errors.data``) echo what it received."""
+    monkeypatch.setenv("WORKBENCH_HTTP_PATH", "direct")
+
+    async def jobs(request: web.Request, body: dict) -> web.Response:
+        auth = request.headers.get("Authorization", "")
+        if request.path.endswith("/files"):
+            return web.json_response({"id": "file-1", "object": "file", "bytes": 1,
+                                      "created_at": 0, "filename": "b.jsonl",
+                                      "purpose": "batch", "status": "processed"})
+        return web.json_response({
+            "id": "batch_1", "object": "batch", "endpoint": "/v1/chat/completions",
+            "input_file_id": "file-1", "completion_window": "24h", "status": "failed",
+            "created_at": 0, "metadata": {},
+            "errors": {"object": "list", "data": [
+                {"code": "invalid_auth", "message": f"you sent {auth}", "line": 1}]}})
+
+    stub = stub_server(jobs)
+    credentials = [f"Basic {B64}"]
+    request = Request("openai/echo-judge", [{"role": "user", "content": "batch errors"}],
+                      params={"api_base": stub.url,
+                              "extra_headers": {"Authorization": f"Basic {B64}"}})
+    with temporary_settings(cache_dir=tmp_path / "cache", cache_mode="readwrite"):
+        (row,) = complete_many([request], progress=False, mode="batch", poll_interval=0.05)
+    assert row.error_type == "bad_request" and "failed validation" in row.message, row
+    assert "you sent ***" in row.message
+    assert leaked(row.message, credentials) == []

@@ -409,8 +409,13 @@ def error_message(exc: BaseException, request: Request, kind: str | None = None)
         text = f"could not reach {host}: {type(cause).__name__}: {cause}"
     else:
         text = f"{type(exc).__name__}: {exc}".strip()
-    text = " ".join(text.split())
-    return scrub(text, secrets_of(request))[:1000]
+    return redacted(" ".join(text.split()), request)[:1000]
+
+
+def redacted(text: str, request: Request) -> str:
+    """``text`` without any credential ``request`` sends, in any form it may be echoed
+    (:func:`~workbench.llm._secrets.scrub`): every message stored or shown goes through it."""
+    return scrub(text, secrets_of(request))
 
 
 def failure(key: str, request: Request, exc: BaseException, attempts: int, *,
