@@ -147,7 +147,7 @@ def test_a_tiny_retry_after_has_a_doubling_floor_under_it(stub_server, always, m
 
 
 def test_first_calls_of_a_new_model_at_a_quota_free_endpoint_do_not_wait_for_a_probe(
-        stub_server, chat_reply):
+        stub_server, chat_reply, monkeypatch):
     """Counted at the server: how many requests had arrived when the first one was
     answered (the first reply waits for all of them, 30 s at most)."""
     n = 8
@@ -164,6 +164,7 @@ def test_first_calls_of_a_new_model_at_a_quota_free_endpoint_do_not_wait_for_a_p
         return chat_reply()
 
     stub = stub_server(handler)
+    monkeypatch.setattr(_pipeline, "_gates", {})  # nothing known of a port used before
     with temporary_settings(cache_mode="off"):
         first = bounded(lambda: complete_many(ask(stub.url, 1, "warm", "openai/first"),
                                               progress=False))
@@ -173,7 +174,8 @@ def test_first_calls_of_a_new_model_at_a_quota_free_endpoint_do_not_wait_for_a_p
     assert seen == [n]  # all at once (was 1: the probe went alone)
 
 
-def test_a_new_model_at_an_endpoint_that_reports_a_quota_still_probes(stub_server, chat_reply):
+def test_a_new_model_at_an_endpoint_that_reports_a_quota_still_probes(stub_server, chat_reply,
+                                                                     monkeypatch):
     n = 4
     seen: list[int] = []
     quota = {"x-ratelimit-limit-requests": "6000", "x-ratelimit-remaining-requests": "99"}
@@ -186,6 +188,7 @@ def test_a_new_model_at_an_endpoint_that_reports_a_quota_still_probes(stub_serve
         return chat_reply(headers=quota)
 
     stub = stub_server(handler)
+    monkeypatch.setattr(_pipeline, "_gates", {})  # nothing known of a port used before
     with temporary_settings(cache_mode="off"):
         bounded(lambda: complete_many(ask(stub.url, 1, "warm", "openai/first"), progress=False))
         out = bounded(lambda: complete_many(ask(stub.url, n, "cold", "openai/second"),
