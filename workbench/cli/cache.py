@@ -263,13 +263,15 @@ def bench_llm(
     n_sequential: Annotated[int, typer.Option(help="Requests of the sequential baseline.")] = 32,
     batch: Annotated[bool, typer.Option("--batch/--no-batch",
                                         help="Compare with litellm.batch_completion.")] = True,
+    n_short: Annotated[int, typer.Option(
+        help="Requests of the short run of a model not called before (0: none).")] = 512,
 ) -> None:
     """Throughput of the LLM layer: cached replay and calls against a sim-server."""
     from workbench.cli.bench import run_llm_bench
 
     run_llm_bench(n_replay=n_replay, n_server=n_server, concurrency=concurrency,
                   latency_ms=latency_ms, n_sequential=n_sequential, batch=batch,
-                  echo=typer.echo)
+                  n_short=n_short, echo=typer.echo)
 
 
 def bench_quota(
@@ -286,14 +288,17 @@ def bench_quota(
     quota: Annotated[list[str] | None, typer.Option(
         "--quota", help="Only these quotas ('60 RPM', '600 RPM', '6,000 RPM', "
         "'60,000 TPM'; repeatable).")] = None,
+    rpm: Annotated[list[float] | None, typer.Option(
+        "--rpm", help="Request quotas to measure (default 60, 600, 6000; repeatable).")] = None,
 ) -> None:
     """Runs at a provider's quota: throughput / quota, failed rows and 429s per row,
     for the workbench beside fixed concurrencies and litellm's Router."""
-    from workbench.cli.bench_quota import run_quota_bench
+    from workbench.cli.bench_quota import RPMS, run_quota_bench
 
     run_quota_bench(latency_ms=latency_ms, seconds=seconds, seconds_slow=seconds_slow,
                     burst_s=burst_s, clients=tuple(client) if client else None,
-                    only=tuple(quota) if quota else None, echo=typer.echo)
+                    only=tuple(quota) if quota else None,
+                    rpms=tuple(rpm) if rpm else RPMS, echo=typer.echo)
 
 
 def bench_run_all(

@@ -267,9 +267,9 @@ class BatchRun:
         read when a run that holds them resumes it)."""
         for key in record["keys"]:
             if key in self.jobs and key not in self.results:
-                self._finish(key, CallFailure(key, kind, f"batch {batch_id}: {why}; send it "
-                                              "again with mode='online'", 1,
-                                              self.jobs[key].model))
+                self._finish(key, CallFailure(key, kind, _providers.redacted(
+                    f"batch {batch_id}: {why}; send it again with mode='online'",
+                    self.jobs[key]), 1, self.jobs[key].model))
         rest = [key for key in record["keys"] if key not in self.jobs]
         with _ledger() as ledger:
             if rest:
