@@ -61,8 +61,10 @@ boundary, martingale form): with ``V_t = t * sigma_t^2`` (running variance of th
 
 valid at every ``t`` at once, so the researcher may look after every label and stop when it
 is narrow enough; ``rho^2 = (-2 log alpha + log(1 - 2 log alpha)) / (t_star * s0^2)`` makes
-it tightest near ``t_star`` labels (``s0^2`` a scale fixed before labelling: the variance
-of the judge's predictions over the pool). The fixed-``n`` Wald interval
+it tightest near ``t_star`` labels (``s0^2`` a scale fixed before labelling,
+:func:`default_scale`: a bound on the labels' variance from their range, ``1/4`` for
+labels in [0, 1], else the variance of the judge's predictions; it is also the one
+pseudo-observation that keeps the first running variances off zero). The fixed-``n`` Wald interval
 ``mean_t ± z sigma_t / sqrt(t)`` is given beside it (valid only at a size fixed in advance).
 Labels drawn twice are asked again (a second annotator), so every draw is a fresh label.
 
@@ -89,7 +91,7 @@ from scipy import stats as sps
 
 from workbench.labels.store import COLUMNS
 
-__all__ = ["ActiveQueue", "ActiveSampler", "cs_halfwidth", "scaled_uncertainty"]
+__all__ = ["ActiveQueue", "ActiveSampler", "cs_halfwidth", "default_scale", "scaled_uncertainty"]
 
 # positions in a row of LabelStore.rows
 _LABEL_ID, _ITEM, _KIND, _VALUE, _PROB = (COLUMNS.index(c) for c in (
@@ -109,6 +111,36 @@ def cs_halfwidth(t: np.ndarray, variance: np.ndarray, *, alpha: float, rho2: flo
     t = np.asarray(t, dtype=float)
     v = t * np.asarray(variance, dtype=float) * rho2 + 1.0
     return np.sqrt(2.0 * v / (t ** 2 * rho2) * np.log(np.sqrt(v) / alpha))
+
+
+def default_scale(predictions: np.ndarray, label_range: tuple[float, float] | None = None) -> float:
+    """The confidence sequence's variance scale ``s0`` when none is given: a bound on the
+    labels' variance that cannot undershoot it, Popoviciu's ``(high - low)^2 / 4`` for labels
+    in ``label_range`` (given, or ``(0, 1)`` when every prediction lies in [0, 1]: a
+    verdict's correctness, a win rate, a probability); else the predictions' variance
+    (labels on the judge's own scale, e.g. 1-5 scores or continuous values).
+
+    The predictions' variance undershoots binary labels badly (confidences near 0.9 vary
+    by about 0.01, the 0/1 labels by about 0.12), which makes the sequence tightest after a
+    handful of labels and cost anytime coverage (0.87-0.93 instead of 0.95); the bound
+    costs about 3% width at the budget (``workbench bench labels``).
+
+    Examples
+    --------
+    >>> default_scale(np.array([0.8, 0.9, 0.95])), default_scale(np.array([1.0, 3.0, 5.0]))
+    (0.25, 2.6666666666666665)
+    >>> default_scale(np.array([2.0, 3.0]), (1, 5))
+    4.0
+    """
+    f = np.asarray(predictions, dtype=float)
+    if label_range is None and f.min() >= 0.0 and f.max() <= 1.0:
+        label_range = (0.0, 1.0)
+    if label_range is not None:
+        low, high = map(float, label_range)
+        if not high > low:
+            raise ValueError(f"label_range must be (low, high) with high > low, got {label_range}")
+        return (high - low) ** 2 / 4.0
+    return float(np.var(f)) or 1.0
 
 
 def scaled_uncertainty(uncertainty: np.ndarray, *, abstain: np.ndarray | None = None) -> np.ndarray:
@@ -175,6 +207,9 @@ class ActiveSampler:
         Labels drawn uniformly before the calibrated rule is used.
     t_star : int
         Number of labels near which the confidence sequence is tightest.
+    scale, label_range : float, (float, float), optional
+        The sequence's variance scale ``s0``, or the range of the labels it is derived
+        from (:func:`default_scale`).
     gate : float
         The calibrated rule is used only when the labels so far show the residual growing
         with the uncertainty (the slope's t-statistic above ``gate``) and the rule's
@@ -208,6 +243,7 @@ class ActiveSampler:
                  floor: float = 0.2, burn_in: int = 20, t_star: int = 100, tune: bool = True,
                  active: bool = True, gate: float = 3.0, n_studies: int = 1, rng=None,
                  rule: str = "calibrated", scale: float | None = None,
+                 label_range: tuple[float, float] | None = None,
                  sizes: np.ndarray | None = None):
         f = np.asarray(predictions, dtype=float)
         if f.ndim != 1 or len(f) < 2 or np.isnan(f).any():
@@ -226,7 +262,7 @@ class ActiveSampler:
         if active and abstain is not None:
             base = np.where(np.asarray(abstain, dtype=bool), 1.0 / floor, 1.0)
         self.base = base / base.sum()
-        s0 = scale if scale is not None else float(np.var(f)) or 1.0
+        s0 = scale if scale is not None else default_scale(f, label_range)
         rho2 = (-2 * np.log(alpha) + np.log(1 - 2 * np.log(alpha))) / (t_star * s0)
         self.design = _Design(alpha, floor, burn_in, active, tune, rho2, gate, rule)
         self.s0 = s0
