@@ -414,8 +414,30 @@ class ActiveSampler:
 
     # --- one label ---------------------------------------------------------------------------
 
-    def update(self, item, prob, label) -> None:
-        """Add the label(s) of the drawn item(s), with the probability each was drawn with."""
+    def draw_one(self, r: float, exclude: np.ndarray | None = None) -> tuple[int, float] | None:
+        """One sequence's next item among those not in ``exclude`` (a bool mask: the items
+        its annotator has labelled), for the uniform number ``r``: the first item whose
+        cumulative probability reaches ``r * total``, with its probability renormalised
+        over the items left (the probability the draw was actually made with); ``None``
+        when no item is left."""
+        q = self.probabilities()[0].copy()
+        if exclude is not None:
+            q[np.asarray(exclude, dtype=bool)] = 0.0
+        cum = np.cumsum(q)
+        if cum[-1] <= 0.0:
+            return None
+        idx = min(int(np.searchsorted(cum, r * cum[-1], side="left")), self.n - 1)
+        while q[idx] <= 0.0:                       # r * total on a zero step's edge
+            idx += 1
+        return idx, float(q[idx] / cum[-1])
+
+    def update(self, item, prob, label, *, done=None) -> None:
+        """Add the label(s) of the drawn item(s), with the probability each was drawn with.
+
+        ``done``: ``(items, labels)`` of the items the annotator had labelled before this
+        draw, when the draw excluded them (:meth:`draw_one`; one sequence): their labels
+        stand in for themselves (des Raj 1956), so the term stays unbiased for the pool
+        mean: ``Z = lam Fbar + c + (sum_done e_j + e_I / q_left(I)) / N``."""
         idx = np.atleast_1d(np.asarray(item, dtype=int))
         q = np.atleast_1d(np.asarray(prob, dtype=float))
         y = np.atleast_1d(np.asarray(label, dtype=float))
@@ -424,6 +446,10 @@ class ActiveSampler:
         f = self.f[idx]
         w = 1.0 / (self.n * q)
         z = self.lam * self.fbar + self.c + (y - self.lam * f - self.c) * w
+        if done is not None and len(done[0]):
+            d_idx = np.asarray(done[0], dtype=int)
+            d_y = np.asarray(done[1], dtype=float)
+            z = z + (d_y.sum() - self.lam * self.f[d_idx].sum() - self.c * len(d_idx)) / self.n
         self.t += 1
         self.sz += z
         self.szz += z ** 2
@@ -487,67 +513,5 @@ class ActiveSampler:
                              "ci_level": 1 - self.design.alpha})
 
 
-class ActiveQueue:
-    """Active labelling through the label store: which item next, and the answer so far.
-
-    The sampler's state is rebuilt from the store's labels before every draw (those with a
-    ``sampling_prob``, in the order given), so a restarted kernel, or several annotators
-    labelling from their own kernels on one folder, continue one valid sequence: each draw's
-    probability depends only on labels given before it, and is stored with the label it
-    produced. Give ``next_item`` to :class:`~workbench.labels.widget.LabelWidget`.
-
-    Parameters
-    ----------
-    store : LabelStore
-        The shared folder (the widget writes the labels).
-    predictions, uncertainty : Series
-        The judge's prediction and uncertainty per ``item_id``.
-    study, kind : str
-        Which labels count.
-    rng : Generator or int, optional
-        Draws the items.
-    **options
-        :class:`ActiveSampler` options (``alpha``, ``floor``, ``burn_in``, ``t_star`` ...).
-    """
-
-    def __init__(self, store, predictions: pd.Series, uncertainty: pd.Series | None = None, *,
-                 study: str, kind: str = "score", rng=None, **options):
-        self.store, self.study, self.kind = store, study, kind
-        self.ids = [str(i) for i in predictions.index]
-        self.index = {item: i for i, item in enumerate(self.ids)}
-        self.predictions = predictions.to_numpy(dtype=float)
-        self.uncertainty = (None if uncertainty is None
-                            else uncertainty.reindex(predictions.index).to_numpy(dtype=float))
-        self.rng = np.random.default_rng(rng)
-        self.options = options
-        self._kept: tuple[ActiveSampler, list] | None = None  # (sampler, label ids it saw)
-
-    def sampler(self) -> ActiveSampler:
-        """A sampler that has seen every sampled label in the store, in order.
-
-        The sampler of the previous call is kept with the labels it saw: when the store
-        still begins with those labels, only the new ones are added (the same sums in the
-        same order as a sampler built anew, and the same generator), else it is built anew.
-        """
-        # the store's rows, not its frame: this runs before every draw
-        labels = [row for row in self.store.rows(study=self.study)
-                  if row[_KIND] == self.kind and row[_PROB] is not None
-                  and row[_ITEM] in self.index]
-        ids = [row[_LABEL_ID] for row in labels]
-        sampler, seen = self._kept if self._kept is not None else (None, [])
-        if sampler is None or ids[:len(seen)] != seen:
-            sampler, seen = ActiveSampler(self.predictions, self.uncertainty, rng=self.rng,
-                                          **self.options), []
-        for row in labels[len(seen):]:
-            sampler.update(self.index[row[_ITEM]], float(row[_PROB]), float(row[_VALUE]))
-        self._kept = (sampler, ids)
-        return sampler
-
-    def next_item(self, _done: set[str] | None = None) -> tuple[str, float]:
-        """The next item to label and the probability it was drawn with."""
-        item, prob = self.sampler().draw()
-        return self.ids[int(item)], float(prob)
-
-    def interval(self) -> pd.DataFrame:
-        """The answer so far (:meth:`ActiveSampler.interval`), from the store."""
-        return self.sampler().interval()
+# the live queue over the label store (re-exported here for old imports)
+from workbench.labels.queue import ActiveQueue  # noqa: E402

@@ -20,7 +20,7 @@ empty for scores), ``shown_order`` (``AB`` or ``BA``: which answer was shown on 
 empty for scores), ``rationale``, ``shown_at`` and ``given_at`` (ISO 8601 UTC),
 ``seconds`` (time spent), ``package_version``, ``supersedes`` (a ``label_id`` or empty),
 ``source`` (``widget``, ``sim``, ``csv``, ``label-studio`` ...), ``session`` (the writer's
-host and process), ``sampling_prob`` (the probability an active sampler drew the item
+host, process and a random token per :class:`LabelStore`: ``host:pid:token``), ``sampling_prob`` (the probability an active sampler drew the item
 with; empty otherwise).
 """
 
@@ -127,7 +127,9 @@ class LabelStore:
         self.folder.mkdir(parents=True, exist_ok=True)
         self.annotator = annotator
         self.journal = journal
-        self.session = f"{socket.gethostname()}:{os.getpid()}"
+        # a fresh token per store object: a restarted kernel is a new session even when
+        # its process id is the old one's (containers), and the queue's draws key on it
+        self.session = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.Lock()
 
