@@ -1,4 +1,4 @@
-"""workbench.labels.queue: the live queue never serves an item its annotator labelled (also
+"""workbench.labels._queue (ActiveQueue): the live queue never serves an item its annotator labelled (also
 after a kernel restart), draws fresh per annotator and session and reproducibly from the
 store, counts corrections, refuses impossible probabilities; the estimate for draws
 without repeats is unbiased (exact enumeration)."""

@@ -514,4 +514,4 @@ class ActiveSampler:
 
 
 # the live queue over the label store (re-exported here for old imports)
-from workbench.labels.queue import ActiveQueue  # noqa: E402
+from workbench.labels._queue import ActiveQueue  # noqa: E402
