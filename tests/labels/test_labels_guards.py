@@ -313,3 +313,25 @@ def test_csv_export_neutralises_formulas_and_the_import_undoes_it(tmp_path):
     target = _store(tmp_path / "b", "importer")
     assert import_csv(target, path) == 3
     assert target.labels().equals(original)
+
+
+def test_standing_keeps_each_annotators_newest_label_by_time_not_text():
+    """Two labels of one annotator and item given at 01:00 UTC (written +09:00) and 02:00
+    UTC: the standing uses the later one."""
+    from workbench.labels.standing import standing
+    rows = []
+    for ann, base in (("a", 1.0), ("b", 2.0), ("c", 3.0)):
+        for i in range(4):
+            rows.append({"label_id": f"{ann}{i}", "item_id": f"q{i}", "annotator": ann,
+                         "kind": "score", "value": base + i, "supersedes": "",
+                         "given_at": "2026-01-01T00:00:00+00:00"})
+    rows.append({"label_id": "late", "item_id": "q0", "annotator": "a", "kind": "score",
+                 "value": 5.0, "supersedes": "", "given_at": "2026-01-01T02:00:00+00:00"})
+    rows.append({"label_id": "early", "item_id": "q0", "annotator": "a", "kind": "score",
+                 "value": 1.0, "supersedes": "", "given_at": "2026-01-01T10:00:00+09:00"})
+    got = standing(pd.DataFrame(rows), n_boot=20, rng=0)["pairs"]
+    later = [r for r in rows if r["label_id"] not in ("a0", "early")]
+    earlier = [r for r in rows if r["label_id"] not in ("a0", "late")]
+    want = standing(pd.DataFrame(later), n_boot=20, rng=0)["pairs"]
+    wrong = standing(pd.DataFrame(earlier), n_boot=20, rng=0)["pairs"]
+    assert got["estimate"].tolist() == want["estimate"].tolist() != wrong["estimate"].tolist()
