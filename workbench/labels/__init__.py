@@ -15,8 +15,8 @@ simulation                  :class:`Annotator`, :func:`simulate_labelling`,
 ==========================  ======================================================
 """
 
+from workbench.labels._queue import ActiveQueue
 from workbench.labels.active import (
-    ActiveQueue,
     ActiveSampler,
     cs_halfwidth,
     default_scale,

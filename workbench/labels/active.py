@@ -107,7 +107,7 @@ from scipy import stats as sps
 
 from workbench.labels._sequence import cs_halfwidth, default_scale, scaled_uncertainty
 
-__all__ = ["ActiveQueue", "ActiveSampler", "cs_halfwidth", "default_scale", "scaled_uncertainty"]
+__all__ = ["ActiveSampler", "cs_halfwidth", "default_scale", "scaled_uncertainty"]
 
 
 @dataclass
@@ -458,6 +458,3 @@ class ActiveSampler:
                              "n_labels": self.t.astype(int), "lam": self.lam,
                              "ci_level": 1 - self.design.alpha})
 
-
-# the live queue over the label store (re-exported here for old imports)
-from workbench.labels._queue import ActiveQueue  # noqa: E402
