@@ -115,6 +115,11 @@ def test_the_check_reports_a_label_rewritten_in_a_store_of_the_old_format(tmp_pa
     problems = LabelStore(folder).check()
     assert problems["file"].tolist() == ["ann-1_lab-host.sqlite"]
     assert "1 stored label(s) removed or rewritten" in problems["problem"].iloc[0]
+    conn = sqlite3.connect(folder / "ann-2_lab-host.sqlite")
+    conn.execute("DROP TABLE labels")
+    conn.close()
+    problems = LabelStore(folder).check().set_index("file")["problem"]
+    assert "holds no labels table" in problems["ann-2_lab-host.sqlite"]
 
 
 # --- 3, 4. imports: nothing dropped, all or nothing, the row named ----------------------------

@@ -46,7 +46,7 @@ def _file_problems(path: Path, columns: list[str]) -> tuple[list[str], list[dict
         if status != "ok":
             problems.append(f"integrity check failed: {status}")
         if "labels" not in tables:
-            return problems, []
+            return problems + ["holds no labels table (dropped, or not a label file)"], []
         missing = [t for t in _TRIGGERS if t not in tables]
         if missing:
             problems.append(f"append-only trigger(s) {missing} removed")
