@@ -133,7 +133,11 @@ def test_active_queue_through_the_widget_survives_a_restart(tmp_path):
     assert len(labels) == 25 and labels["sampling_prob"].between(0, 1).all()
     again = ActiveQueue(LabelStore(tmp_path), judge, spread, study="s", burn_in=5).interval()
     fresh = ActiveSampler(judge.to_numpy(), spread.to_numpy(), burn_in=5)
-    for row in labels.itertuples():
-        fresh.update(ids.index(row.item_id), row.sampling_prob, row.value)
+    done: list[int] = []
+    for row in labels.itertuples():          # each draw among the items not yet labelled
+        fresh.update(ids.index(row.item_id), row.sampling_prob, row.value,
+                     done=(np.array(done, dtype=int), truth.to_numpy()[done]))
+        done.append(ids.index(row.item_id))
+    assert labels["item_id"].is_unique
     pd.testing.assert_frame_equal(again, fresh.interval())
     assert again.loc[0, "n_labels"] == 25
