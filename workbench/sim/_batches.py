@@ -52,6 +52,7 @@ class BatchService:
         self.files: dict[str, dict[str, Any]] = {}
         self.batches: dict[str, dict[str, Any]] = {}
         self.counts: Counter[str] = Counter()
+        self.downloads: Counter[str] = Counter()  # file id -> downloads of its content
         self.answer: Callable[[Any], tuple[int, dict[str, Any]]] | None = None
 
     def routes(self, app: web.Application,
@@ -69,6 +70,7 @@ class BatchService:
     def stats(self) -> dict[str, Any]:
         return {"files_uploaded": self.counts["files"], "created": self.counts["created"],
                 "retrieved": self.counts["retrieved"], "downloaded": self.counts["downloaded"],
+                "downloads_by_file": dict(sorted(self.downloads.items())),
                 "by_status": dict(sorted(Counter(b["status"] for b in self.batches.values()).items()))}
 
     def _add_file(self, data: bytes, filename: str, purpose: str) -> dict[str, Any]:
@@ -96,6 +98,7 @@ class BatchService:
         if found is None:
             return _error(404, "no such file")
         self.counts["downloaded"] += 1
+        self.downloads[request.match_info["file_id"]] += 1
         return web.Response(body=found["data"], content_type="application/octet-stream")
 
     async def create(self, request: web.Request) -> web.Response:

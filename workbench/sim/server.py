@@ -12,7 +12,9 @@ any sane timeout), malformed (truncated) JSON bodies and empty replies (a 200 wh
 ``latency_ms`` first. ``GET /stats`` returns ``{"requests": N, "by_status": {"200": n,
 "429": n, ...}}`` counted since start, plus ``faults`` (injected, by kind),
 ``connections`` (distinct client connections: keep-alive reuse), ``in_flight`` and
-``peak_in_flight``, and ``batches`` (files uploaded, jobs created and retrieved);
+``peak_in_flight``, ``by_endpoint`` (requests per ``METHOD /route``, e.g.
+``GET /v1/batches/{batch_id}``) and ``batches`` (files uploaded, jobs created and
+retrieved, downloads per file);
 ``GET /v1/models`` lists the models. The OpenAI Files and Batch endpoints (upload a
 JSONL, create and retrieve a job, download its output and error files), with
 injected job failures, are in :mod:`workbench.sim._batches`.
@@ -116,9 +118,18 @@ class SimServer:
         self.peers: set = set()
         self.batches = batches or BatchService(seed=seed)
         self.quota = Limiter(quota) if quota is not None and quota.active else None
+        self.by_endpoint: Counter[str] = Counter()
+
+    @web.middleware
+    async def _count_endpoint(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        resource = request.match_info.route.resource
+        path = resource.canonical if resource is not None else "(no route)"
+        self.by_endpoint[f"{request.method} {path}"] += 1
+        return await handler(request)
 
     def app(self) -> web.Application:
-        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app = web.Application(client_max_size=64 * 1024 * 1024,
+                              middlewares=[self._count_endpoint])
         app.router.add_post("/v1/chat/completions", self.chat)
         app.router.add_post("/chat/completions", self.chat)
         app.router.add_get("/v1/models", self.models)
@@ -133,6 +144,7 @@ class SimServer:
                                   "connections": len(self.peers),
                                   "in_flight": self.in_flight,
                                   "peak_in_flight": self.peak_in_flight,
+                                  "by_endpoint": dict(sorted(self.by_endpoint.items())),
                                   "batches": self.batches.stats(),
                                   "quota": self.quota.stats() if self.quota else None})
 
