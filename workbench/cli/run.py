@@ -199,7 +199,10 @@ def runs(ctx: typer.Context) -> None:
         return
     from workbench.notebook._runs import list_runs
 
-    table = list_runs()
+    problems: list[str] = []
+    table = list_runs(problems=problems)
+    for problem in problems:
+        typer.echo(f"warning: {problem}", err=True)
     if table.empty:
         typer.echo("no runs recorded in data/runs/ yet (workbench run <study> makes one)")
         return
@@ -226,6 +229,8 @@ def compare(
         out = compare_runs(run_a, run_b)
     except ValueError as exc:
         raise fail(str(exc), 2) from None
+    for problem in out["problems"]:
+        typer.echo(f"warning: {problem}", err=True)
     for name in ("a", "b"):
         r = out[name]
         typer.echo(f"{name.upper()}: {r['run']}  ({r.get('study')}, {r.get('backend')}, commit "
