@@ -217,3 +217,39 @@ def test_paths_taken_from_records_stay_inside_the_run_folder(tmp_path):
     assert out["paired"].empty  # the scores outside were not read
     page = write_page(linked, notebooks=False).read_text(encoding="utf-8")
     assert "secret.png" not in page and "<h2 id='s9_x'>" in page
+
+
+def test_the_backend_shown_is_where_the_replies_came_from(tmp_path, monkeypatch):
+    """S5 records its backends as a list and has ``decomposer_model: ""``; the runs code
+    guessed from parameter names and said ``openai+sim`` for a fully offline run."""
+    import time
+
+    from workbench.notebook._runs import write_record
+
+    monkeypatch.setattr("workbench.notebook._runs.git_commit", lambda: None)
+    started = time.time() - 5
+    out = tmp_path / "out"
+    (out / "results" / "s5_gist_detail").mkdir(parents=True)
+    (out / "results" / "s5_gist_detail" / "headline.json").write_text(
+        json.dumps({"backend": ["sim"], "n_runs": 3}), encoding="utf-8")
+    values = {"judge_models": ["sim/judge-a", "sim/decomposer"], "decomposer_model": ""}
+    path = write_record(out, "s5_gist_detail", values=values, changed={}, output_root=out,
+                        started=started, status="ok", error=None)
+    assert json.loads(path.read_text(encoding="utf-8"))["backend"] == "sim"
+    # no backend in the headline: the result tables' backend column, not the parameters
+    (out / "results" / "s5_gist_detail" / "headline.json").write_text('{"n": 1}', encoding="utf-8")
+    pd.DataFrame({"score": [1, 2], "backend": ["sim", "sim"]}).to_csv(
+        out / "results" / "s5_gist_detail" / "scores.csv", index=False)
+    path = write_record(out, "s5_gist_detail", values={**values, "answer_model": "openai/gpt-4o"},
+                        changed={}, output_root=out, started=started, status="ok", error=None)
+    assert json.loads(path.read_text(encoding="utf-8"))["backend"] == "sim"
+    (out / "results" / "s5_gist_detail" / "headline.json").write_text(
+        json.dumps({"backend": ["sim", "openai"]}), encoding="utf-8")
+    path = write_record(out, "s5_gist_detail", values=values, changed={}, output_root=out,
+                        started=started, status="ok", error=None)
+    assert json.loads(path.read_text(encoding="utf-8"))["backend"] == "openai+sim"
+    # a record written before: its headline's list is shown, not its guess
+    rec = json.loads(path.read_text(encoding="utf-8"))
+    rec.update(backend="openai+sim", headline={"backend": ["sim"]})
+    path.write_text(json.dumps(rec), encoding="utf-8")
+    assert list_runs(tmp_path)["backend"].tolist() == ["sim"]

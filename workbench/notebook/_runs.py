@@ -237,6 +237,9 @@ def read_records(runs: Path) -> tuple[list[dict[str, Any]], list[str]]:
                 continue
             rec["folder"] = folder
             rec["run"] = folder.name if len(records) == 1 else f"{folder.name}/{rec['notebook']}"
+            # what the study recorded beats a record's guess (records before this fix)
+            rec["backend"] = _joined((rec.get("headline") or {}).get("backend")) or rec.get(
+                "backend")
             out.append(rec)
         if records:
             continue
