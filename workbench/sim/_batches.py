@@ -30,6 +30,8 @@ from typing import Any
 
 from aiohttp import web
 
+from workbench.sim._checks import BadRequest, parse
+
 FINALS = ("completed", "failed", "expired")
 _ENDPOINT = "/v1/chat/completions"
 
@@ -103,9 +105,9 @@ class BatchService:
 
     async def create(self, request: web.Request) -> web.Response:
         try:
-            body = await request.json()
-        except ValueError:
-            return _error(400, "request body is not valid JSON")
+            body = parse(await request.read())
+        except BadRequest as exc:
+            return _error(400, str(exc))
         if not isinstance(body, dict) or body.get("input_file_id") not in self.files:
             return _error(400, "input_file_id: no such file")
         if body.get("endpoint") != _ENDPOINT or body.get("completion_window") != "24h":
@@ -204,11 +206,11 @@ def _parse_input(data: bytes) -> tuple[list[dict[str, Any]], list[dict[str, Any]
         if not raw.strip():
             continue
         try:
-            line = json.loads(raw)
+            line = parse(raw)
             ok = (isinstance(line, dict) and isinstance(line.get("custom_id"), str)
                   and line.get("method") == "POST" and line.get("url") == _ENDPOINT
                   and isinstance(line.get("body"), dict))
-        except ValueError:
+        except BadRequest:
             ok = False
         if not ok:
             problems.append({"code": "invalid_json_line", "line": n, "param": None,
@@ -229,9 +231,10 @@ def _public(batch: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in batch.items() if not k.startswith("_")}
 
 
-def error_body(message: str, kind: str, code: str | None = None) -> dict[str, Any]:
+def error_body(message: str, kind: str, code: str | None = None,
+               param: str | None = None) -> dict[str, Any]:
     """An OpenAI-shaped error body (also the sim-server's)."""
-    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
+    return {"error": {"message": message, "type": kind, "param": param, "code": code}}
 
 
 def _error(status: int, message: str) -> web.Response:
