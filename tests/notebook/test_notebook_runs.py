@@ -253,3 +253,19 @@ def test_the_backend_shown_is_where_the_replies_came_from(tmp_path, monkeypatch)
     rec.update(backend="openai+sim", headline={"backend": ["sim"]})
     path.write_text(json.dumps(rec), encoding="utf-8")
     assert list_runs(tmp_path)["backend"].tolist() == ["sim"]
+
+
+def test_a_half_written_headline_still_leaves_a_record(tmp_path, monkeypatch):
+    import time
+
+    from workbench.notebook._runs import write_record
+
+    monkeypatch.setattr("workbench.notebook._runs.git_commit", lambda: None)
+    out = tmp_path / "20260101T000000Z-s9"
+    (out / "results" / "s9").mkdir(parents=True)
+    (out / "results" / "s9" / "headline.json").write_text('{"mean": 1.', encoding="utf-8")
+    path = write_record(out, "s9_x", values={}, changed={}, output_root=out,
+                        started=time.time() - 5, status="failed", error="killed")
+    rec = json.loads(path.read_text(encoding="utf-8"))
+    assert (rec["study"], rec["headline"], rec["status"]) == ("s9", {}, "failed")
+    assert list_runs(tmp_path)["status"].tolist() == ["failed"]

@@ -122,7 +122,8 @@ def write_record(out_dir: Path, notebook: str, *, values: Mapping[str, Any],
     for path in sorted(results_root.glob("*/headline.json")):
         if path.stat().st_mtime >= started - 1e-3:
             studies.append(path.parent.name)
-            headline = json.loads(path.read_text(encoding="utf-8"))
+            found, why = read_json(path)  # a kernel killed while writing it: no numbers
+            headline = found if isinstance(found, dict) else {}
     out_dir = Path(out_dir)
     for study in studies:
         for root, kind in ((results_root, "results"), (figures_root, "figures")):
