@@ -177,8 +177,9 @@ def test_one_bad_record_never_hides_the_other_runs(project):
     # a run folder's page is written with its sound record, and names the odd one
     folder = runs / "20260101T000000Z-s9"
     (folder / "s9_y.run.json").write_text('{"notebook": "s9_y", "headline": [1]}', encoding="utf-8")
+    (folder / "s9_z.run.json").write_text('{"notebook": "s9_z", "status": null}', encoding="utf-8")
     page = write_page(folder).read_text(encoding="utf-8")
-    assert "<h2 id='s9_x'>" in page
+    assert "<h2 id='s9_x'>" in page and "<h2 id='s9_z'>s9_z <span class='?'>?</span>" in page
     assert "s9_y.run.json</code>: field &#x27;headline&#x27; is an array" in page
 
 

@@ -66,7 +66,7 @@ def _table(rows: list[tuple[str, Any]]) -> str:
 
 def _section(folder: Path, rec: dict[str, Any]) -> str:
     name = rec.get("notebook", "?")
-    status = rec.get("status", "?")
+    status = rec.get("status") or "?"
     parts = [f"<h2 id='{html.escape(name)}'>{html.escape(name)} "
              f"<span class='{html.escape(status)}'>{html.escape(status)}</span></h2>"]
     if rec.get("error"):
@@ -115,7 +115,7 @@ def write_page(folder: Path, *, notebooks: bool = True) -> Path:
         else:
             records.append(rec)
     toc = "".join(f"<li><a href='#{html.escape(r['notebook'])}'>{html.escape(r['notebook'])}</a>"
-                  f" — {html.escape(r.get('status', '?'))}</li>" for r in records)
+                  f" — {html.escape(r.get('status') or '?')}</li>" for r in records)
     body = "\n".join(_section(folder, r) for r in records)
     if odd:
         body += ("<h2>Records not shown</h2><p class=failed>These run records are not "
