@@ -270,3 +270,33 @@ def test_a_half_written_headline_still_leaves_a_record(tmp_path, monkeypatch):
     rec = json.loads(path.read_text(encoding="utf-8"))
     assert (rec["study"], rec["headline"], rec["status"]) == ("s9", {}, "failed")
     assert list_runs(tmp_path)["status"].tolist() == ["failed"]
+
+
+_ODD_VALUES = [None, True, 0, -1.5, "", "../../x", "s9", [], [1, "a"], ["s9"], {}, {"a": [1]},
+               {"a": {"b": "c"}}]
+_FIELDS = ["notebook", "study", "status", "started", "seconds", "changed", "parameters",
+           "headline", "backend", "judge_models", "commit", "error", "version", "executed"]
+
+
+def test_no_value_of_any_record_field_breaks_the_listing_or_the_page(tmp_path):
+    """Every field of a record given each of 13 JSON values (182 records): the listing, a
+    comparison with a sound run and the run page never raise, and each record is either
+    listed or named."""
+    scores = pd.DataFrame({"item_id": ["q1", "q2"], "score": [1.0, 2.0]})
+    _fake_run(tmp_path, "20260101T000000Z-good", scores)
+    tried = 0
+    for field in _FIELDS:
+        for i, value in enumerate(_ODD_VALUES):
+            folder = tmp_path / f"20260102T{i:06d}Z-{field}"
+            (folder / "results" / "s9").mkdir(parents=True)
+            scores.to_csv(folder / "results" / "s9" / "scores.csv", index=False)
+            rec = {"notebook": "s9_x", "study": "s9", "status": "ok", "headline": {"m": 1}}
+            rec[field] = value
+            (folder / "s9_x.run.json").write_text(json.dumps(rec), encoding="utf-8")
+            write_page(folder, notebooks=False)
+            tried += 1
+    problems: list[str] = []
+    listed = list_runs(tmp_path, problems=problems)
+    assert len(listed) + len(problems) == tried + 1
+    for run in listed["run"]:
+        compare_runs("20260101T000000Z-good", run, runs_dir=tmp_path)
