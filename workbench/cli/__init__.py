@@ -22,12 +22,13 @@ def fail(message: str, code: int = 2) -> typer.Exit:
 
 
 def _register() -> None:
-    from workbench.cli import cache, judge, qualify, run
+    from workbench.cli import _help, cache, judge, qualify, run
 
     cache.register(app)
     run.register(app)
     judge.register(app)
     qualify.register(app)
+    _help.reflow_all(app)  # each docstring paragraph on one line: rich wraps it
 
 
 _register()
