@@ -100,6 +100,7 @@ def plot_weakness_map(
     vmax: float = 1.0,
     cmap: str = "viridis",
     title: str | None = None,
+    xlabel: str | None = None,
     colorbar_label: str | None = None,
 ) -> np.ndarray:
     """A matrix of ``values`` per row (``label`` and its whole ``text``, wrapped to
@@ -150,7 +151,7 @@ def plot_weakness_map(
                       rotation=55, ha="right", rotation_mode="anchor")
         ax.tick_params(length=0)
         ax.grid(False)
-        ax.set_xlabel(columns)
+        ax.set_xlabel(xlabel if xlabel is not None else columns)
     fig.colorbar(mesh, ax=axes[0].tolist(), label=colorbar_label or values, shrink=0.6)
     if title:
         fig.suptitle(title, fontsize="medium")
