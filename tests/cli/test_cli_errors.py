@@ -164,6 +164,7 @@ def test_judge_names_the_missing_item_id_column_and_the_unknown_judge_in_one_lin
     no_id = invoke("judge", [files["no_item_id"], "--judge", "sim/judge-a"])
     assert no_id.exit_code == 2 and "IndexError" not in no_id.output
     assert "column 'item_id' is required for protocol 'holistic_simple'" in no_id.stderr
+    assert len(no_id.stderr.splitlines()) == 1 and "nothing judged" in no_id.stderr
     unknown = invoke("judge", [files["items"], "--judge", "sim/no-such-judge"])
     assert unknown.exit_code == 1
     assert unknown.stderr.startswith("error: unknown simulated model 'sim/no-such-judge': the "

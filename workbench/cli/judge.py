@@ -170,9 +170,10 @@ def judge(
         raise fail(str(exc)) from None
 
     problems = _problems(data, items, spec, rubric_frame)
+    if len(problems) == 1:
+        raise fail(f"{problems[0]}; nothing judged")
     if problems:
-        head = f"{len(problems)} problems" if len(problems) > 1 else "1 problem"
-        raise fail(f"{head}, nothing judged:\n  " + "\n  ".join(problems))
+        raise fail(f"{len(problems)} problems, nothing judged:\n  " + "\n  ".join(problems))
     stopped = None
     try:
         scores = run_judging(items, spec, rubric=rubric_frame, progress=progress)
