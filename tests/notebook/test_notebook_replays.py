@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 
 from workbench.llm import _pipeline
+from workbench.notebook._session import PANDAS_OPTIONS
 
 CELL = """
 from workbench.llm import Request, complete_many
@@ -15,13 +17,23 @@ for _ in range(19):  # S1 replays its runs one after another in one cell
 
 
 @pytest.fixture
-def shell(monkeypatch):
+def shell(monkeypatch, tmp_path):
+    """An IPython shell in this process, without history; ``__main__`` restored after."""
+    import sys
+
     from IPython.core.interactiveshell import InteractiveShell
+    from traitlets.config import Config
 
     monkeypatch.setattr(_pipeline, "replay_listener", None, raising=False)
-    shell = InteractiveShell.instance()
+    monkeypatch.setitem(sys.modules, "__main__", sys.modules["__main__"])
+    monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))
+    settings = Config()
+    settings.HistoryManager.enabled = False
+    shell = InteractiveShell.instance(config=settings)
     yield shell
     InteractiveShell.clear_instance()
+    for key in PANDAS_OPTIONS:  # set by setup(): leave the test process as it was
+        pd.reset_option(key)
 
 
 def test_a_cell_of_19_replayed_runs_prints_one_line(shell, capsys):
