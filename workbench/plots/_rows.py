@@ -101,6 +101,7 @@ def plot_weakness_map(
     cmap: str = "viridis",
     title: str | None = None,
     xlabel: str | None = None,
+    ylabel: str | None = None,
     colorbar_label: str | None = None,
 ) -> np.ndarray:
     """A matrix of ``values`` per row (``label`` and its whole ``text``, wrapped to
@@ -152,6 +153,7 @@ def plot_weakness_map(
         ax.tick_params(length=0)
         ax.grid(False)
         ax.set_xlabel(xlabel if xlabel is not None else columns)
+    axes[0, 0].set_ylabel(ylabel if ylabel is not None else label)
     fig.colorbar(mesh, ax=axes[0].tolist(), label=colorbar_label or values, shrink=0.6)
     if title:
         fig.suptitle(title, fontsize="medium")
