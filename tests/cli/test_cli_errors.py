@@ -126,8 +126,9 @@ def invoke(words: str, args: list[str]):
     return CliRunner().invoke(app, [*words.split(), *args])
 
 
-def check_answer(result, shown: str) -> None:
-    """Non-zero exit, no traceback, the last line an ``error:`` (or click's usage) line."""
+def check_answer(result, shown: str, files: tuple[str, ...] = ()) -> None:
+    """Non-zero exit, no traceback, one ``error:`` line naming the bad ``files`` (or
+    click's usage error)."""
     assert not isinstance(result.exception, WorkStarted), f"{shown}: work started"
     assert isinstance(result.exception, SystemExit | None), (
         f"{shown}: raised {type(result.exception).__name__}: {result.exception}")
@@ -135,8 +136,11 @@ def check_answer(result, shown: str) -> None:
     assert "Traceback" not in result.output and "Error(" not in result.output, result.output
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert lines, f"{shown}: nothing on stderr"
-    usage = any("Usage:" in line or "─ Error ─" in line for line in lines)
-    assert usage or lines[0].startswith("error: "), f"{shown}:\n{result.output}"
+    if any("Usage:" in line or "─ Error ─" in line for line in lines):
+        return
+    assert len(lines) == 1 and lines[0].startswith("error: "), f"{shown}:\n{result.output}"
+    for path in files:
+        assert path in lines[0], f"{shown}: the error does not name {path}\n{lines[0]}"
 
 
 def test_every_command_has_bad_input_cases():
@@ -146,8 +150,10 @@ def test_every_command_has_bad_input_cases():
 @pytest.mark.parametrize(("words", "args"), [(w, a) for w, cases in BAD.items() for a in cases],
                          ids=lambda v: v if isinstance(v, str) else " ".join(v))
 def test_bad_input_is_one_error_line(words, args, files, no_work):
+    bad = tuple(files[name] for name in ("missing", "garbage", "folder")
+                if f"{{{name}}}" in args and words != "params")  # params takes a study name
     args = [a.format(**files) for a in args]
-    check_answer(invoke(words, args), f"workbench {words} {' '.join(args)}")
+    check_answer(invoke(words, args), f"workbench {words} {' '.join(args)}", bad)
 
 
 @pytest.mark.parametrize("words", sorted(COMMANDS))

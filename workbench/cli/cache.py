@@ -91,8 +91,8 @@ def cache_import(file: Annotated[Path, typer.Argument(help="A .jsonl file from `
         raise fail(f"{file}: no such file", 1)
     try:
         counts = import_cache(file, path=directory, overwrite=overwrite)
-    except ValueError as exc:
-        raise fail(str(exc), 1) from None
+    except ValueError as exc:  # a bad line (named), or a file that is not text
+        raise fail(str(exc) if str(file) in str(exc) else f"{file}: {exc}", 1) from None
     typer.echo(f"imported {counts['imported']} of {counts['read']} entries "
                f"({counts['skipped']} already present, {counts['secrets_removed']} secret "
                "field(s) removed)")
