@@ -30,6 +30,8 @@ BAD: dict[str, list[list[str]]] = {
         ["{items}", "--judge", "sim/judge-a", "--cache-mode", "sometimes"],
         ["{items}", "--judge", "sim/judge-a", "--trials", "0"],
         ["{folder}", "--judge", "sim/judge-a"],
+        ["{items}", "--judge", "sim/judge-a", "--out", "{missing}/scores.csv"],
+        ["{items}", "--judge", "sim/judge-a", "--out", "{folder}"],
         ["{garbage}", "--judge", "sim/judge-a"],
     ],
     "qualify": [
