@@ -4,6 +4,8 @@ text, and a "simulated judges" mark that is seen."""
 
 from __future__ import annotations
 
+import logging
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -21,6 +23,7 @@ from workbench.plots import (  # noqa: E402
     plot_correlations,
     plot_weakness_map,
     plot_width_ratio,
+    use_style,
     wrap_label,
 )
 from workbench.plots._figure import SIM_GID  # noqa: E402
@@ -33,9 +36,13 @@ def _close():
     plt.close("all")
 
 
-def test_the_simulated_judges_mark_is_big_and_dark():
+def test_the_simulated_judges_mark_is_big_and_dark_and_draws_without_a_warning(caplog):
+    use_style()
     fig, ax = plt.subplots()
     mark = add_sim_label(ax)
+    with caplog.at_level(logging.WARNING, logger="matplotlib.font_manager"):
+        fig.canvas.draw()
+    assert not caplog.records  # e.g. "findfont: Failed to find font weight bold" on stderr
     assert mark.get_fontsize() >= 9
     red, green, blue = mcolors.to_rgb(mark.get_color())
     assert max(red, green, blue) <= 0.2 and mark.get_alpha() in (None, 1.0)

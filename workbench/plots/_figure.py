@@ -21,7 +21,8 @@ from workbench.config import check_name, figures_dir
 
 #: Text written on every figure made from simulated results (DESIGN §3).
 SIM_LABEL = "simulated judges"
-#: Size (points) and colour of that text: big and dark enough to be read at a glance.
+#: Size (points) and colour of that text: big and dark enough to be read at a glance (not
+#: bold: IPAexGothic, the CJK fallback, has no bold face, and matplotlib warns on stderr).
 SIM_FONTSIZE = 9
 SIM_COLOR = "0.1"
 #: ``gid`` of that text, to find it again (idempotent marking, tests).
@@ -138,7 +139,6 @@ def add_sim_label(fig_or_ax: Any) -> Any:
         va="top",
         fontsize=SIM_FONTSIZE,
         color=SIM_COLOR,
-        fontweight="bold",
         gid=SIM_GID,
     )
 
