@@ -35,7 +35,7 @@ def _yaml(text: str | None, what: str) -> Any:
     try:
         value = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise _fail(f"{what}: not YAML ({exc})") from None
+        raise _fail(f"{what}: not YAML ({' '.join(str(exc).split())})") from None
     if not isinstance(value, dict):
         raise _fail(f"{what}: expected a YAML mapping such as '{{a: b}}', got {text!r}")
     return value
@@ -136,7 +136,7 @@ def qualify(
         frame = load_table(str(table), kind=kind, **{k: v for k, v in options.items()
                                                  if v is not None})
     except (DatasetError, ValueError) as exc:  # ValueError: an option of the other kind
-        raise _fail(str(exc)) from None
+        raise _fail(str(exc) if isinstance(exc, DatasetError) else f"{table}: {exc}") from None
     folder = out or Path(f"{table.stem}_qualification")
     try:
         result = qualification_report(frame, folder, by=by, method=method, n_boot=n_boot,

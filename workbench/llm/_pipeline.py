@@ -30,7 +30,7 @@ import contextlib
 import random
 import time
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import nullcontext
 from typing import Any
 
@@ -540,11 +540,22 @@ def _progress_bar(total: int, progress: bool, replayed: int = 0) -> Any:
                 desc=f"LLM calls ({replayed} cached)" if replayed else "LLM calls")
 
 
+#: Takes ``(replayed, missing)`` in place of printing the replay line when set: a notebook
+#: session sums them into one line per cell (``workbench.notebook._replays``).
+replay_listener: Callable[[int, int], None] | None = None
+
+
+def replay_line(replayed: int, missing: int) -> str:
+    """``LLM calls: N replayed from cache`` (and the readonly misses)."""
+    line = f"LLM calls: {replayed} replayed from cache"
+    return line + (f", {missing} not in the cache (readonly mode)" if missing else "")
+
+
 def _progress_line(replayed: int, missing: int) -> None:
     """The one line that stands for the progress bar of a run that sends nothing: a bar
     filled at once would show an absurd rate (millions of calls per second). On stdout:
     it is news, not an error (JupyterLab shows stderr as a pink error block)."""
-    line = f"LLM calls: {replayed} replayed from cache"
-    if missing:
-        line += f", {missing} not in the cache (readonly mode)"
-    print(line)
+    if replay_listener is not None:
+        replay_listener(replayed, missing)
+    else:
+        print(replay_line(replayed, missing))
