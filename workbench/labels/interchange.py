@@ -44,7 +44,9 @@ LS_CONFIG_PAIRWISE = """<View>
   <TextArea name="rationale" toName="answer_a"/>
 </View>"""
 _EXTRA = ["label_id", "study", "shown_order", "shown_at", "package_version", "supersedes",
-          "source", "session", "value", "sampling_prob"]
+          "source", "session", "value", "sampling_prob", "guideline"]
+#: Columns a CSV may lack (written before they existed).
+_OPTIONAL = ("guideline",)
 
 
 def export_csv(labels: pd.DataFrame, path: str | Path) -> Path:
@@ -59,7 +61,7 @@ def read_csv_labels(path: str | Path) -> pd.DataFrame:
     header = row 1) row and the field."""
     path = Path(path)
     frame = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8")
-    missing = [c for c in COLUMNS if c not in frame.columns]
+    missing = [c for c in COLUMNS if c not in frame.columns and c not in _OPTIONAL]
     if missing:
         raise ValueError(f"{path.name}: missing column(s) {missing}")
     for i, row in frame.iterrows():
@@ -74,7 +76,7 @@ def read_csv_labels(path: str | Path) -> pd.DataFrame:
                 float(row[name]) if row[name] else None
             except ValueError:
                 raise ValueError(f"{where}: field {name!r} is not a number: {row[name]!r}") from None
-    out = frame[COLUMNS].copy()
+    out = frame.reindex(columns=COLUMNS, fill_value="")
     out["value"] = pd.to_numeric(out["value"])
     for name in ("seconds", "sampling_prob"):
         out[name] = pd.to_numeric(out[name].replace("", np.nan))
@@ -207,7 +209,8 @@ def tasks_to_labels(tasks: list[dict], *, study: str = "label-studio",
                 "supersedes": extra.get("supersedes") or "",
                 "source": extra.get("source") or "label-studio",
                 "session": extra.get("session") or "label-studio",
-                "sampling_prob": extra.get("sampling_prob")})
+                "sampling_prob": extra.get("sampling_prob"),
+                "guideline": extra.get("guideline")})
     out = pd.DataFrame(rows, columns=COLUMNS)
     out["value"] = out["value"].astype(float)
     out["seconds"] = pd.to_numeric(out["seconds"])

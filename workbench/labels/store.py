@@ -21,7 +21,9 @@ empty for scores), ``rationale``, ``shown_at`` and ``given_at`` (ISO 8601 UTC),
 ``seconds`` (time spent), ``package_version``, ``supersedes`` (a ``label_id`` or empty),
 ``source`` (``widget``, ``sim``, ``csv``, ``label-studio`` ...), ``session`` (the writer's
 host and process), ``sampling_prob`` (the probability an active sampler drew the item
-with; empty otherwise).
+with; empty otherwise), ``guideline`` (the version of the guideline the label was given
+under, :func:`workbench.labels.widget.guideline_version`; empty otherwise, and in files
+written before it existed).
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ __all__ = ["COLUMNS", "KINDS", "LabelStore", "current", "now"]
 #: The columns of a label, in order (the SQLite table, the CSV export, :meth:`LabelStore.labels`).
 COLUMNS = ["label_id", "study", "item_id", "annotator", "kind", "value", "choice",
            "shown_order", "rationale", "shown_at", "given_at", "seconds", "package_version",
-           "supersedes", "source", "session", "sampling_prob"]
+           "supersedes", "source", "session", "sampling_prob", "guideline"]
 KINDS = ("score", "pairwise")
 _CHOICE_VALUE = {"A": 1.0, "B": 0.0, "tie": 0.5}
 _NAME_RE = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -72,7 +74,8 @@ CREATE TABLE IF NOT EXISTS labels (
     supersedes TEXT NOT NULL DEFAULT '',
     source TEXT NOT NULL,
     session TEXT NOT NULL,
-    sampling_prob REAL
+    sampling_prob REAL,
+    guideline TEXT
 );
 CREATE TRIGGER IF NOT EXISTS labels_no_update BEFORE UPDATE ON labels
 BEGIN SELECT RAISE(ABORT, 'labels are append-only: add a correction instead'); END;
@@ -143,6 +146,8 @@ class LabelStore:
         if self._conn is None:
             self._conn = _connect(self.path, journal=self.journal)
             self._conn.executescript(_SCHEMA)
+            if "guideline" not in _columns(self._conn):       # a file from before it existed
+                self._conn.execute("ALTER TABLE labels ADD COLUMN guideline TEXT")
         return self._conn
 
     def add(self, *, study: str, item_id: str, kind: str, value: float | None = None,
@@ -151,7 +156,7 @@ class LabelStore:
             seconds: float | None = None, supersedes: str = "", source: str = "widget",
             annotator: str | None = None, label_id: str | None = None,
             package_version: str | None = None, session: str | None = None,
-            sampling_prob: float | None = None) -> str:
+            sampling_prob: float | None = None, guideline: str | None = None) -> str:
         """Append one label in its own transaction and return its ``label_id``.
 
         For ``kind="pairwise"`` give ``choice`` (``A``, ``B`` or ``tie``, about the pair's
@@ -167,7 +172,8 @@ class LabelStore:
             "rationale": rationale or "", "shown_at": shown_at, "given_at": given_at or now(),
             "seconds": seconds, "package_version": package_version or __version__,
             "supersedes": supersedes or "", "source": source,
-            "session": session or self.session, "sampling_prob": sampling_prob})
+            "session": session or self.session, "sampling_prob": sampling_prob,
+            "guideline": guideline or None})
         with self._lock:
             conn = self._writer()
             conn.execute("BEGIN IMMEDIATE")
@@ -202,10 +208,7 @@ class LabelStore:
         """Every label in the folder (all writers' files) as tuples of :data:`COLUMNS`,
         oldest first (by ``given_at``, then ``label_id``): :meth:`labels` without pandas,
         for callers that read the store after every label (:class:`~workbench.labels.active.ActiveQueue`)."""
-        query = f"SELECT {', '.join(COLUMNS)} FROM labels"
-        args: tuple = ()
-        if study is not None:
-            query, args = query + " WHERE study = ?", (study,)
+        where, args = (" WHERE study = ?", (study,)) if study is not None else ("", ())
         out: list[tuple] = []
         for path in sorted(self.folder.glob("*.sqlite")):
             conn = sqlite3.connect(path, timeout=30.0)
@@ -214,7 +217,10 @@ class LabelStore:
                 has = conn.execute("SELECT name FROM sqlite_master WHERE type='table' "
                                    "AND name='labels'").fetchone()
                 if has:
-                    out.extend(conn.execute(query + " ORDER BY row", args).fetchall())
+                    have = _columns(conn)                 # older files lack later columns
+                    cols = ", ".join(c if c in have else f"NULL AS {c}" for c in COLUMNS)
+                    out.extend(conn.execute(f"SELECT {cols} FROM labels{where} ORDER BY row",
+                                            args).fetchall())
             finally:
                 conn.close()
         out.sort(key=_ORDER)  # stable: one file's labels of one instant keep their order
@@ -240,6 +246,10 @@ class LabelStore:
 
     def __repr__(self) -> str:
         return f"LabelStore({str(self.folder)!r}, annotator={self.annotator!r})"
+
+
+def _columns(conn: sqlite3.Connection) -> set[str]:
+    return {r[1] for r in conn.execute("PRAGMA table_info(labels)")}
 
 
 def _validated(row: dict) -> dict:
