@@ -87,13 +87,11 @@ def _x4_notebook(folder: Path, labels: Path) -> Path:
         return (f"x4.Config(n_items=3, live=True, label_dir={str(labels)!r}, "
                 f"annotator='browser', live_kind={kind!r}, burn_in=2, budget=10, "
                 "progress=False)")
-    cells = [
-        "from workbench.studies import x4_human_labels as x4\n"
-        f"pairs = {config('pairwise')}\nx4.label_widget(pairs)",
-        "x4.live_answer(pairs)",
-        f"scores = {config('score')}\nx4.label_widget(scores)",
-        "x4.my_labels(scores)",
-    ]
+    load = "from workbench.studies import x4_human_labels as x4\n"
+    cells = [f"{load}pairs = {config('pairwise')}\nx4.label_widget(pairs)",
+             "x4.live_answer(pairs)",
+             f"{load}scores = {config('score')}\nx4.label_widget(scores)",   # run after a restart
+             "x4.my_labels(scores)"]
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     path = folder / "x4.ipynb"
@@ -212,7 +210,7 @@ def test_x4_live_blinded_instructed_pairs_and_no_repeat_after_a_restart(lab, tmp
             page.goto(f"{url}/lab/tree/x4.ipynb?token={token}")
             page.wait_for_function(KERNEL_IDLE, timeout=120_000)
             # item 4 (and 3): pairs in the widget, under what "better" means
-            page.evaluate(RUN_CELL, 0)
+            assert '"output_type":"error"' not in _output(page, 0)
             pair_box = page.locator(CELL).nth(0).locator(".wb-label")
             pair_box.wait_for(timeout=180_000)
             sync_api.expect(pair_box.locator(".wb-guide")).to_contain_text(
@@ -221,7 +219,7 @@ def test_x4_live_blinded_instructed_pairs_and_no_repeat_after_a_restart(lab, tmp
             pair_text = pair_box.inner_text()
             pair_answer = _output(page, 1)
             # item 3: scores under the guideline and the meaning of each score
-            page.evaluate(RUN_CELL, 2)
+            assert '"output_type":"error"' not in _output(page, 2)
             box = page.locator(CELL).nth(2).locator(".wb-label")
             box.wait_for(timeout=180_000)
             guide = box.locator(".wb-guide")
@@ -234,7 +232,8 @@ def test_x4_live_blinded_instructed_pairs_and_no_repeat_after_a_restart(lab, tmp
             # item 1: the kernel restarts; the queue serves only items not labelled yet
             page.evaluate(RESTART)
             page.wait_for_function(KERNEL_IDLE, timeout=120_000)
-            page.evaluate(RUN_CELL, 2)
+            shown = _output(page, 2)
+            assert '"output_type":"error"' not in shown, shown[:2000]
             progress = page.locator(CELL).nth(2).locator(".wb-label .wb-progress")
             sync_api.expect(progress).to_contain_text("3 labelled", timeout=180_000)
             stopped = page.locator(CELL).nth(2).locator(".wb-error")
@@ -242,13 +241,8 @@ def test_x4_live_blinded_instructed_pairs_and_no_repeat_after_a_restart(lab, tmp
             after = [] if refused else _label(page, sync_api, 2, [["3", "Enter"], ["4", "Enter"]], 3)
         finally:
             browser.close()
-    assert not refused, f"after the restart the widget refused a repeat: {refused}"
     labels = LabelStore(store).labels()
     scores, pairs = labels[labels["kind"] == "score"], labels[labels["kind"] == "pairwise"]
-    # item 1: every label to an item its annotator had not labelled, across the restart
-    assert len(scores) == 5 and scores["item_id"].is_unique
-    assert len(set(before + after)) == 5
-    assert len(pairs) == 3 and pairs["item_id"].is_unique
     # item 2: nothing the annotator saw names a model or an item id; the store has real ids
     for text in (pair_text, score_text, pair_answer, mine):
         assert "sim/" not in text and "s2-" not in text, text[:300]
@@ -260,3 +254,8 @@ def test_x4_live_blinded_instructed_pairs_and_no_repeat_after_a_restart(lab, tmp
     assert (labels["guideline"] == version).all()
     # item 4: the win rate and the judge's accuracy from the pairs
     assert "win rate (A)" in pair_answer and "judge accuracy" in pair_answer
+    assert len(pairs) == 3 and pairs["item_id"].is_unique
+    # item 1: every label to an item its annotator had not labelled, across the restart
+    assert not refused, f"after the restart the widget refused a repeat: {refused}"
+    assert len(scores) == 5 and scores["item_id"].is_unique
+    assert len(set(before + after)) == 5
