@@ -126,16 +126,20 @@ def test_active_queue_through_the_widget_survives_a_restart(tmp_path):
     tasks = pd.DataFrame({"item_id": ids, "question": ["問"] * 60, "answer": ["答"] * 60})
     store = LabelStore(tmp_path, annotator="ann-1")
     queue = ActiveQueue(store, judge, spread, study="s", rng=1, burn_in=5)
-    # repeats=True: what is tested here is the rebuilt sampler, whatever the queue draws
-    widget = LabelWidget(store, tasks, study="s", next_item=queue.next_item, repeats=True)
+    widget = LabelWidget(store, tasks, study="s", next_item=queue.next_item)
     for _ in range(25):
         widget.give(truth[widget._current["item_id"]])
     labels = store.labels()
     assert len(labels) == 25 and labels["sampling_prob"].between(0, 1).all()
+    assert labels["item_id"].is_unique and widget.error == ""           # never asked twice
     again = ActiveQueue(LabelStore(tmp_path), judge, spread, study="s", burn_in=5).interval()
+    # each draw was among the items not labelled before: those stand in for themselves
     fresh = ActiveSampler(judge.to_numpy(), spread.to_numpy(), burn_in=5)
+    earlier: list[int] = []
     for row in labels.itertuples():
-        fresh.update(ids.index(row.item_id), row.sampling_prob, row.value)
+        done = (np.array(earlier, dtype=int), truth.iloc[earlier].to_numpy())
+        fresh.update(ids.index(row.item_id), row.sampling_prob, row.value, done=done)
+        earlier.append(ids.index(row.item_id))
     pd.testing.assert_frame_equal(again, fresh.interval())
     assert again.loc[0, "n_labels"] == 25
 

@@ -424,12 +424,15 @@ def bench_labels(*, n_studies: int = 500, budget: int = 100, seed: int = 0,
     ratio to uniform sampling, each with its Monte Carlo standard error, of the active
     and uniform intervals over ``n_studies`` simulated studies of ``budget`` labels per
     scenario (:func:`workbench.studies.x4_human_labels._study.simulation`), on the bundled
-    answers with X4's default configuration; the sim judges' calls go to a temporary
+    answers with X4's default configuration, then the binary-label (a judge's accuracy as
+    people mark its verdicts) and continuous-label scenarios of
+    :func:`workbench.labels.label_scenarios`; the sim judges' calls go to a temporary
     cache. Returns the table.
     """
     import numpy as np
     import pandas as pd
 
+    from workbench.labels import label_scenarios, simulate_labelling
     from workbench.llm import temporary_settings
     from workbench.studies.x4_human_labels import Config
     from workbench.studies.x4_human_labels._study import pool, simulation
@@ -439,7 +442,17 @@ def bench_labels(*, n_studies: int = 500, budget: int = 100, seed: int = 0,
     with tempfile.TemporaryDirectory(prefix="workbench-bench-") as folder:
         with temporary_settings(cache_dir=folder, cache_mode="readwrite"):
             frame, _ = pool(config)
-    table = simulation(frame, config, np.random.default_rng(seed))
+    rng = np.random.default_rng(seed)
+    table = simulation(frame, config, rng)
+    extra = []
+    for sc in label_scenarios(frame["latent"].to_numpy(), rng):
+        part = simulate_labelling(np.asarray(sc["pred"], float), np.asarray(sc["unc"], float),
+                                  sc["lab"], sc["target"], budget=budget, n_studies=n_studies,
+                                  alpha=config.alpha, floor=config.floor,
+                                  burn_in=config.burn_in, rng=rng.integers(2 ** 32))
+        extra.append(part.assign(quantity=sc["quantity"], scenario=sc["scenario"],
+                                 informative=sc["informative"], pool=len(sc["pred"])))
+    table = pd.concat([table, *extra], ignore_index=True)
     cols = ["scenario", "method", "coverage", "coverage_se", "coverage_anytime",
             "coverage_anytime_se", "width", "width_ratio", "width_ratio_se", "ceiling"]
     with pd.option_context("display.width", 200, "display.max_rows", 500,

@@ -10,7 +10,13 @@ simulation                  :class:`Annotator`, :func:`simulate_labelling`
 ==========================  ======================================================
 """
 
-from workbench.labels.active import ActiveQueue, ActiveSampler, cs_halfwidth, scaled_uncertainty
+from workbench.labels.active import (
+    ActiveQueue,
+    ActiveSampler,
+    cs_halfwidth,
+    default_scale,
+    scaled_uncertainty,
+)
 from workbench.labels.interchange import (
     export_csv,
     export_label_studio,
@@ -23,13 +29,17 @@ from workbench.labels.simulate import (
     ANNOTATORS,
     Annotator,
     annotate,
+    binary_labeller,
+    continuous_labeller,
     expected_label,
+    label_scenarios,
     pairwise_judge,
     prefer,
     preference_labeller,
     sampled_judge,
     score_labeller,
     simulate_labelling,
+    verdict_judge,
 )
 from workbench.labels.store import COLUMNS, LabelStore, current
 
@@ -41,13 +51,17 @@ __all__ = [
     "COLUMNS",
     "LabelStore",
     "annotate",
+    "binary_labeller",
+    "continuous_labeller",
     "cs_halfwidth",
     "current",
+    "default_scale",
     "expected_label",
     "export_csv",
     "export_label_studio",
     "import_csv",
     "import_label_studio",
+    "label_scenarios",
     "pairwise_judge",
     "prefer",
     "preference_labeller",
@@ -56,5 +70,6 @@ __all__ = [
     "score_labeller",
     "simulate_labelling",
     "tasks_to_labels",
+    "verdict_judge",
     "scaled_uncertainty",
 ]

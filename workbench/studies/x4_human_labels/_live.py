@@ -109,9 +109,10 @@ def live_pool(config) -> tuple[pd.DataFrame, pd.DataFrame]:
     return pd.DataFrame(rows), pd.DataFrame(tasks)
 
 
-def _queue(config, items: pd.DataFrame) -> ActiveQueue:
-    # the annotator's own store: the queue serves only items this annotator has not labelled
-    store = LabelStore(_folder(config), annotator=config.annotator)
+def _queue(config, items: pd.DataFrame, store: LabelStore | None = None) -> ActiveQueue:
+    """The active queue; given the store the widget writes through, it serves only items
+    this annotator has not labelled, and its draws are keyed by this session."""
+    store = store if store is not None else LabelStore(_folder(config))
     return ActiveQueue(store, items.set_index("item_id")["prediction"],
                        items.set_index("item_id")["uncertainty"], study=_study(),
                        kind=config.live_kind, rng=config.seed, alpha=config.alpha,
@@ -134,7 +135,7 @@ def label_widget(config):
     items, tasks = live_pool(config)
     store = LabelStore(_folder(config), annotator=config.annotator)
     return LabelWidget(store, tasks, study=_study(), kind=config.live_kind,
-                       next_item=_queue(config, items).next_item, seed=config.seed,
+                       next_item=_queue(config, items, store).next_item, seed=config.seed,
                        guideline=GUIDELINE, anchors=ANCHORS, better=BETTER,
                        blind_key=blind_key(config))
 
@@ -178,26 +179,30 @@ def live_answer(config) -> pd.DataFrame:
     items, _ = live_pool(config)
     labels = people_labels(config)
     labels = labels[labels["kind"] == config.live_kind]
-    rows = [_queue(config, items).interval().assign(
+    queue = _queue(config, items)
+    rows = [queue.interval().assign(
         quantity="mean human score" if config.live_kind == "score" else "win rate (A)")]
     if config.live_kind == "pairwise":
-        rows.append(_accuracy(config, items, labels).assign(quantity="judge accuracy"))
+        rows.append(_accuracy(config, items, queue).assign(quantity="judge accuracy"))
     return pd.concat(rows, ignore_index=True).assign(
         annotators=labels["annotator"].nunique(),
         human_minutes=labels["seconds"].sum() / 60)[cols]
 
 
-def _accuracy(config, items: pd.DataFrame, labels: pd.DataFrame) -> pd.DataFrame:
-    """The first judge's accuracy against people: the same sampled labels as the win
-    rate, each turned into 1 (the person chose the judge's verdict) or 0, weighted by the
-    probability it was drawn with; the judge's jury agreement is its prediction."""
-    index = {item: i for i, item in enumerate(items["item_id"])}
-    sampler = ActiveSampler(items["agreement"].to_numpy(float), items["uncertainty"].to_numpy(float),
-                            alpha=config.alpha, floor=config.floor, burn_in=config.burn_in,
-                            t_star=config.budget)
-    verdict = items.set_index("item_id")["verdict"]
-    for row in labels.itertuples():
-        if pd.notna(row.sampling_prob) and row.item_id in index:
-            sampler.update(index[row.item_id], row.sampling_prob,
-                           float(row.choice == verdict[row.item_id]))
+def _accuracy(config, items: pd.DataFrame, queue: ActiveQueue) -> pd.DataFrame:
+    """The first judge's accuracy against people from the win rate's draws: each label
+    (in force) turned into 1 (the person chose the judge's verdict) or 0, with the
+    probability it was drawn with and, for a draw among the items its annotator had not
+    labelled, those earlier labels turned the same way (the queue's estimator); the
+    judge's jury agreement is its prediction."""
+    verdict = items["prediction"].to_numpy(float)       # the verdict as a pair's value
+    sampler = ActiveSampler(items["agreement"].to_numpy(float),
+                            items["uncertainty"].to_numpy(float), alpha=config.alpha,
+                            floor=config.floor, burn_in=config.burn_in, t_star=config.budget,
+                            label_range=(0.0, 1.0))
+    for d in queue.draws():
+        done = d["done"]
+        if done is not None:
+            done = (done[0], (done[1] == verdict[done[0]]).astype(float))
+        sampler.update(d["item"], d["prob"], float(d["value"] == verdict[d["item"]]), done=done)
     return sampler.interval()

@@ -193,7 +193,11 @@ def labelling_loop(frame: pd.DataFrame, config: Config, store_dir: Path,
                         t_star=config.budget)
     trace = []
     for t in range(config.max_labels):
-        item, prob = queue.next_item()
+        # each draw among the items its annotator has not labelled (the queue's design)
+        drawn = queue.next_item(annotator=panel[t % len(panel)].name)
+        if drawn is None:                       # this annotator has labelled every answer
+            break
+        item, prob = drawn
         y = give(index[item], t % len(panel), "sim-active", prob)
         row = queue.interval().iloc[0].to_dict()
         trace.append({**row, "item": item, "prob": prob, "label": y})
