@@ -163,6 +163,11 @@ def labelling_loop(frame: pd.DataFrame, config: Config, store_dir: Path,
     annotator), then the active loop until the interval is ``target_width`` narrow."""
     panel = annotators(config)
     stores = {a.name: LabelStore(store_dir, annotator=a.name) for a in panel}
+    reader = LabelStore(store_dir)
+    # a simulation is reproducible from its seed: the sessions (which key the queue's
+    # draws) are fixed names here, not a live store's host, process and random token
+    for name, store in [("", reader), *stores.items()]:
+        store.session = f"sim:{name}" if name else "sim"
     clock = datetime(2026, 1, 1, tzinfo=UTC)
     latent = frame["latent"].to_numpy()
     ids = frame["answer_id"].tolist()
@@ -187,7 +192,7 @@ def labelling_loop(frame: pd.DataFrame, config: Config, store_dir: Path,
         give(index[row.item_id], who_of[row.annotator], "sim-overlap")
     # the active phase goes through the store as a live session does: the queue rebuilds
     # its sampler from the stored labels and their sampling probabilities before each draw
-    queue = ActiveQueue(LabelStore(store_dir), frame.set_index("answer_id")["prediction"],
+    queue = ActiveQueue(reader, frame.set_index("answer_id")["prediction"],
                         frame.set_index("answer_id")["uncertainty"], study=STUDY, rng=rng,
                         alpha=config.alpha, floor=config.floor, burn_in=config.burn_in,
                         t_star=config.budget)
