@@ -124,6 +124,10 @@ def test_live_answer_is_empty_unless_live_and_the_kind_is_checked(tmp_path):
     assert x4.live_answer(_config(tmp_path, live=False)).empty
     with pytest.raises(ValueError, match="live_kind"):
         _config(tmp_path, live_kind="rank")
+    with pytest.raises(ValueError, match="live_kind pairwise needs at least two answer_models"):
+        _config(tmp_path, live_kind="pairwise", answer_models=["sim/answer-strong"])
+    with pytest.raises(ValueError, match="set live = True, a shared label_dir"):
+        x4.label_widget(x4.Config(n_items=2, progress=False))
 
 
 def test_my_labels_show_the_side_clicked(tmp_path):

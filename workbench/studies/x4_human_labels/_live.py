@@ -132,6 +132,9 @@ def label_widget(config):
     judges' spread."""
     from workbench.labels.widget import LabelWidget
 
+    if not (config.live and config.label_dir and config.annotator):
+        raise ValueError("x4.label_widget: set live = True, a shared label_dir and your "
+                         "annotator name")
     items, tasks = live_pool(config)
     store = LabelStore(_folder(config), annotator=config.annotator)
     return LabelWidget(store, tasks, study=_study(), kind=config.live_kind,

@@ -113,6 +113,9 @@ class Config(BundledAnswers):
                         f"each, got {len(self.annotator_bias)} and {len(self.annotator_noise)}")
         if self.live and not (self.label_dir and self.annotator):
             self.reject("live", "needs a label_dir (a shared folder) and an annotator")
+        if self.live and self.live_kind == "pairwise" and len(self.answer_models) < 2:
+            self.reject("live_kind", "pairwise needs at least two answer_models (a pair "
+                        f"compares two answers to one question), got {self.answer_models!r}")
         if len(self.judge_models) < 2:
             self.reject("judge_models", "must hold at least two judges (their spread is the "
                         f"judge's uncertainty), got {self.judge_models!r}")
