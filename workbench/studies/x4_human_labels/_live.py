@@ -26,10 +26,10 @@ from workbench.labels.widget import blind_ref
 #: The criterion people label by: the one the G-Eval judges score by (template
 #: ``geval_civil``), in words for people.
 GUIDELINE = (
-    "Rate the answer to the question from a civil-engineering point of view: how close it "
+    "Judge each answer to the question from a civil-engineering point of view: how close it "
     "is in meaning to a correct answer, and whether it contains the keywords that matter. "
-    "Lower the score for unnecessary material: repeating the question, text in a language "
-    "other than the question's, or errors. Judge the content, not the style.")
+    "Count against an answer any unnecessary material (repeating the question, text in a "
+    "language other than the question's) and any error. Judge the content, not the style.")
 #: The meaning of each score (the template anchors 1 and 5; 2 to 4 lie between).
 ANCHORS = {
     1: "None of the important keywords; wrong or off the point.",
