@@ -158,3 +158,24 @@ def test_a_store_of_2026_11_still_reads_in_the_queue(tmp_path):
     assert [d["item"] for d in draws] == [0, 1]              # the score labels with a prob
     assert draws[0]["value"] == 3.0                           # its correction in force
     assert queue.interval()["n_labels"].iloc[0] == 2
+
+
+def test_through_the_widget_as_x4_wires_it_a_restart_serves_no_labelled_item(tmp_path):
+    """X4's live mode: the queue reads the folder (no annotator of its own), the widget
+    writes through the annotator's store and passes the items it labelled. Issue 35: the
+    store held 12 rows for 6 items after a restart."""
+    from workbench.labels.widget import LabelWidget
+    pred, unc = _pool()
+    tasks = pd.DataFrame({"item_id": pred.index, "question": "q", "answer": "a"})
+    given = []
+    for _kernel in range(2):
+        queue = ActiveQueue(LabelStore(tmp_path), pred, unc, study="s", rng=0, burn_in=5)
+        store = LabelStore(tmp_path, annotator="ann-1")
+        widget = LabelWidget(store, tasks, study="s", next_item=queue.next_item)
+        for _ in range(6):
+            given.append(widget._current["item_id"])
+            widget.give(3)
+        store.close()
+    labels = LabelStore(tmp_path).labels()
+    assert len(labels) == 12 and labels["item_id"].nunique() == 12
+    assert sorted(given) == sorted(labels["item_id"])

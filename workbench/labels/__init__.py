@@ -1,17 +1,22 @@
 """People in the loop: collect human labels, and spend each where it shrinks the answer most.
 
 ==========================  ======================================================
-store                       :class:`LabelStore` (SQLite, append-only, one file per
-                            writer in a shared folder), :func:`current`
-interchange                 CSV and Label Studio tasks/annotations, both ways
+store                       :class:`LabelStore` (SQLite, append-only for real, one file
+                            per writer in a shared folder; :meth:`LabelStore.check`),
+                            :func:`current`
+interchange                 CSV and Label Studio tasks/annotations, both ways; imports
+                            all or nothing
 active labelling            :class:`ActiveSampler` (active PPI++ with an anytime-valid
-                            confidence sequence; Zrnic & Candès 2024)
-simulation                  :class:`Annotator`, :func:`simulate_labelling`
+                            confidence sequence; Zrnic & Candès 2024),
+                            :class:`ActiveQueue` (live, over the store: no item twice
+                            for one annotator, fresh and reproducible draws)
+simulation                  :class:`Annotator`, :func:`simulate_labelling`,
+                            :func:`label_scenarios`
 ==========================  ======================================================
 """
 
+from workbench.labels._queue import ActiveQueue
 from workbench.labels.active import (
-    ActiveQueue,
     ActiveSampler,
     cs_halfwidth,
     default_scale,

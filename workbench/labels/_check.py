@@ -12,12 +12,27 @@ from workbench.labels._rules import correction_error, same_label, select_list, w
 _TRIGGERS = ("labels_no_update", "labels_no_delete")
 
 
+def open_read(path: Path) -> sqlite3.Connection:
+    """A read-only connection: ``mode=ro``, or ``immutable=1`` on storage where WAL's
+    ``-shm`` file cannot be made (a read-only share, an archive)."""
+    uri = path.resolve().as_uri()
+    for flags in ("mode=ro", "immutable=1"):
+        conn = sqlite3.connect(f"{uri}?{flags}", uri=True, timeout=30.0)
+        try:
+            conn.execute("PRAGMA busy_timeout=30000")
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return conn
+        except sqlite3.OperationalError:
+            conn.close()
+            if flags == "immutable=1":
+                raise
+    raise AssertionError("unreachable")
+
+
 def _file_problems(path: Path, columns: list[str]) -> tuple[list[str], list[dict]]:
     """(problems of one file, its labels as dicts)."""
-    from workbench.labels.store import _open_read
-
     try:
-        conn = _open_read(path)
+        conn = open_read(path)
     except sqlite3.DatabaseError as exc:
         return [f"not a readable label file: {exc}"], []
     problems: list[str] = []
@@ -31,7 +46,7 @@ def _file_problems(path: Path, columns: list[str]) -> tuple[list[str], list[dict
         if status != "ok":
             problems.append(f"integrity check failed: {status}")
         if "labels" not in tables:
-            return problems, []
+            return problems + ["holds no labels table (dropped, or not a label file)"], []
         missing = [t for t in _TRIGGERS if t not in tables]
         if missing:
             problems.append(f"append-only trigger(s) {missing} removed")

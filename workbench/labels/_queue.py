@@ -9,7 +9,9 @@ label ``t``'s term is ``Z_t = lam Fbar + c + (sum_{j in D} e_j + e_I / q_left(I)
 (:meth:`ActiveSampler.update`), whose conditional mean given the past is
 ``(sum_{j in D} y_j + sum_{i not in D} E[Y_i]) / N``. It equals ``theta`` when a person's
 label of an item is a fixed value (what they would say if asked again: the finite-pool
-view of Zrnic & Candès 2024, where sampling is the only randomness); when labels are noisy
+view of Zrnic & Candès 2024, where sampling is the only randomness), so the ``Z_t`` stay
+martingale differences around ``theta``, what the confidence sequence needs (Waudby-Smith
+et al. 2024, Theorem 2.2); when labels are noisy
 draws, it adds the mean-zero noise of the ``|D|`` earlier labels, weighted ``1 / N``, a
 term that vanishes while ``|D|`` is small against ``N``. A repeat is never asked; a
 design that wants one on purpose (a second look by the same person) draws it with

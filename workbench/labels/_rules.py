@@ -139,12 +139,12 @@ def same_label(a: dict, b: dict, columns: list[str]) -> list[str]:
 
 
 def current(labels: pd.DataFrame) -> pd.DataFrame:
-    """The labels in force: every label that no later, valid correction ``supersedes``.
+    """The labels in force: every label that no valid correction ``supersedes``.
 
-    A correction counts only if it names an earlier label (in the frame's order, oldest
-    first, as :meth:`LabelStore.labels` gives them) of the same study, item, kind and
-    annotator (where the frame has those columns): a forged ``supersedes`` (another
-    annotator's or another item's label, a cycle from merged imports) hides nothing.
+    A correction counts only if it names a label of the frame with the same study, item,
+    kind and annotator (where the frame has those columns) and is not part of a cycle: a
+    forged ``supersedes`` (another annotator's or another item's label) hides nothing, and
+    labels that name each other (merged imports) both stay in force.
 
     Examples
     --------
@@ -154,15 +154,23 @@ def current(labels: pd.DataFrame) -> pd.DataFrame:
     ['b', 'c']
     >>> cycle = pd.DataFrame({"label_id": ["x", "y"], "supersedes": ["y", "x"]})
     >>> current(cycle)["label_id"].tolist()
-    ['y']
+    ['x', 'y']
     """
     keys = [c for c in ("study", "item_id", "kind", "annotator") if c in labels.columns]
-    seen: dict[str, tuple] = {}
+    records = labels.to_dict("records")
+    group = {r["label_id"]: tuple(str(r[k]) for k in keys) for r in records}
+    names = {}                                   # a valid correction: label -> what it replaces
+    for r in records:
+        target = r.get("supersedes")
+        if isinstance(target, str) and target in group and target != r["label_id"] \
+                and group[target] == group[r["label_id"]]:
+            names[r["label_id"]] = target
     replaced: set[str] = set()
-    for rec in labels.to_dict("records"):
-        target = rec.get("supersedes")
-        if isinstance(target, str) and target in seen:
-            if seen[target] == tuple(str(rec[k]) for k in keys):
-                replaced.add(target)
-        seen.setdefault(rec["label_id"], tuple(str(rec[k]) for k in keys))
+    for lid, target in names.items():
+        seen, node = {lid}, target
+        while node in names and node not in seen:     # walk down: a cycle comes back
+            seen.add(node)
+            node = names[node]
+        if node not in seen:
+            replaced.add(target)
     return labels[~labels["label_id"].isin(replaced)].reset_index(drop=True)

@@ -66,7 +66,23 @@ it tightest near ``t_star`` labels (``s0^2`` a scale fixed before labelling,
 labels in [0, 1], else the variance of the judge's predictions; it is also the one
 pseudo-observation that keeps the first running variances off zero). The fixed-``n`` Wald interval
 ``mean_t ± z sigma_t / sqrt(t)`` is given beside it (valid only at a size fixed in advance).
-Labels drawn twice are asked again (a second annotator), so every draw is a fresh label.
+In :class:`ActiveSampler` (the simulation) an item drawn twice is labelled again, by
+another annotator drawn at random; the live queue (:class:`ActiveQueue`) draws each label
+among the items its annotator has not labelled and corrects the estimate for it (des
+Raj's term, see :mod:`workbench.labels._queue`).
+
+**The guarantee** is asymptotic (Waudby-Smith et al. 2024: the sequence's coverage tends to
+``1 - alpha`` uniformly over time as the looks grow), so it is claimed from the 20th label
+on (``burn_in``; the first looks rest on too few labels for the CLT). Measured by
+``workbench bench labels`` (1,000 simulated studies per cell, Monte Carlo SE about 0.005):
+with the default scale the active and uniform intervals held at every look from the 20th
+label in at least 0.959 ± 0.006 of studies (binary labels, 40 labels; 0.97 or more at 100
+and 300) for 1-5 scores, win rates, binary labels (a judge's accuracy near 0.85 and 0.7)
+and continuous labels, at budgets 40, 100 and 300 (the table is in docs/labelling.md); the
+interval at the budget alone covers in 0.988-1.0. The
+reference rule ``q ∝ u`` without the calibration can fall short (0.87 at every look on
+binary labels with a shuffled uncertainty at 40 labels): its weights reach ``1 / floor``
+on the items the uncertainty wrongly calls sure.
 
 References
 ----------
@@ -89,79 +105,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from workbench.labels.store import COLUMNS
+from workbench.labels._sequence import cs_halfwidth, default_scale, scaled_uncertainty
 
-__all__ = ["ActiveQueue", "ActiveSampler", "cs_halfwidth", "default_scale", "scaled_uncertainty"]
-
-# positions in a row of LabelStore.rows
-_LABEL_ID, _ITEM, _KIND, _VALUE, _PROB = (COLUMNS.index(c) for c in (
-    "label_id", "item_id", "kind", "value", "sampling_prob"))
-
-
-def cs_halfwidth(t: np.ndarray, variance: np.ndarray, *, alpha: float, rho2: float) -> np.ndarray:
-    """Half-width of the two-sided asymptotic confidence sequence (Gaussian mixture) after
-    ``t`` observations of running variance ``variance`` (Waudby-Smith et al. 2024, Thm 2.2).
-
-    Examples
-    --------
-    >>> rho2 = (-2 * np.log(0.05) + np.log(1 - 2 * np.log(0.05))) / 100
-    >>> bool(cs_halfwidth(100, 1.0, alpha=0.05, rho2=rho2) > 1.96 / 10)   # wider than Wald
-    True
-    """
-    t = np.asarray(t, dtype=float)
-    v = t * np.asarray(variance, dtype=float) * rho2 + 1.0
-    return np.sqrt(2.0 * v / (t ** 2 * rho2) * np.log(np.sqrt(v) / alpha))
-
-
-def default_scale(predictions: np.ndarray, label_range: tuple[float, float] | None = None) -> float:
-    """The confidence sequence's variance scale ``s0`` when none is given: a bound on the
-    labels' variance that cannot undershoot it, Popoviciu's ``(high - low)^2 / 4`` for labels
-    in ``label_range`` (given, or ``(0, 1)`` when every prediction lies in [0, 1]: a
-    verdict's correctness, a win rate, a probability); else the predictions' variance
-    (labels on the judge's own scale, e.g. 1-5 scores or continuous values).
-
-    The predictions' variance undershoots binary labels badly (confidences near 0.9 vary
-    by about 0.01, the 0/1 labels by about 0.12), which makes the sequence tightest after a
-    handful of labels and cost anytime coverage (0.87-0.93 instead of 0.95); the bound
-    costs about 3% width at the budget (``workbench bench labels``).
-
-    Examples
-    --------
-    >>> default_scale(np.array([0.8, 0.9, 0.95])), default_scale(np.array([1.0, 3.0, 5.0]))
-    (0.25, 2.6666666666666665)
-    >>> default_scale(np.array([2.0, 3.0]), (1, 5))
-    4.0
-    """
-    f = np.asarray(predictions, dtype=float)
-    if label_range is None and f.min() >= 0.0 and f.max() <= 1.0:
-        label_range = (0.0, 1.0)
-    if label_range is not None:
-        low, high = map(float, label_range)
-        if not high > low:
-            raise ValueError(f"label_range must be (low, high) with high > low, got {label_range}")
-        return (high - low) ** 2 / 4.0
-    return float(np.var(f)) or 1.0
-
-
-def scaled_uncertainty(uncertainty: np.ndarray, *, abstain: np.ndarray | None = None) -> np.ndarray:
-    """Uncertainty scaled to [0, 1]: divided by its maximum when none is negative (an SD,
-    a flip, an entropy: zero stays zero, ratios are kept), else min to max; NaN and the
-    items a selective judge abstained on get 1 (the most uncertain).
-
-    Examples
-    --------
-    >>> scaled_uncertainty(np.array([0.1, 0.5, 0.2]), abstain=np.array([True, False, False]))
-    array([1. , 1. , 0.4])
-    """
-    u = np.asarray(uncertainty, dtype=float)
-    finite = u[np.isfinite(u)]
-    low, high = (finite.min(), finite.max()) if len(finite) else (0.0, 1.0)
-    low = min(low, 0.0)
-    out = (u - low) / (high - low) if high > low else np.zeros_like(u)
-    out = np.where(np.isfinite(u), out, 1.0)
-    if abstain is not None:
-        out = np.where(np.asarray(abstain, dtype=bool), 1.0, out)
-    return out
+__all__ = ["ActiveSampler", "cs_halfwidth", "default_scale", "scaled_uncertainty"]
 
 
 @dataclass
@@ -512,6 +458,3 @@ class ActiveSampler:
                              "n_labels": self.t.astype(int), "lam": self.lam,
                              "ci_level": 1 - self.design.alpha})
 
-
-# the live queue over the label store (re-exported here for old imports)
-from workbench.labels._queue import ActiveQueue  # noqa: E402

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from workbench.labels._rules import validated
+from workbench.labels._rules import validated, when
 from workbench.labels.store import COLUMNS, LabelStore
 
 __all__ = ["LS_CONFIG_PAIRWISE", "LS_CONFIG_SCORE", "export_csv", "export_label_studio",
@@ -73,7 +73,8 @@ def export_csv(labels: pd.DataFrame, path: str | Path) -> Path:
     out = labels[COLUMNS].copy()
     for name in _TEXT_COLUMNS:
         out[name] = out[name].map(_neutral)
-    out.to_csv(path, index=False, encoding="utf-8")
+    # CRLF line ends (RFC 4180): a cell holding a carriage return is then quoted
+    out.to_csv(path, index=False, encoding="utf-8", lineterminator="\r\n")
     return path
 
 
@@ -291,6 +292,8 @@ def _task_rows(tasks: list, study: str, source_name: str) -> tuple[list[dict], l
                 supersedes = label_id
                 label_id = _edit_id(label_id, value, rationale, ann.get("updated_at"))
                 source = "label-studio"
+                if when(ann.get("updated_at")) > when(given):
+                    given = ann["updated_at"]                 # given when edited
             rows.append({
                 "label_id": label_id, "study": extra.get("study") or study, "item_id": item_id,
                 "annotator": str(ann.get("completed_by", "")),

@@ -52,6 +52,7 @@ from pathlib import Path
 import pandas as pd
 
 from workbench.config import __version__
+from workbench.labels._check import check_folder, open_read
 from workbench.labels._rules import (
     KINDS,
     correction_error,
@@ -122,25 +123,8 @@ def _connect(path: Path, *, journal: str) -> sqlite3.Connection:
     return conn
 
 
-def _open_read(path: Path) -> sqlite3.Connection:
-    """A read-only connection: ``mode=ro``, or ``immutable=1`` on storage where WAL's
-    ``-shm`` file cannot be made (a read-only share, an archive)."""
-    uri = path.resolve().as_uri()
-    for flags in ("mode=ro", "immutable=1"):
-        conn = sqlite3.connect(f"{uri}?{flags}", uri=True, timeout=30.0)
-        try:
-            conn.execute("PRAGMA busy_timeout=30000")
-            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-            return conn
-        except sqlite3.OperationalError:
-            conn.close()
-            if flags == "immutable=1":
-                raise
-    raise AssertionError("unreachable")
-
-
 def _read_file(path: Path, study: str | None) -> list[tuple]:
-    conn = _open_read(path)
+    conn = open_read(path)
     try:
         if not conn.execute("SELECT name FROM sqlite_master WHERE type='table' "
                             "AND name='labels'").fetchone():
@@ -347,8 +331,6 @@ class LabelStore:
         triggers, rows removed or rewritten (the row numbers have gaps: ``INSERT OR
         REPLACE`` or a ``DELETE`` behind the triggers' back), one ``label_id`` with two
         contents, and corrections that break the rules of :meth:`add`."""
-        from workbench.labels._check import check_folder
-
         return check_folder(self.folder, COLUMNS)
 
     def close(self) -> None:
