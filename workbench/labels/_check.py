@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from workbench.labels._rules import correction_error, same_label, when
+from workbench.labels._rules import correction_error, same_label, select_list, when
 
 _TRIGGERS = ("labels_no_update", "labels_no_delete")
 
@@ -57,7 +57,8 @@ def _file_problems(path: Path, columns: list[str]) -> tuple[list[str], list[dict
             problems.append(f"{max(top, seq) - count} stored label(s) removed or rewritten: "
                             f"{count} rows, numbered up to {max(top, seq)} (INSERT OR REPLACE "
                             "or a DELETE with the triggers off)")
-        rows = conn.execute(f"SELECT {', '.join(columns)} FROM labels ORDER BY row").fetchall()
+        rows = conn.execute(f"SELECT {select_list(conn, columns)} FROM labels "
+                            "ORDER BY row").fetchall()
     except sqlite3.DatabaseError as exc:
         return problems + [f"not a readable label file: {exc}"], []
     finally:

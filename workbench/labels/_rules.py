@@ -38,6 +38,18 @@ def _number(row: dict, name: str) -> float | None:
     return out
 
 
+def table_columns(conn) -> set[str]:
+    """The columns of a file's ``labels`` table."""
+    return {r[1] for r in conn.execute("PRAGMA table_info(labels)")}
+
+
+def select_list(conn, columns: list[str]) -> str:
+    """``columns`` to select from a file's ``labels``: ``NULL`` for those a file written
+    before they existed lacks (``guideline``)."""
+    have = table_columns(conn)
+    return ", ".join(c if c in have else f"NULL AS {c}" for c in columns)
+
+
 def validated(row: dict) -> dict:
     """Check one label (a dict of the store's columns); fill ``value`` of a pair and
     ``seconds``; ``ValueError`` naming the field."""
@@ -80,6 +92,7 @@ def validated(row: dict) -> dict:
     if prob is not None and not 0 < prob <= 1:
         raise ValueError(f"field 'sampling_prob' must be in (0, 1], got {row['sampling_prob']!r}")
     row["sampling_prob"] = prob
+    row["guideline"] = row.get("guideline") or None
     return row
 
 

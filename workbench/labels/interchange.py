@@ -47,7 +47,9 @@ LS_CONFIG_PAIRWISE = """<View>
   <TextArea name="rationale" toName="answer_a"/>
 </View>"""
 _EXTRA = ["label_id", "study", "shown_order", "shown_at", "package_version", "supersedes",
-          "source", "session", "value", "sampling_prob"]
+          "source", "session", "value", "sampling_prob", "guideline"]
+#: Columns a CSV may lack (written before they existed).
+_OPTIONAL = ("guideline",)
 
 
 #: Text columns a spreadsheet could read as a formula (OWASP's CSV-injection rule).
@@ -86,10 +88,10 @@ def read_csv_labels(path: str | Path) -> pd.DataFrame:
         frame = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8")
     except (UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         raise ValueError(f"{path.name}: not a label CSV ({exc})") from None
-    missing = [c for c in COLUMNS if c not in frame.columns]
+    missing = [c for c in COLUMNS if c not in frame.columns and c not in _OPTIONAL]
     if missing:
         raise ValueError(f"{path.name}: missing column(s) {missing}")
-    out = frame[COLUMNS].copy()
+    out = frame.reindex(columns=COLUMNS, fill_value="")
     for name in _TEXT_COLUMNS:
         out[name] = out[name].map(lambda v: v[1:] if v.startswith("'") else v)
     for i, row in enumerate(out.to_dict("records")):
@@ -303,7 +305,8 @@ def _task_rows(tasks: list, study: str, source_name: str) -> tuple[list[dict], l
                 "package_version": extra.get("package_version") or "label-studio",
                 "supersedes": supersedes, "source": source,
                 "session": extra.get("session") or "label-studio",
-                "sampling_prob": extra.get("sampling_prob")})
+                "sampling_prob": extra.get("sampling_prob"),
+                "guideline": extra.get("guideline")})
             where.append(here)
             try:
                 validated(dict(rows[-1]))

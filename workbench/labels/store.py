@@ -31,7 +31,9 @@ empty for scores), ``rationale``, ``shown_at`` and ``given_at`` (ISO 8601 UTC),
 ``seconds`` (time spent), ``package_version``, ``supersedes`` (a ``label_id`` or empty),
 ``source`` (``widget``, ``sim``, ``csv``, ``label-studio`` ...), ``session`` (the writer's
 host, process and a random token per :class:`LabelStore`: ``host:pid:token``), ``sampling_prob`` (the probability an active sampler drew the item
-with; empty otherwise).
+with; empty otherwise), ``guideline`` (the version of the guideline the label was given
+under, :func:`workbench.labels.widget.guideline_version`; empty otherwise, and in files
+written before it existed).
 """
 
 from __future__ import annotations
@@ -51,14 +53,23 @@ import pandas as pd
 
 from workbench.config import __version__
 from workbench.labels._check import check_folder, open_read
-from workbench.labels._rules import KINDS, correction_error, current, same_label, validated, when
+from workbench.labels._rules import (
+    KINDS,
+    correction_error,
+    current,
+    same_label,
+    select_list,
+    table_columns,
+    validated,
+    when,
+)
 
 __all__ = ["COLUMNS", "KINDS", "LabelStore", "current", "now"]
 
 #: The columns of a label, in order (the SQLite table, the CSV export, :meth:`LabelStore.labels`).
 COLUMNS = ["label_id", "study", "item_id", "annotator", "kind", "value", "choice",
            "shown_order", "rationale", "shown_at", "given_at", "seconds", "package_version",
-           "supersedes", "source", "session", "sampling_prob"]
+           "supersedes", "source", "session", "sampling_prob", "guideline"]
 _NAME_RE = re.compile(r"[^A-Za-z0-9_.-]+")
 _GIVEN, _LABEL_ID = COLUMNS.index("given_at"), COLUMNS.index("label_id")
 _TEXT = ("choice", "shown_order", "rationale", "supersedes")
@@ -83,7 +94,8 @@ CREATE TABLE IF NOT EXISTS labels (
     supersedes TEXT NOT NULL DEFAULT '',
     source TEXT NOT NULL,
     session TEXT NOT NULL,
-    sampling_prob REAL
+    sampling_prob REAL,
+    guideline TEXT
 );
 CREATE TRIGGER IF NOT EXISTS labels_no_update BEFORE UPDATE ON labels
 BEGIN SELECT RAISE(ABORT, 'labels are append-only: add a correction instead'); END;
@@ -117,7 +129,7 @@ def _read_file(path: Path, study: str | None) -> list[tuple]:
         if not conn.execute("SELECT name FROM sqlite_master WHERE type='table' "
                             "AND name='labels'").fetchone():
             return []
-        query = f"SELECT {', '.join(COLUMNS)} FROM labels"
+        query = f"SELECT {select_list(conn, COLUMNS)} FROM labels"
         args: tuple = ()
         if study is not None:
             query, args = query + " WHERE study = ?", (study,)
@@ -176,6 +188,8 @@ class LabelStore:
         if self._conn is None:
             self._conn = _connect(self.path, journal=self.journal)
             self._conn.executescript(_SCHEMA)
+            if "guideline" not in table_columns(self._conn):   # a file from before it existed
+                self._conn.execute("ALTER TABLE labels ADD COLUMN guideline TEXT")
         return self._conn
 
     def add(self, *, study: str, item_id: str, kind: str, value: float | None = None,
@@ -184,7 +198,7 @@ class LabelStore:
             seconds: float | None = None, supersedes: str = "", source: str = "widget",
             annotator: str | None = None, label_id: str | None = None,
             package_version: str | None = None, session: str | None = None,
-            sampling_prob: float | None = None) -> str:
+            sampling_prob: float | None = None, guideline: str | None = None) -> str:
         """Append one label in its own transaction and return its ``label_id``.
 
         For ``kind="pairwise"`` give ``choice`` (``A``, ``B`` or ``tie``, about the pair's
@@ -202,7 +216,8 @@ class LabelStore:
                "rationale": rationale or "", "shown_at": shown_at, "given_at": given_at or now(),
                "seconds": seconds, "package_version": package_version or __version__,
                "supersedes": supersedes or "", "source": source,
-               "session": session or self.session, "sampling_prob": sampling_prob}
+               "session": session or self.session, "sampling_prob": sampling_prob,
+               "guideline": guideline}
         try:
             row = validated(row)
         except ValueError as exc:
