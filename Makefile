@@ -62,7 +62,7 @@ lab: $(STAMP)
 	@if command -v fc-list >/dev/null 2>&1 && ! fc-list :lang=ja family | grep -q .; then \
 		echo "make lab: no Japanese font installed: Japanese notebook text will show as boxes in the browser (figures are fine)." >&2; \
 		echo "make lab: install one first, e.g. sudo apt-get install fonts-noto-cjk (Debian/Ubuntu); see README, Quick start." >&2; fi
-	env -u MPLBACKEND $(BIN)/jupyter lab --config=jupyter_server_config.py $(if $(filter 0,$(shell id -u)),--allow-root,) $(ARGS) notebooks
+	env -u MPLBACKEND $(BIN)/jupyter lab --config=jupyter_server_config.py $(if $(filter 0,$(shell id -u)),--allow-root,) $(ARGS)
 
 # Regenerate the locks from pyproject.toml (newest versions it allows, with hashes), for
 # Python 3.11 and 3.12 on Linux x86-64. uv runs from its own small venv.

@@ -37,6 +37,10 @@ them in this process's :func:`overrides`, winning over the environment.
                                   share ``mode="ray"``'s HTTP rows
 ``WORKBENCH_RAY_BATCH_SIZE``      rows per batch of a Ray engine actor (16)
 ``WORKBENCH_RAY_CONCURRENCY``     engine actors per Ray processor (2)
+``WORKBENCH_MAX_WAIT`` *          the longest a call waits for its turn at a
+                                  quota or for a 429's ``Retry-After`` (seconds,
+                                  default 300): a longer wait is a failure row
+                                  saying why, never a stalled run
 ``WORKBENCH_RPM``                 requests per minute a run never exceeds, per
                                   model (default: none; the quota is learned from
                                   the provider's ``x-ratelimit-*`` headers and 429s;
@@ -63,7 +67,7 @@ them in this process's :func:`overrides`, winning over the environment.
 The defaults of the numeric settings are :data:`CALL_SETTINGS`, their one table:
 
 >>> {name: default for name, (_, default) in CALL_SETTINGS.items()}
-{'concurrency': 16, 'timeout': 120.0, 'max_retries': 4, 'retry_backoff': 1.0, 'circuit_breaker': 5, 'batch_poll': 30.0}
+{'concurrency': 16, 'timeout': 120.0, 'max_retries': 4, 'retry_backoff': 1.0, 'circuit_breaker': 5, 'batch_poll': 30.0, 'max_wait': 300.0}
 """
 
 from __future__ import annotations
@@ -101,6 +105,7 @@ CALL_SETTINGS: dict[str, tuple[str, int | float]] = {
     "retry_backoff": ("WORKBENCH_RETRY_BACKOFF", 1.0),
     "circuit_breaker": ("WORKBENCH_CIRCUIT_BREAKER", 5),
     "batch_poll": ("WORKBENCH_BATCH_POLL", 30.0),
+    "max_wait": ("WORKBENCH_MAX_WAIT", 300.0),
 }
 
 _overrides: dict[str, Any] = {}

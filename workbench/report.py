@@ -3,22 +3,24 @@
 :func:`qualification_report` writes what :func:`workbench.qualify.qualification_tables`
 finds, with figures drawn by :mod:`workbench.plots`.
 
-It answers three questions about a judge-vs-human table (pairwise verdicts or pointwise
-scores, :mod:`workbench.datasets._long`):
+It answers these questions about a judge-vs-human table (pairwise verdicts or pointwise
+scores, :mod:`workbench.datasets._long`), each answer naming the dimension, the method
+and the level (item, item x system, system) it is about:
 
 1. **Can this judge stand in for people here?** The alternative annotator test
-   (Calderon et al. 2025) when the table has at least two annotators; beside it each
-   judge's agreement with the annotators and the human ceiling (leave one rater out);
-   always the leaderboard (pairwise) or the correlations (pointwise) against the human
-   reference.
+   (Calderon et al. 2025) when the table has at least three annotators; beside it each
+   judge's agreement with the annotators and the human ceiling (leave one rater out,
+   per dimension, with the report's correlation method); the correlations (pointwise,
+   item and system level) or the accuracy and position bias (pairwise).
 2. **Where does it fail?** The groups (pairwise) or systems and groups (pointwise) where
-   each judge does worst.
+   each judge does worst, per dimension and method.
 3. **How many human labels would a PPI estimate need?** The smallest simulated number of
-   human labels whose prediction-powered interval is as narrow as the classical interval
-   with all of the table's human labels (Angelopoulos et al. 2023).
+   human labels whose prediction-powered interval reaches a stated target width (or
+   the width of a stated number of human labels alone; Angelopoulos et al. 2023).
 
-A measure the table cannot support (one annotator, no systems, no confidence ...) is
-listed with the reason in the report's "not computed" table, never silently left out.
+A measure the table cannot support (two annotators for the alternative annotator test,
+no systems, no confidence ...) is answered with the reason, and listed in the report's
+"not computed" table, never silently left out.
 """
 
 from __future__ import annotations
@@ -30,7 +32,6 @@ from pathlib import Path
 from typing import Any
 
 import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 
 from workbench.plots import (
@@ -41,6 +42,7 @@ from workbench.plots import (
     use_style,
 )
 from workbench.qualify import qualification_tables
+from workbench.qualify._answers import qualification_answers
 from workbench.qualify._tables import _validated
 
 __all__ = ["qualification_report"]
@@ -52,6 +54,17 @@ def _simulated(table: pd.DataFrame) -> bool:
     return "backend" in table and table["backend"].astype(str).eq("sim").any()
 
 
+def _as_text(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy whose text cells draw as typed: ``$`` escaped, so a name such as
+    ``$\\undefinedmacro{x}$`` is text in a figure, never mathtext."""
+    out = frame.copy()
+    for column in out.columns:
+        if out[column].dtype == object or pd.api.types.is_string_dtype(out[column]):
+            out[column] = out[column].map(lambda v: v.replace("$", r"\$")
+                                          if isinstance(v, str) else v)
+    return out
+
+
 def _figure(frames_dir: Path, name: str, draw, simulated: bool) -> Path | None:
     use_style()
     ax = draw()
@@ -60,64 +73,13 @@ def _figure(frames_dir: Path, name: str, draw, simulated: bool) -> Path | None:
     return path
 
 
-def _answers(results: dict, width_text: str) -> list[str]:
-    """The three answers, one paragraph each (plain text)."""
-    out = []
-    alt = results.get("alt_test")
-    ceiling = results.get("ceiling")
-    if alt is not None and len(alt):
-        parts = [f"{r.judge}{' (' + r.dimension + ')' if getattr(r, 'dimension', '') else ''}: "
-                 f"{'passes' if r.passed else 'does not pass'} (winning rate omega = "
-                 f"{r.omega:.2f} over {r.n_raters} annotators, epsilon = {r.epsilon})"
-                 for r in alt.itertuples()]
-        out.append("Can the judge stand in for people? Alternative annotator test: "
-                   + "; ".join(parts) + ".")
-    else:
-        out.append("Can the judge stand in for people? Not testable against people here: the "
-                   "alternative annotator test needs at least two annotators per item (see "
-                   "'not computed'); the agreement with the human reference below is all "
-                   "this table supports.")
-    if ceiling is not None and len(ceiling):
-        ceil = ceiling[ceiling["kind"] == "ceiling"]["estimate"].mean()
-        best = ceiling[ceiling["kind"] == "judge"].groupby("who")["estimate"].mean()
-        if len(best):
-            out.append(f"Human ceiling ({ceiling['measure'].iloc[0]}): {ceil:.3f}; judges: "
-                       + ", ".join(f"{w} {v:.3f}" for w, v in best.items()) + ".")
-    fails = results.get("weakest")
-    if fails is not None and len(fails):
-        out.append("Where does it fail? Weakest: " + "; ".join(
-            f"{r.judge}: {r.scope} ({r.measure} {r.estimate:.3f}, n = {r.n})"
-            for r in fails.itertuples()) + ".")
-    out.append("How many human labels would a PPI estimate need? " + width_text)
-    return out
-
-
-def _ppi_text(needed: pd.DataFrame | None) -> str:
-    if needed is None or needed.empty:
-        return "not computed (see 'not computed')."
-    parts = []
-    for judge, g in needed.groupby("judge", sort=False):
-        ppi = g.loc[g["method"] == "ppi", "n_labeled"].iloc[0]
-        n_pilot = int(g["n_pilot"].iloc[0])
-        width = g["width"].iloc[0]
-        if np.isfinite(ppi):
-            parts.append(f"{judge}: about {int(ppi)} human labels (and the judge on the rest) "
-                         f"give a 95% interval as narrow ({width:.3f}) as all {n_pilot} human "
-                         f"labels alone: the judge saves {100 * (1 - ppi / n_pilot):.0f}% of "
-                         "the labelling")
-        else:
-            parts.append(f"{judge}: no simulated number of labels below {n_pilot} reaches the "
-                         f"width of all {n_pilot} human labels alone ({width:.3f}): the judge "
-                         "does not save labelling here")
-    return ("; ".join(parts) + " (simulated by resampling this table's labelled units, "
-            "Angelopoulos et al. 2023).")
-
-
 def qualification_report(table: pd.DataFrame, out_dir: str | Path, *,
                          by: str | None = "group", judge: str | Sequence[str] | None = None,
                          method: str = "kendall", n_boot: int = 1000, n_rep: int = 200,
                          epsilon: float = 0.2, rng: int = 0,
-                         title: str = "Judge qualification report") -> dict[str, Any]:
+                         title: str = "Judge qualification report",
+                         target_width: float | None = None,
+                         target_labels: int | None = None) -> dict[str, Any]:
     """Write the qualification report of a judge table: ``index.html``, CSVs and figures.
 
     Parameters
@@ -137,22 +99,28 @@ def qualification_report(table: pd.DataFrame, out_dir: str | Path, *,
     n_boot, n_rep, epsilon, rng
         Bootstrap resamples (ceiling, correlations), PPI simulation repetitions, the
         alternative annotator test's allowance, and the seed.
+    target_width, target_labels
+        The PPI answer's target: a 95% interval width, or the width that many human
+        labels alone give (default: half the labelled units).
 
     Returns
     -------
     dict
-        The tables written (:func:`qualification_tables`), ``answers`` (the three answers
-        as text) and ``path`` (``index.html``).
+        The tables written (:func:`qualification_tables`), ``answers`` (the answers as
+        text, :func:`~workbench.qualify._answers.qualification_answers`) and ``path``
+        (``index.html``).
     """
     table, kind = _validated(table)
     results = qualification_tables(table, by=by, judge=judge, method=method, n_boot=n_boot,
-                                   n_rep=n_rep, epsilon=epsilon, rng=rng)
+                                   n_rep=n_rep, epsilon=epsilon, rng=rng,
+                                   target_width=target_width, target_labels=target_labels)
     by = by if by and by in table.columns else None
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    answers = _answers(results, _ppi_text(results.get("ppi_needed")))
+    answers = qualification_answers(results, table, kind, by)
     sim = _simulated(table)
-    pictures = _figures(kind, results, out / "figures", by, sim)
+    pictures = _figures(kind, {k: _as_text(v) for k, v in results.items()}, out / "figures",
+                        by, sim)
     for name, frame in results.items():
         frame.to_csv(out / f"{name}.csv", index=False)
     page = _html(title, kind, answers, results, pictures, sim)
@@ -184,30 +152,44 @@ def _figures(kind: str, results: dict, folder: Path, by: str | None, sim: bool) 
                                                      title=m.replace("_", " "), xlabel=m), sim)
     corr = results.get("correlations")
     if corr is not None and len(corr):
-        top = corr[corr["level"] != "per_group"].drop_duplicates(["judge", "level"])
+        # one method (the first), one row per judge and dimension; no interval drawn where
+        # there is none (a handful of systems)
+        top = corr[(corr["level"] != "per_group") & (corr["method"] == corr["method"].iloc[0])]
+        top = _named(top.drop_duplicates(["judge", "dimension", "level"]), "judge")
         if len(top):
             pictures["correlations"] = _figure(
                 folder, "correlations",
-                lambda: plot_correlations(top, metric="judge", level="level",
+                lambda: plot_correlations(top, metric="who", level="level",
                                           title="correlation with the human reference",
                                           xlabel=f"{top['method'].iloc[0]} correlation"), sim)
     ceiling = results.get("ceiling")
     if ceiling is not None and len(ceiling):
-        shown = ceiling.drop_duplicates("who")
+        shown = _named(ceiling.drop_duplicates(["who", "dimension"] if "dimension" in ceiling
+                                               else ["who"]), "who")
         pictures["ceiling"] = _figure(
             folder, "ceiling",
             lambda: plot_estimates(shown, y="who", title="judges beside the human ceiling",
                                    xlabel=shown["measure"].iloc[0]), sim)
     ppi = results.get("ppi_simulation")
     if ppi is not None and len(ppi):
-        first = ppi[ppi["judge"] == ppi["judge"].iloc[0]]
+        first = _named(ppi, "judge")
+        first = first[first["who"] == first["who"].iloc[0]]
         pictures["ppi"] = _figure(
             folder, "ppi",
             lambda: plot_bars(first.assign(n_labeled=first["n_labeled"].astype(str)),
                               x="n_labeled", y="width", hue="method", error=None,
-                              title=f"CI width by human labels ({first['judge'].iloc[0]})",
+                              title=f"CI width by human labels ({first['who'].iloc[0]})",
                               ylabel="mean 95% CI width"), sim)
     return pictures
+
+
+def _named(frame: pd.DataFrame, who: str) -> pd.DataFrame:
+    """``who`` as shown in a figure: the name, with its dimension when the table has
+    several (``m1 (coherence)``)."""
+    if "dimension" not in frame or frame["dimension"].nunique() < 2:
+        return frame.assign(who=frame[who])
+    return frame.assign(who=[f"{w} ({d})" if d else str(w)
+                             for w, d in zip(frame[who], frame["dimension"], strict=True)])
 
 
 def _html(title: str, kind: str, answers: list[str], tables: dict, pictures: dict,
@@ -229,6 +211,9 @@ def _html(title: str, kind: str, answers: list[str], tables: dict, pictures: dic
                 ("correlations", "Correlations with the human reference"),
                 ("ceiling", "Judges beside the human ceiling"),
                 ("alt_test", "Alternative annotator test"),
+                ("position", "Position: flips and first-position preference"),
+                ("system_ranking", "System ranking against people's"),
+                ("head_to_head", "Head-to-head points per system pair"),
                 ("weakest", "Where the judges do worst"),
                 ("ppi_needed", "Human labels a PPI estimate needs"),
                 ("ppi_simulation", "PPI simulation"), ("bradley_terry", "Bradley-Terry"),

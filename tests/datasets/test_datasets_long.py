@@ -11,6 +11,7 @@ import pytest
 from workbench.datasets import (
     load_pairwise,
     load_pointwise,
+    load_table,
     validate_pairwise,
     validate_pointwise,
 )
@@ -71,12 +72,13 @@ def test_validator_lists_every_bad_row_with_line_field_and_why(tmp_path):
         load_pairwise(tmp_path / "bad.csv")
     problems = info.value.problems
     found = {(int(r.line), r.field) for r in problems.itertuples()}
-    assert {(3, "item_id+order+judge+annotator"), (4, "verdict"), (5, "order"), (6, "item_id"), (7, "judge"),
-            (8, "label"), (9, "label")} <= found
+    assert {(3, "item_id+order+judge+annotator"), (4, "verdict"), (5, "order"), (6, "item_id"),
+            (7, "judge"), (8, "label"), (9, "label")} <= found
     assert (2, "verdict") not in found
     message = str(info.value)
     assert "line 4" in message and "'C' is not one of A, B, tie" in message
-    assert "first at line 2" in message
+    assert "2 rows in 1 groups share their (item_id, order, judge, annotator), e.g. lines 2, 3" \
+        in message
 
 
 def test_a_second_order_must_say_whether_it_is_mapped_back():
@@ -140,7 +142,7 @@ def test_pointwise_annotator_columns_and_validation_errors():
 
 def test_pointwise_duplicates_are_refused():
     raw = pd.DataFrame({"item_id": [1, 1], "system": "s", "judge": "m", "score": [1, 2]})
-    with pytest.raises(DatasetError, match="a second row"):
+    with pytest.raises(DatasetError, match="2 rows in 1 groups share"):
         validate_pointwise(raw)
 
 
@@ -150,3 +152,127 @@ def test_problems_beyond_thirty_are_counted_not_shown():
         validate_pointwise(raw)
     assert len(info.value.problems) == 40 and "and 10 more" in str(info.value)
     assert np.array_equal(info.value.problems["line"].to_numpy(), np.arange(1, 41))
+
+
+# --- issue 31: hostile tables and what releases look like ----------------------------------
+
+def test_duplicates_are_summarised_and_the_telling_column_named():
+    # 5,000 rows of 1,000 items x 5 systems, loaded without the system column mapped
+    raw = pd.DataFrame({"item_id": np.repeat(np.arange(1000), 5), "model": np.tile(list("abcde"),
+                        1000), "judge": "m", "score": 1.0, "label": np.arange(5000) % 7})
+    with pytest.raises(DatasetError) as info:
+        validate_pointwise(raw)
+    message = str(info.value)
+    assert len(info.value.problems) == 1 and len(message.splitlines()) == 2
+    assert "5000 rows in 1000 groups" in message and "e.g. lines 1, 2, 3 ..." in message
+    assert "column 'model' tells them apart" in message
+    assert validate_pointwise(raw.rename(columns={"model": "system"}))["system"].nunique() == 5
+
+
+@pytest.mark.parametrize("value, why", [("inf", "not a finite number"),
+                                        ("1e999", "not a finite number"),
+                                        ("-Infinity", "not a finite number")])
+def test_non_finite_scores_are_refused_with_file_line_and_field(tmp_path, value, why):
+    (tmp_path / "s.csv").write_text(f"item_id,judge,score\n1,m,0.5\n2,m,{value}\n",
+                                    encoding="utf-8")
+    with pytest.raises(DatasetError) as info:
+        load_pointwise(tmp_path / "s.csv")
+    assert info.value.problems[["line", "field"]].values.tolist() == [[3, "score"]]
+    assert f"s.csv line 3, 'score': {value!r} is {why}" in str(info.value)
+
+
+def test_json_infinity_and_booleans_are_not_scores(tmp_path):
+    (tmp_path / "s.jsonl").write_text('{"item_id": 1, "judge": "m", "score": 1e999}\n'
+                                      '{"item_id": 2, "judge": "m", "score": true}\n'
+                                      '{"item_id": 3, "judge": "m", "score": 2}\n',
+                                      encoding="utf-8")
+    with pytest.raises(DatasetError) as info:
+        load_pointwise(tmp_path / "s.jsonl")
+    assert info.value.problems[["line", "field"]].values.tolist() == [[1, "score"],
+                                                                      [2, "score"]]
+    assert "True is true/false, not a number" in str(info.value)
+
+
+@pytest.mark.parametrize("encoding", ["latin-1", "shift_jis"])
+def test_a_file_in_another_encoding_is_named_and_read_with_encoding(tmp_path, encoding):
+    note = "caf\u00e9" if encoding == "latin-1" else "\u65e5\u672c\u8a9e"
+    text = f"item_id,judge,score,note\n1,m,0.5,plain\n2,m,0.7,{note}\n"
+    path = tmp_path / "s.csv"
+    path.write_bytes(text.encode(encoding))
+    with pytest.raises(DatasetError) as info:
+        load_pointwise(path)
+    assert str(info.value).startswith(f"file {path}: line 3: not UTF-8 text")
+    assert "encoding=" in str(info.value)
+    table = load_pointwise(path, encoding=encoding)
+    assert table["note"].tolist()[1] == note
+    assert load_table(path, encoding=encoding)["score"].tolist() == [0.5, 0.7]
+
+
+def test_a_directory_deep_json_and_clashing_columns_are_clear_errors(tmp_path):
+    (tmp_path / "d.csv").mkdir()
+    with pytest.raises(DatasetError, match="is a directory"):
+        load_pointwise(tmp_path / "d.csv")
+    (tmp_path / "deep.json").write_text("[" * 100000 + "]" * 100000, encoding="utf-8")
+    with pytest.raises(DatasetError, match="nested too deeply"):
+        load_pointwise(tmp_path / "deep.json")
+    (tmp_path / "sp.csv").write_text("item_id,score, score\n1,2,3\n", encoding="utf-8")
+    with pytest.raises(DatasetError, match=r"two columns named 'score' \(after trimming"):
+        load_pointwise(tmp_path / "sp.csv", constants={"judge": "m"})
+    (tmp_path / "two.csv").write_text("item_id,judge,score,score\n1,m,2,3\n", encoding="utf-8")
+    with pytest.raises(DatasetError, match="line 1: two columns named 'score': rename one"):
+        load_pointwise(tmp_path / "two.csv")
+    (tmp_path / "two.jsonl").write_text('{"item_id": 1, "judge": "m", "score": 2, "score": 3}\n',
+                                        encoding="utf-8")
+    with pytest.raises(DatasetError, match="line 1: invalid JSON: the key 'score' appears twice"):
+        load_pointwise(tmp_path / "two.jsonl")
+
+
+def test_free_text_verdicts_by_a_declared_pattern():
+    raw = pd.DataFrame({"id": [1, 2, 3, 4, 5],
+                        "reply": ["[[A]]", "I prefer [[B]].", "Tie: [[C]]", "Both are good",
+                                  "The answer is A"]})
+    t = load_pairwise(raw, columns={"item_id": "id", "verdict": "reply"},
+                      pattern=r"\[\[(A|B|C)\]\]", verdicts={"A": "A", "B": "B", "C": "tie"},
+                      constants={"judge": "j"})
+    assert t["verdict"].tolist() == ["A", "B", "tie", None, None]
+    summaries = pd.DataFrame({"id": [1, 2, 3, 4],
+                              "reply": ["A: Summary #1 is more consistent.",
+                                        "B: Summary #2 is more consistent.", "Output (a)",
+                                        "Neither"]})
+    t = load_pairwise(summaries, columns={"item_id": "id", "verdict": "reply"},
+                      pattern={"A": r"^A:|Output \(a\)", "B": r"^B:|Output \(b\)"},
+                      constants={"judge": "j"})
+    assert t["verdict"].tolist() == ["A", "B", "A", None]
+
+
+def test_an_item_key_of_several_columns_and_several_files(tmp_path):
+    for k, system in enumerate(["x", "y"]):
+        (tmp_path / f"{system}.csv").write_text(
+            "story,model,metric\n" + "".join(f"{s},{system},{s + k}\n" for s in (1, 2)),
+            encoding="utf-8")
+    t = load_pointwise([tmp_path / "x.csv", tmp_path / "y.csv"],
+                       columns={"item_id": ["story", "model"], "system": "model",
+                                "score": "metric"}, constants={"judge": "m"})
+    assert t["item_id"].tolist() == ["1 | x", "2 | x", "1 | y", "2 | y"]
+    assert t["system"].tolist() == ["x", "x", "y", "y"]
+    assert t["source_file"].tolist() == [str(tmp_path / "x.csv")] * 2 + [str(tmp_path / "y.csv")] * 2
+    assert t["source_line"].tolist() == [2, 3, 2, 3]
+
+
+def test_a_nested_release_by_its_path_and_a_path_that_does_not_fit(tmp_path):
+    release = [{"id": "s1", "outputs": [{"model": "a", "scores": {"coh": 3, "flu": 4}},
+                                        {"model": "b", "scores": {"coh": 1, "flu": 2}}]},
+               {"id": "s2", "outputs": [{"model": "a", "scores": {"coh": 5, "flu": 5}}]}]
+    (tmp_path / "r.json").write_text(json.dumps(release), encoding="utf-8")
+    t = load_pointwise(tmp_path / "r.json", nested="[].outputs.[].scores.{dimension}",
+                       columns={"item_id": "id", "system": "model"},
+                       constants={"annotator": "people"})
+    assert t[["item_id", "system", "dimension", "score"]].values.tolist() == [
+        ["s1", "a", "coh", 3.0], ["s1", "a", "flu", 4.0], ["s1", "b", "coh", 1.0],
+        ["s1", "b", "flu", 2.0], ["s2", "a", "coh", 5.0], ["s2", "a", "flu", 5.0]]
+    with pytest.raises(DatasetError) as info:
+        load_pointwise(tmp_path / "r.json", nested="[].output.[].scores.{dimension}")
+    assert str(info.value) == (f"file {tmp_path / 'r.json'}: $[1]: no field 'output' "
+                               "(found ['id', 'outputs'])")
+    with pytest.raises(DatasetError, match="'outputs' holds nested JSON: give the path"):
+        load_pointwise(tmp_path / "r.json")  # not a list of flat objects

@@ -25,9 +25,11 @@ def test_bench_labels_prints_the_coverage_and_width_table():
     for column in ("coverage", "coverage_se", "coverage_anytime", "width_ratio",
                    "width_ratio_se", "ceiling"):
         assert column in header
-    # 17 scenarios x 5 methods (active, q ∝ u, uniform, oracle rule, ppi-python)
-    assert sum(" active " in line for line in lines) == 17
-    assert sum("uniform ppi-python (fixed n)" in line for line in lines) == 17
+    # 17 X4 scenarios + 4 binary + 2 continuous, x 5 methods (active, q ∝ u, uniform,
+    # oracle rule, ppi-python)
+    assert sum(" active " in line for line in lines) == 23
+    assert sum("uniform ppi-python (fixed n)" in line for line in lines) == 23
+    assert sum(line.lstrip().startswith("binary, accuracy") for line in lines) == 4 * 5
     assert "20 studies of 20 labels per scenario, 95% confidence sequence" in result.output
 
 

@@ -406,3 +406,42 @@ def test_an_odd_output_line_is_a_failure_row_of_its_request_alone(line):
     got = run._result("batch_1", "k", request, line)
     assert isinstance(got, CallFailure)
     assert got.message.startswith("batch batch_1: ")
+
+
+_ONE_RUN = """
+import sys
+from workbench.llm import Request, complete_many, temporary_settings
+url, cache, tag = sys.argv[1:4]
+requests = [Request("openai/sim-judge-a", [{"role": "user", "content": f"Say {tag} {i}."}],
+                    temperature=1.0, sample=i, params={"api_base": url}) for i in range(3)]
+with temporary_settings(cache_dir=cache):
+    out = complete_many(requests, mode="batch", poll_interval=0.05, progress=False)
+print("answered", sum(r.ok for r in out))
+"""
+
+
+@pytest.mark.slow
+def test_batch_runs_end_cleanly_and_read_each_output_once(tmp_path):
+    """litellm's retrieve of a finished job has its success logging download the output
+    again in a task the run's closing loop cuts short (a traceback after the result, about
+    one run in two): 20 runs, each its own process and job, none with a traceback, and the
+    server saw one download per job."""
+    from workbench.sim.server import fetch_stats, spawned_server
+
+    runs, outputs = 20, []
+    with spawned_server(batch_latency_ms=200.0) as url:
+        for start in range(0, runs, 4):  # four processes at a time
+            processes = [subprocess.Popen(
+                [sys.executable, "-c", _ONE_RUN, url, str(tmp_path / f"cache{i}"), f"run{i}"],
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                for i in range(start, start + 4)]
+            outputs += [p.communicate(timeout=300)[0] for p in processes]
+        stats = fetch_stats(url)
+    assert [out.splitlines()[0] for out in outputs] == ["answered 3"] * runs, outputs
+    noisy = [out for out in outputs if "Traceback" in out or "ERROR" in out]
+    assert noisy == [], f"{len(noisy)} of {runs} runs printed an error: {noisy[0][:2000]}"
+    batches = stats["batches"]
+    assert batches["created"] == runs and batches["by_status"] == {"completed": runs}
+    assert len(batches["downloads_by_file"]) == runs  # each job's output file ...
+    assert set(batches["downloads_by_file"].values()) == {1}  # ... downloaded once
+    assert stats["by_endpoint"]["GET /v1/files/{file_id}/content"] == runs

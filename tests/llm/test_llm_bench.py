@@ -15,7 +15,8 @@ def test_bench_llm_runs_and_prints_its_ratios():
     llm_cli.register(app)
     result = CliRunner().invoke(app, ["bench", "llm", "--n-replay", "200", "--n-server", "24",
                                       "--concurrency", "8", "--concurrency", "16",
-                                      "--latency-ms", "20", "--n-sequential", "4"])
+                                      "--latency-ms", "20", "--n-sequential", "4",
+                                      "--n-short", "16"])
     assert result.exit_code == 0, result.output
     for label in ("ratio replay / bare", "efficiency", "speed-up vs sequential",
                   "batch_completion / ours", "via litellm (old path)", "at concurrency 16"):
@@ -25,6 +26,8 @@ def test_bench_llm_runs_and_prints_its_ratios():
     assert result.output.count("batch_completion / ours") == 2  # beside each concurrency
     assert result.output.count("via OPENAI_BASE_URL") == 2
     assert "batch_completion / ideal" in result.output
+    assert result.output.count("short run, cold gate") == 1  # at the first concurrency
+    assert "16 calls of a model not called before, 0 failed" in result.output
 
 
 @pytest.mark.slow
@@ -47,6 +50,9 @@ def test_quota_bench_ideal_time_counts_the_burst_then_the_rate():
     slow = by_name["60 RPM"]
     assert slow["n"] == 21 and slow["capacity"] == 1.0
     assert _ideal(slow, 0.2) == pytest.approx(20.2)  # 1 at once, then 1 per second
+    other = scenarios(seconds=30, burst_s=1.0, rpms=(3000,))
+    assert [s["name"] for s in other] == ["3,000 RPM", "60,000 TPM"]
+    assert other[0]["n"] == 50 + 1500 and _ideal(other[0], 0.2) == pytest.approx(30.2)
     tokens = by_name["60,000 TPM"]
     assert tokens["cost"] > 200 and _ideal(tokens, 0.0) == pytest.approx(
         (tokens["n"] * tokens["cost"] - 1000) / 1000)

@@ -83,7 +83,7 @@ def test_make_lab_unsets_the_backend_and_passes_arguments_through():
     shown = subprocess.run([*_lab_command(_make(), args), "-n"], cwd=ROOT, capture_output=True,
                            text=True, check=True).stdout
     assert "env -u MPLBACKEND" in shown and "--config=jupyter_server_config.py" in shown
-    assert args in shown and shown.rstrip().endswith("notebooks")
+    assert shown.rstrip().endswith(args)  # no folder after it: the config sets the root
     test_line = subprocess.run([_make(), "-n", "-o", ".venv/.installed", "test"], cwd=ROOT,
                                capture_output=True, text=True, check=True).stdout
     assert "MPLBACKEND=Agg" in test_line and '-m "not browser"' in test_line
@@ -100,6 +100,13 @@ def test_project_config_turns_off_news_update_check_and_extension_manager():
     }
     page = json.loads((settings / "page_config.json").read_text(encoding="utf-8"))
     assert page["disabledExtensions"] == {"@jupyterlab/extensionmanager-extension": True}
+
+
+def test_lab_serves_the_project_root_and_opens_on_the_notebooks():
+    c = runpy.run_path(str(ROOT / "jupyter_server_config.py"))["c"]
+    assert Path(c.ServerApp.root_dir) == ROOT  # data/runs/ and figures/ in the file browser
+    assert c.LabApp.default_url == "/lab/tree/notebooks"
+    assert (Path(c.ServerApp.root_dir) / c.LabApp.default_url.removeprefix("/lab/tree/")).is_dir()
 
 
 @pytest.fixture
@@ -122,6 +129,18 @@ def lab(tmp_path, lab_server):
 
 
 @pytest.mark.browser
+def test_make_lab_opens_on_the_notebooks_with_the_run_pages_in_reach(lab):
+    import urllib.request
+
+    url, token = lab
+    with urllib.request.urlopen(f"{url}/?token={token}", timeout=30) as reply:
+        assert reply.url.startswith(f"{url}/lab/tree/notebooks")
+    with urllib.request.urlopen(f"{url}/api/contents?token={token}", timeout=30) as reply:
+        names = {entry["name"] for entry in json.load(reply)["content"]}
+    assert {"notebooks", "data", "figures"} <= names
+
+
+@pytest.mark.browser
 def test_lab_runs_the_tour_and_shows_its_figure_inline(lab):
     sync_api = pytest.importorskip("playwright.sync_api", reason="pip install -e '.[browser]'")
     if not Path(CHROMIUM).exists():
@@ -133,7 +152,7 @@ def test_lab_runs_the_tour_and_shows_its_figure_inline(lab):
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             page = browser.new_page()
-            page.goto(f"{url}/lab/tree/{TOUR.name}?token={token}")
+            page.goto(f"{url}/lab/tree/notebooks/{TOUR.name}?token={token}")
             page.wait_for_function(KERNEL_READY, timeout=120_000)
             page.evaluate("window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')")
             page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
@@ -175,7 +194,7 @@ def test_opening_a_committed_notebook_in_lab_leaves_it_unmodified(lab):
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             page = browser.new_page()
-            page.goto(f"{url}/lab/tree/{path.name}?token={token}")
+            page.goto(f"{url}/lab/tree/notebooks/{path.name}?token={token}")
             page.wait_for_function(KERNEL_READY, timeout=120_000)
             page.wait_for_timeout(3000)
             dirty = page.evaluate(DIRTY)

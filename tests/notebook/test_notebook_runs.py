@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 from workbench import notebook as nb
 from workbench.cli import run as run_cli
+from workbench.notebook._html import write_page
 from workbench.notebook._runs import compare_runs, flat_numbers, list_runs, utc_stamp
 
 PARAMETERS = 'values: list[int] = [1, 2]  # numbers to add\njudge_models: list = ["sim/judge-a"]  # judges\n'
@@ -127,3 +128,175 @@ def test_compare_pairs_the_items_and_tests_them_like_scipy(tmp_path):
 
 def test_flat_numbers_joins_nested_keys():
     assert flat_numbers({"a": {"b": 1, "c": {"d": 2.5}}, "ok": True, "s": "x"}) == {"a.b": 1.0, "a.c.d": 2.5}
+
+
+def _bad_records(runs):
+    """Run folders, each with one record an editor or a killed run could leave."""
+    bad = {
+        "a JSON list": ("20260103T000000Z-list", "s9_x.run.json", "[1, 2]"),
+        "no notebook": ("20260104T000000Z-nonb", "s9_x.run.json", '{"study": "s9"}'),
+        "changed a string": ("20260105T000000Z-str", "s9_x.run.json",
+                             '{"notebook": "s9_x", "changed": "trials=2"}'),
+        "half written": ("20260106T000000Z-half", "s9_x.run.json", '{"notebook": "s9_x", "st'),
+        "unreadable headline": ("20260107T000000Z-session", "results/s9/headline.json",
+                                '{"mean": 1.0, "run": {"parameters"'),
+    }
+    for folder, name, text in bad.values():
+        path = runs / folder / name
+        path.parent.mkdir(parents=True)
+        path.write_text(text, encoding="utf-8")
+    return {why: runs / folder / name for why, (folder, name, _) in bad.items()}
+
+
+def test_one_bad_record_never_hides_the_other_runs(project):
+    from workbench import config
+
+    runs = config.runs_dir()
+    scores = pd.DataFrame({"item_id": ["q1", "q2", "q3"], "score": [1.0, 2.0, 4.0]})
+    _fake_run(runs, "20260101T000000Z-s9", scores, trials=1)
+    _fake_run(runs, "20260102T000000Z-s9", scores.assign(score=[2.0, 2.0, 5.0]), trials=2)
+    bad = _bad_records(runs)
+    shown = CliRunner().invoke(_app(), ["runs"])
+    assert shown.exit_code == 0 and shown.exception is None, shown.output
+    assert "20260102T000000Z-s9  ok  sim" in shown.output
+    assert all(f"warning: {path}: " in shown.output for path in bad.values())
+    problems: list[str] = []
+    table = list_runs(problems=problems)
+    assert table["run"].tolist() == ["20260101T000000Z-s9", "20260102T000000Z-s9"]
+    assert len(problems) == len(bad)
+    for path, problem in zip(bad.values(), problems, strict=True):
+        assert problem.startswith(f"{path}: ") and "left out" in problem
+    assert "field 'changed' is a string, expected an object" in problems[2]
+    shown = CliRunner().invoke(_app(), ["runs", "compare", "20260101", "20260102"])
+    assert shown.exit_code == 0 and shown.exception is None, shown.output
+    assert "paired t test" in shown.output and f"warning: {bad['a JSON list']}" in shown.output
+    shown = CliRunner().invoke(_app(), ["runs", "compare", "20260101", "nonb"])
+    assert shown.exit_code == 2 and isinstance(shown.exception, SystemExit), shown.output
+    assert "no run matches 'nonb'" in shown.output and "left out" in shown.output
+
+    # a run folder's page is written with its sound record, and names the odd one
+    folder = runs / "20260101T000000Z-s9"
+    (folder / "s9_y.run.json").write_text('{"notebook": "s9_y", "headline": [1]}', encoding="utf-8")
+    (folder / "s9_z.run.json").write_text('{"notebook": "s9_z", "status": null}', encoding="utf-8")
+    page = write_page(folder).read_text(encoding="utf-8")
+    assert "<h2 id='s9_x'>" in page and "<h2 id='s9_z'>s9_z <span class='?'>?</span>" in page
+    assert "s9_y.run.json</code>: field &#x27;headline&#x27; is an array" in page
+
+
+def test_paths_taken_from_records_stay_inside_the_run_folder(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    pd.DataFrame({"item_id": ["q1", "q2", "q3"], "score": [9.0, 1.0, 5.0]}).to_csv(
+        outside / "scores.csv", index=False)
+    (outside / "secret.png").write_bytes(b"\x89PNG\r\n\x1a\n")  # globbed, never opened
+    runs = tmp_path / "runs"
+    scores = pd.DataFrame({"item_id": ["q1", "q2", "q3"], "score": [1.0, 2.0, 4.0]})
+    _fake_run(runs, "20260101T000000Z-s9", scores)
+    # a study that climbs out of the run folder
+    escape = runs / "20260102T000000Z-up"
+    (escape / "results").mkdir(parents=True)  # the first steps of a path that climbs out
+    (escape / "figures").mkdir()
+    (escape / "s9_x.run.json").write_text(json.dumps(
+        {"notebook": "s9_x", "study": "../../../outside", "headline": {"mean": 1.0}}),
+        encoding="utf-8")
+    page = write_page(escape, notebooks=False).read_text(encoding="utf-8")
+    assert "secret.png" not in page and "outside" in page  # named as odd, not linked
+    with pytest.raises(ValueError, match="no run matches"):
+        compare_runs("20260101", "20260102", runs_dir=runs)
+    problems: list[str] = []
+    assert list_runs(runs, problems=problems)["run"].tolist() == ["20260101T000000Z-s9"]
+    assert "field 'study' is '../../../outside'" in problems[0]
+    # a plain study whose folders are links out of the run folder
+    linked = runs / "20260103T000000Z-link"
+    (linked / "results").mkdir(parents=True)
+    (linked / "figures").mkdir()
+    (linked / "results" / "s9").symlink_to(outside, target_is_directory=True)
+    (linked / "figures" / "s9").symlink_to(outside, target_is_directory=True)
+    (linked / "s9_x.run.json").write_text(json.dumps(
+        {"notebook": "s9_x", "study": "s9", "headline": {"mean": 5.0}}), encoding="utf-8")
+    out = compare_runs("20260101", "20260103", runs_dir=runs)
+    assert out["paired"].empty  # the scores outside were not read
+    page = write_page(linked, notebooks=False).read_text(encoding="utf-8")
+    assert "secret.png" not in page and "<h2 id='s9_x'>" in page
+
+
+def test_the_backend_shown_is_where_the_replies_came_from(tmp_path, monkeypatch):
+    """S5 records its backends as a list and has ``decomposer_model: ""``; the runs code
+    guessed from parameter names and said ``openai+sim`` for a fully offline run."""
+    import time
+
+    from workbench.notebook._runs import write_record
+
+    monkeypatch.setattr("workbench.notebook._runs.git_commit", lambda: None)
+    started = time.time() - 5
+    out = tmp_path / "out"
+    (out / "results" / "s5_gist_detail").mkdir(parents=True)
+    (out / "results" / "s5_gist_detail" / "headline.json").write_text(
+        json.dumps({"backend": ["sim"], "n_runs": 3}), encoding="utf-8")
+    values = {"judge_models": ["sim/judge-a", "sim/decomposer"], "decomposer_model": ""}
+    path = write_record(out, "s5_gist_detail", values=values, changed={}, output_root=out,
+                        started=started, status="ok", error=None)
+    assert json.loads(path.read_text(encoding="utf-8"))["backend"] == "sim"
+    # no backend in the headline: the result tables' backend column, not the parameters
+    (out / "results" / "s5_gist_detail" / "headline.json").write_text('{"n": 1}', encoding="utf-8")
+    pd.DataFrame({"score": [1, 2], "backend": ["sim", "sim"]}).to_csv(
+        out / "results" / "s5_gist_detail" / "scores.csv", index=False)
+    path = write_record(out, "s5_gist_detail", values={**values, "answer_model": "openai/gpt-4o"},
+                        changed={}, output_root=out, started=started, status="ok", error=None)
+    assert json.loads(path.read_text(encoding="utf-8"))["backend"] == "sim"
+    (out / "results" / "s5_gist_detail" / "headline.json").write_text(
+        json.dumps({"backend": ["sim", "openai"]}), encoding="utf-8")
+    path = write_record(out, "s5_gist_detail", values=values, changed={}, output_root=out,
+                        started=started, status="ok", error=None)
+    assert json.loads(path.read_text(encoding="utf-8"))["backend"] == "openai+sim"
+    # a record written before: its headline's list is shown, not its guess
+    rec = json.loads(path.read_text(encoding="utf-8"))
+    rec.update(backend="openai+sim", headline={"backend": ["sim"]})
+    path.write_text(json.dumps(rec), encoding="utf-8")
+    assert list_runs(tmp_path)["backend"].tolist() == ["sim"]
+
+
+def test_a_half_written_headline_still_leaves_a_record(tmp_path, monkeypatch):
+    import time
+
+    from workbench.notebook._runs import write_record
+
+    monkeypatch.setattr("workbench.notebook._runs.git_commit", lambda: None)
+    out = tmp_path / "20260101T000000Z-s9"
+    (out / "results" / "s9").mkdir(parents=True)
+    (out / "results" / "s9" / "headline.json").write_text('{"mean": 1.', encoding="utf-8")
+    path = write_record(out, "s9_x", values={}, changed={}, output_root=out,
+                        started=time.time() - 5, status="failed", error="killed")
+    rec = json.loads(path.read_text(encoding="utf-8"))
+    assert (rec["study"], rec["headline"], rec["status"]) == ("s9", {}, "failed")
+    assert list_runs(tmp_path)["status"].tolist() == ["failed"]
+
+
+_ODD_VALUES = [None, True, 0, -1.5, "", "../../x", "s9", [], [1, "a"], ["s9"], {}, {"a": [1]},
+               {"a": {"b": "c"}}]
+_FIELDS = ["notebook", "study", "status", "started", "seconds", "changed", "parameters",
+           "headline", "backend", "judge_models", "commit", "error", "version", "executed"]
+
+
+def test_no_value_of_any_record_field_breaks_the_listing_or_the_page(tmp_path):
+    """Every field of a record given each of 13 JSON values (182 records): the listing, a
+    comparison with a sound run and the run page never raise, and each record is either
+    listed or named."""
+    scores = pd.DataFrame({"item_id": ["q1", "q2"], "score": [1.0, 2.0]})
+    _fake_run(tmp_path, "20260101T000000Z-good", scores)
+    tried = 0
+    for field in _FIELDS:
+        for i, value in enumerate(_ODD_VALUES):
+            folder = tmp_path / f"20260102T{i:06d}Z-{field}"
+            (folder / "results" / "s9").mkdir(parents=True)
+            scores.to_csv(folder / "results" / "s9" / "scores.csv", index=False)
+            rec = {"notebook": "s9_x", "study": "s9", "status": "ok", "headline": {"m": 1}}
+            rec[field] = value
+            (folder / "s9_x.run.json").write_text(json.dumps(rec), encoding="utf-8")
+            write_page(folder, notebooks=False)
+            tried += 1
+    problems: list[str] = []
+    listed = list_runs(tmp_path, problems=problems)
+    assert len(listed) + len(problems) == tried + 1
+    for run in listed["run"]:
+        compare_runs("20260101T000000Z-good", run, runs_dir=tmp_path)

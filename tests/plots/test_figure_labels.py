@@ -16,7 +16,7 @@ import pytest
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from workbench.plots import plot_estimates, plot_heatmap  # noqa: E402
+from workbench.plots import plot_estimates, plot_heatmap, plot_weakness_map  # noqa: E402
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 
@@ -37,7 +37,7 @@ def _run(source: str, **names) -> object:
         return {}
 
     namespace = dict(plt=plt, plot_estimates=plot_estimates, plot_heatmap=plot_heatmap,
-                     save_figure=save_figure, pd=pd, np=np, **names)
+                     plot_weakness_map=plot_weakness_map, save_figure=save_figure, pd=pd, np=np, **names)
     exec(compile(source, "<cell>", "exec"), namespace)  # noqa: S102 - the committed cell
     (figure,) = saved.values()
     return figure
@@ -80,16 +80,19 @@ def test_x3_bradley_terry_labels_the_reference_and_splits_strengths_from_bias_te
     assert "log-odds" in strengths.get_xlabel() and "log-odds" in biases.get_xlabel()
 
 
-def test_s1_weakness_map_rows_carry_the_criterion_text():
-    weak = pd.DataFrame([{"label": f"s1-01 c0{i} (+5)  text of criterion {i}", "answer_model": m,
-                          "met_rate": 0.5, "criterion": f"s1-01 c0{i} (+5)"}
-                         for i in range(1, 4) for m in ("a", "b")])
+def test_s1_weakness_map_rows_carry_the_whole_criterion_text_in_a_capped_height():
+    long = "救急受診が必要な危険な兆候を具体的に挙げている 例：突然の今までで最悪の頭痛、手足の麻痺やしびれ"
+    weak = pd.DataFrame([{"label": f"s1-01 c{i:02d} (+5)  {long[:20]}…", "answer_model": m,
+                          "met_rate": 0.5, "criterion": f"s1-01 c{i:02d} (+5)",
+                          "criterion_text": f"{long} {i}"}
+                         for i in range(1, 84) for m in ("a", "b")])  # S1's 83 items
     config = type("C", (), {"answer_models": ["a", "b"]})()
-    ax = _run(_cell("s1_judge_methods.ipynb", "weakness_map"), weak_first=weak, config=config,
-              first_t=0.0)
-    labels = [t.get_text() for t in ax.get_yticklabels()]
-    assert all("text of criterion" in label for label in labels)
-    assert ax.get_xlabel() == "answer model" and "checklist item" in ax.get_ylabel()
+    axes = np.atleast_1d(_run(_cell("s1_judge_methods.ipynb", "weakness_map"), weak_first=weak,
+                              config=config, first_t=0.0))
+    assert axes[0].figure.get_size_inches()[1] <= 12.0
+    labels = ["".join(t.get_text().split()) for ax in axes for t in ax.get_yticklabels()]
+    assert len(labels) == 83 and all("".join(long.split()) in label for label in labels)
+    assert axes[0].get_xlabel() == "answer model" and "checklist item" in axes[0].get_ylabel()
 
 
 def test_heatmaps_name_their_axes_and_their_scale():

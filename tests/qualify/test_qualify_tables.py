@@ -4,6 +4,7 @@ system-level correlations), and the clear errors when the data cannot support a 
 
 from __future__ import annotations
 
+import itertools
 import json
 import warnings
 from pathlib import Path
@@ -111,8 +112,17 @@ def test_story_and_system_level_correlations_match_scipy(tmp_path):
         assert res.loc["pooled", "estimate"] == pytest.approx(fn(x, y)[0])
         assert res.loc["pooled", "n"] == 48
         assert res.loc["system", "estimate"] == pytest.approx(fn(xs, ys)[0])
-        assert res.loc["system", "p_value"] == pytest.approx(fn(xs, ys)[1])
-        assert res.loc["system", "n"] == 6
+        # 6 systems: the permutation p-value over all 720 orderings, counted here by hand
+        # (two-sided: twice the smaller tail)
+        # (Kendall without ties: scipy's exact p-value), and no interval
+        taus = np.array([fn(order, ys)[0] for order in itertools.permutations(xs)])
+        observed = fn(xs, ys)[0]
+        exact = min(1.0, 2 * min(np.mean(taus >= observed - 1e-12),
+                                 np.mean(taus <= observed + 1e-12)))
+        assert res.loc["system", "p_value"] == pytest.approx(exact)
+        if method == "kendall":
+            assert exact == pytest.approx(sps.kendalltau(xs, ys, method="exact").pvalue)
+        assert np.isnan(res.loc["system", "ci_low"]) and res.loc["system", "n"] == 6
     # per-item (story prompt) correlations across systems, then their mean
     res = q.judge_correlations(table, method="kendall", level=["per_group_mean"], by="item_id")
     per_item = [sps.kendalltau([metric[s][i] for s in systems], [human[s][i] for s in systems])[0]

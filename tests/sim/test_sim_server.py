@@ -71,6 +71,59 @@ def test_invalid_requests_get_openai_style_errors(sim_server, body, status):
     assert "message" in json.loads(raw)["error"]
 
 
+_DEEP = b'{"model": "sim-judge-a", "messages": [{"role": "user", "content": "x"}], "x": ' + (
+    b"[" * 50_000) + (b"]" * 50_000) + b"}"
+
+
+@pytest.mark.parametrize(("body", "param", "code"), [
+    ({**CHAT, "max_tokens": "abc"}, "max_tokens", "invalid_type"),
+    ({**CHAT, "max_tokens": -5}, "max_tokens", "integer_below_min_value"),
+    ({**CHAT, "max_tokens": 0}, "max_tokens", "integer_below_min_value"),
+    ({**CHAT, "max_completion_tokens": 2.5}, "max_completion_tokens", "invalid_type"),
+    ({**CHAT, "logprobs": True, "top_logprobs": "x"}, "top_logprobs", "invalid_type"),
+    ({**CHAT, "logprobs": True, "top_logprobs": 21}, "top_logprobs", "integer_above_max_value"),
+    ({**CHAT, "logprobs": "yes"}, "logprobs", "invalid_type"),
+    ({**CHAT, "messages": [{"role": "user", "content": [1, 2]}]}, "messages[0].content[0]",
+     "invalid_type"),
+    ({**CHAT, "messages": [{"role": "user", "content": {"text": "x"}}]}, "messages[0].content",
+     "invalid_type"),
+    ({**CHAT, "messages": [{"role": "user", "content": [{"type": "text", "text": 3}]}]},
+     "messages[0].content[0].text", "invalid_type"),
+    ({**CHAT, "messages": ["hello"]}, "messages[0]", "invalid_type"),
+    ({**CHAT, "temperature": "hot"}, "temperature", "invalid_type"),
+    ({**CHAT, "top_p": 1.5}, "top_p", "invalid_value"),
+    ({**CHAT, "seed": "s"}, "seed", "invalid_type"),
+    ({**CHAT, "stop": [1]}, "stop", "invalid_type"),
+    ({**CHAT, "response_format": "json"}, "response_format", "invalid_value"),
+    ({**CHAT, "workbench_sample": "abc"}, "workbench_sample", "invalid_type"),
+    ([CHAT], None, "invalid_type"),
+    (_DEEP, None, "invalid_json"),
+])
+def test_a_request_the_provider_refuses_is_a_400_in_its_error_shape(sim_server, body, param,
+                                                                    code):
+    """OpenAI answers these with a 400 naming the parameter; the sim-server answered a 500
+    (a crash in the engine or the JSON parser) or a 200."""
+    got, raw = post(sim_server, body)
+    assert got == 400, raw[:300]
+    error = json.loads(raw)["error"]
+    assert set(error) == {"message", "type", "param", "code"}
+    assert (error["type"], error["param"], error["code"]) == (
+        "invalid_request_error", param, code), error
+    assert error["message"]
+
+
+def test_a_batch_line_the_provider_refuses_is_a_400_line_of_the_error_file():
+    from workbench.sim._batches import _parse_input
+    from workbench.sim.server import answer_body
+
+    status, body = answer_body({**CHAT, "max_tokens": "abc"})
+    assert status == 400 and body["error"]["param"] == "max_tokens"
+    deep = b'{"custom_id": "a", "method": "POST", "url": "/v1/chat/completions", "body": ' + (
+        b"[" * 50_000) + (b"]" * 50_000) + b"}\n"
+    lines, problems = _parse_input(deep)
+    assert lines == [] and problems[0]["code"] == "invalid_json_line"
+
+
 def test_models_and_stats_endpoints(sim_server, sim_stats):
     root = sim_server.removesuffix("/v1")
     with urllib.request.urlopen(f"{sim_server}/models", timeout=5) as response:

@@ -53,16 +53,21 @@ def _messages(i: int, tag: str) -> list[dict]:
                                         f"about item {i}. " + "detail " * 20}]
 
 
+#: The request quotas measured by default (requests per minute).
+RPMS = (60, 600, 6000)
+
+
 def scenarios(seconds: float = 15.0, seconds_slow: float = 20.0,
-              burst_s: float = 1.0) -> list[dict[str, Any]]:
-    """The quotas measured: 60, 600 and 6,000 RPM, and a token-bound one (60,000 TPM
-    with ``max_tokens=200``, a request quota far above it)."""
+              burst_s: float = 1.0, rpms: tuple[float, ...] = RPMS) -> list[dict[str, Any]]:
+    """The quotas measured: ``rpms`` (60, 600 and 6,000 RPM; 60 runs ``seconds_slow``),
+    and a token-bound one (60,000 TPM with ``max_tokens=200``, a request quota far above
+    it)."""
     from workbench.sim._quota import prompt_tokens
 
     out = []
-    for rpm, span in ((60, seconds_slow), (600, seconds), (6000, seconds)):
+    for rpm, span in ((rpm, seconds_slow if rpm <= 60 else seconds) for rpm in rpms):
         capacity = max(1.0, rpm * burst_s / 60)
-        out.append({"name": f"{rpm:,} RPM", "rpm": rpm, "tpm": None, "max_tokens": None,
+        out.append({"name": f"{rpm:,g} RPM", "rpm": rpm, "tpm": None, "max_tokens": None,
                     "n": int(capacity + rpm / 60 * span), "cost": 1.0, "rate": rpm / 60,
                     "capacity": capacity})
     tpm, max_tokens = 60_000, 200
@@ -190,6 +195,7 @@ def bench_quota_scenario(s: dict[str, Any], client: str, *, latency_ms: float = 
 def run_quota_bench(*, clients: tuple[str, ...] | None = None, latency_ms: float = 200.0,
                     seconds: float = 15.0, seconds_slow: float = 20.0, burst_s: float = 1.0,
                     concurrency: int = 256, only: tuple[str, ...] | None = None,
+                    rpms: tuple[float, ...] = RPMS,
                     echo: Callable[[str], Any] = print) -> list[dict[str, Any]]:
     """Every client at every quota; prints one line per run and returns the rows."""
     clients = clients or ("workbench", *(f"fixed {c}" for c in FIXED), "litellm Router")
@@ -199,7 +205,7 @@ def run_quota_bench(*, clients: tuple[str, ...] | None = None, latency_ms: float
     echo(f"    {'quota':<12} {'client':<16} {'rows':>5} {'elapsed':>8} {'ideal':>7} "
          f"{'thr/quota':>9} {'failed':>6} {'429s':>6} {'429/row':>8}")
     rows = []
-    for s in scenarios(seconds, seconds_slow, burst_s):
+    for s in scenarios(seconds, seconds_slow, burst_s, rpms):
         if only and s["name"] not in only:
             continue
         for client in clients:
@@ -214,5 +220,5 @@ def run_quota_bench(*, clients: tuple[str, ...] | None = None, latency_ms: float
     return rows
 
 
-__all__ = ["QUOTA_TARGET", "SHARE_429_TARGET", "bench_quota_scenario", "run_quota_bench",
+__all__ = ["QUOTA_TARGET", "RPMS", "SHARE_429_TARGET", "bench_quota_scenario", "run_quota_bench",
            "scenarios"]

@@ -21,12 +21,17 @@ _DIR = typer.Option("--dir", help="Cache folder (default: WORKBENCH_CACHE_DIR or
 
 def _reported(command: Callable[..., None]) -> Callable[..., None]:
     """``command`` with a :class:`~workbench.errors.CacheError` (a damaged, read-only or
-    full store) printed as one ``error:`` line naming the folder, exit code 1."""
+    full store) or a ``--dir`` that is a file printed as one ``error:`` line naming the
+    folder, exit code 1."""
 
     @functools.wraps(command)
     def run(*args: Any, **kwargs: Any) -> None:
         from workbench.errors import CacheError
 
+        folder = kwargs.get("directory")
+        if folder is not None and folder.exists() and not folder.is_dir():
+            raise fail(f"--dir {folder}: a file, not a folder (the cache folder holds "
+                       "replies.db; default data/cache/llm)", 1)
         try:
             command(*args, **kwargs)
         except CacheError as exc:
@@ -86,8 +91,8 @@ def cache_import(file: Annotated[Path, typer.Argument(help="A .jsonl file from `
         raise fail(f"{file}: no such file", 1)
     try:
         counts = import_cache(file, path=directory, overwrite=overwrite)
-    except ValueError as exc:
-        raise fail(str(exc), 1) from None
+    except ValueError as exc:  # a bad line (named), or a file that is not text
+        raise fail(str(exc) if str(file) in str(exc) else f"{file}: {exc}", 1) from None
     typer.echo(f"imported {counts['imported']} of {counts['read']} entries "
                f"({counts['skipped']} already present, {counts['secrets_removed']} secret "
                "field(s) removed)")
@@ -248,8 +253,24 @@ def sim_server(
         raise fail(str(exc), 1) from None
     if latency_ms < 0:
         raise fail("--latency-ms must be >= 0", 1)
+    if not 0 <= port <= 65535:
+        raise fail(f"--port {port}: expected 0 (a free port) to 65535", 1)
     serve(port=port, latency_ms=latency_ms, faults=faults, seed=seed, batches=batches,
           mimic=mimic, quota=quota)
+
+
+def _at_least(low: float, **values: float) -> None:
+    """Fail naming the first option whose value is below ``low``."""
+    for option, value in values.items():
+        if value < low:
+            raise fail(f"{option} {value:g}: must be >= {low:g}", 1)
+
+
+def _one_of(option: str, given: list[str] | None, known) -> None:
+    """Fail naming a value of a repeatable ``option`` that is not in ``known``."""
+    for value in given or []:
+        if value not in known:
+            raise fail(f"{option} {value!r}: expected one of " + ", ".join(map(repr, known)), 1)
 
 
 def bench_llm(
@@ -263,13 +284,19 @@ def bench_llm(
     n_sequential: Annotated[int, typer.Option(help="Requests of the sequential baseline.")] = 32,
     batch: Annotated[bool, typer.Option("--batch/--no-batch",
                                         help="Compare with litellm.batch_completion.")] = True,
+    n_short: Annotated[int, typer.Option(
+        help="Requests of the short run of a model not called before (0: none).")] = 512,
 ) -> None:
     """Throughput of the LLM layer: cached replay and calls against a sim-server."""
     from workbench.cli.bench import run_llm_bench
 
+    _at_least(1, **{"--n-replay": min(n_replay, default=1), "--n-server": n_server,
+                    "--concurrency": min(concurrency, default=1), "--n-sequential": n_sequential})
+    _at_least(0, **{"--latency-ms": latency_ms, "--n-short": n_short})
+
     run_llm_bench(n_replay=n_replay, n_server=n_server, concurrency=concurrency,
                   latency_ms=latency_ms, n_sequential=n_sequential, batch=batch,
-                  echo=typer.echo)
+                  n_short=n_short, echo=typer.echo)
 
 
 def bench_quota(
@@ -286,14 +313,25 @@ def bench_quota(
     quota: Annotated[list[str] | None, typer.Option(
         "--quota", help="Only these quotas ('60 RPM', '600 RPM', '6,000 RPM', "
         "'60,000 TPM'; repeatable).")] = None,
+    rpm: Annotated[list[float] | None, typer.Option(
+        "--rpm", help="Request quotas to measure (default 60, 600, 6000; repeatable).")] = None,
 ) -> None:
     """Runs at a provider's quota: throughput / quota, failed rows and 429s per row,
     for the workbench beside fixed concurrencies and litellm's Router."""
-    from workbench.cli.bench_quota import run_quota_bench
+    from workbench.cli.bench_quota import FIXED, RPMS, run_quota_bench, scenarios
 
+    _at_least(0, **{"--latency-ms": latency_ms})
+    if min(seconds, seconds_slow, burst_s) <= 0:
+        raise fail("--seconds, --seconds-slow and --burst-s must be > 0", 1)
+    _one_of("--client", client, ("workbench", *(f"fixed {c}" for c in FIXED), "litellm Router"))
+    rpms = tuple(rpm) if rpm else RPMS
+    if min(rpms) <= 0:
+        raise fail("--rpm must be > 0", 1)
+    _one_of("--quota", quota, [s["name"] for s in scenarios(seconds, seconds_slow, burst_s, rpms)])
     run_quota_bench(latency_ms=latency_ms, seconds=seconds, seconds_slow=seconds_slow,
                     burst_s=burst_s, clients=tuple(client) if client else None,
-                    only=tuple(quota) if quota else None, echo=typer.echo)
+                    only=tuple(quota) if quota else None,
+                    rpms=rpms, echo=typer.echo)
 
 
 def bench_scale(

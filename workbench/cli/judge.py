@@ -169,10 +169,15 @@ def judge(
     except ValueError as exc:
         raise fail(str(exc)) from None
 
+    target = out if out is not None else Path(f"{data.stem}_scores.csv")
+    if not target.parent.is_dir() or target.is_dir():
+        raise fail(f"--out {target}: " + ("is a folder; give a file name" if target.is_dir() else
+                                          f"no folder {target.parent} to write it in"))
     problems = _problems(data, items, spec, rubric_frame)
+    if len(problems) == 1:
+        raise fail(f"{problems[0]}; nothing judged")
     if problems:
-        head = f"{len(problems)} problems" if len(problems) > 1 else "1 problem"
-        raise fail(f"{head}, nothing judged:\n  " + "\n  ".join(problems))
+        raise fail(f"{len(problems)} problems, nothing judged:\n  " + "\n  ".join(problems))
     stopped = None
     try:
         scores = run_judging(items, spec, rubric=rubric_frame, progress=progress)
@@ -180,8 +185,11 @@ def judge(
         raise fail(_in_file(str(exc), data, items.columns)) from None
     except BudgetExceeded as exc:
         scores, stopped = exc.results, exc
-    target = out if out is not None else Path(f"{data.stem}_scores.csv")
-    scores.to_csv(target, index=False)
+    try:
+        scores.to_csv(target, index=False)
+    except OSError as exc:  # e.g. no permission: the replies are cached, a rerun is free
+        raise fail(f"--out {target}: cannot write the scores ({exc}); the replies are in "
+                   "the cache, so a rerun with another --out costs nothing", 1) from None
     unparsed = int((~scores["parse_ok"]).sum())
     cached = int(scores["cached"].fillna(False).sum())
     typer.echo(

@@ -35,7 +35,7 @@ def _yaml(text: str | None, what: str) -> Any:
     try:
         value = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise _fail(f"{what}: not YAML ({exc})") from None
+        raise _fail(f"{what}: not YAML ({' '.join(str(exc).split())})") from None
     if not isinstance(value, dict):
         raise _fail(f"{what}: expected a YAML mapping such as '{{a: b}}', got {text!r}")
     return value
@@ -81,6 +81,21 @@ def qualify(
     epsilon: Annotated[float, typer.Option("--epsilon", help="Alternative annotator test "
                                            "allowance.")] = 0.2,
     seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 0,
+    encoding: Annotated[str | None, typer.Option("--encoding", help="The files' text encoding "
+                                                 "(default UTF-8), e.g. latin-1, shift_jis."
+                                                 )] = None,
+    pattern: Annotated[str | None, typer.Option(
+        "--pattern", help="Pairwise, free-text verdicts: a regular expression whose first "
+        "group is the verdict code (mapped by --verdicts); unmatched replies are unparsed."
+        )] = None,
+    nested: Annotated[str | None, typer.Option(
+        "--nested", help="A nested JSON release: the path to walk, e.g. "
+        "'{item_id}.{system}.{dimension}'.")] = None,
+    target_width: Annotated[float | None, typer.Option(
+        "--target-width", help="PPI target: a 95% interval width.")] = None,
+    target_labels: Annotated[int | None, typer.Option(
+        "--target-labels", help="PPI target: the width this many human labels alone give "
+        "(default: half the labelled units).")] = None,
 ) -> None:
     """Write the qualification report of a judge-vs-human table (HTML + CSVs)."""
     import yaml
@@ -106,27 +121,53 @@ def qualify(
              "items": str(items) if items else None,
              "judges": [c.strip() for c in judges.split(",")] if judges else None,
              "annotators": [c.strip() for c in annotators.split(",")] if annotators else None,
-             "explode": explode or None}
+             "explode": explode or None, "encoding": encoding, "pattern": pattern,
+             "nested": nested}
     options.update({k: v for k, v in given.items() if v is not None})
     options["columns"] = mapping or None
     spec_kind = options.pop("kind", "auto")
     kind = spec_kind if kind == "auto" else kind
     if swapped:
         options["swapped"] = str(swapped)
+    hint = _column_hint(table, kind, options)
+    if hint:
+        raise _fail(f"file {table}: {hint}")
     try:
         frame = load_table(str(table), kind=kind, **{k: v for k, v in options.items()
                                                  if v is not None})
     except (DatasetError, ValueError) as exc:  # ValueError: an option of the other kind
-        raise _fail(str(exc)) from None
+        raise _fail(str(exc) if isinstance(exc, DatasetError) else f"{table}: {exc}") from None
     folder = out or Path(f"{table.stem}_qualification")
     try:
         result = qualification_report(frame, folder, by=by, method=method, n_boot=n_boot,
-                                      n_rep=n_rep, epsilon=epsilon, rng=seed)
+                                      n_rep=n_rep, epsilon=epsilon, rng=seed,
+                                      target_width=target_width, target_labels=target_labels)
     except ValueError as exc:
         raise _fail(str(exc)) from None
     for answer in result["answers"]:
         typer.echo(f"- {answer}")
     typer.echo(f"report: {result['path']}")
+
+
+def _column_hint(table: Path, kind: str, options: dict) -> str | None:
+    """What the file lacks, with a mapping that fits its columns (None: nothing lacks, or
+    the loader will say why it cannot read the file)."""
+    from workbench.datasets._long_guess import column_hint
+    from workbench.datasets._long_load import _PAIRWISE_ONLY, _header
+
+    header = _header(str(table), options.get("encoding"))
+    if not header or table.suffix.lower() not in (".csv", ".tsv", ".jsonl"):
+        return None
+    if options.get("swapped") or options.get("items") or options.get("nested"):
+        return None  # columns may come from the other files: the loader checks
+    mapped = {**(options.get("columns") or {}),
+              **{k: k for k in (options.get("constants") or {})}}
+    if kind == "auto":
+        pairwise = (bool(_PAIRWISE_ONLY & {k for k, v in options.items() if v is not None})
+                    or "verdict" in mapped or "verdict" in header)
+        kind = "pairwise" if pairwise else "pointwise"
+    wide = bool(options.get("judges") or options.get("annotators"))
+    return column_hint(header, kind, mapped, wide=wide)
 
 
 def register(app: typer.Typer) -> None:

@@ -184,22 +184,16 @@ def store_outputs(
         raise fail(f"{len(failed)} notebook(s) failed, left unchanged: {', '.join(failed)}", 1)
 
 
-runs_app = typer.Typer(help="List and compare runs (data/runs/).", no_args_is_help=False)
+runs_app = typer.Typer(no_args_is_help=False)
 
 
-@runs_app.callback(invoke_without_command=True)
-def runs(ctx: typer.Context) -> None:
-    """List the runs in data/runs/: study, parameters changed, backend, judge models,
-    headline numbers, git commit.
-
-    Compare two: workbench runs compare RUN_A RUN_B (a run's name, or a part of it
-    only one run has).
-    """
-    if ctx.invoked_subcommand is not None:
-        return
+def _list_runs() -> None:
     from workbench.notebook._runs import list_runs
 
-    table = list_runs()
+    problems: list[str] = []
+    table = list_runs(problems=problems)
+    for problem in problems:
+        typer.echo(f"warning: {problem}", err=True)
     if table.empty:
         typer.echo("no runs recorded in data/runs/ yet (workbench run <study> makes one)")
         return
@@ -208,6 +202,24 @@ def runs(ctx: typer.Context) -> None:
         typer.echo(f"    study {row.study}; changed: {row.changed}")
         typer.echo(f"    judges: {row.judge_models}")
         typer.echo(f"    headline: {row.headline}")
+
+
+@runs_app.callback(invoke_without_command=True)
+def runs(ctx: typer.Context) -> None:
+    """List the runs in data/runs/ (workbench runs, or workbench runs list): study,
+    parameters changed, backend, judge models, headline numbers, git commit.
+
+    Compare two: workbench runs compare RUN_A RUN_B (a run's name, or a part of it
+    only one run has).
+    """
+    if ctx.invoked_subcommand is None:
+        _list_runs()
+
+
+@runs_app.command("list")
+def list_command() -> None:
+    """List the runs in data/runs/ (the same as workbench runs alone)."""
+    _list_runs()
 
 
 @runs_app.command("compare")
@@ -226,6 +238,8 @@ def compare(
         out = compare_runs(run_a, run_b)
     except ValueError as exc:
         raise fail(str(exc), 2) from None
+    for problem in out["problems"]:
+        typer.echo(f"warning: {problem}", err=True)
     for name in ("a", "b"):
         r = out[name]
         typer.echo(f"{name.upper()}: {r['run']}  ({r.get('study')}, {r.get('backend')}, commit "

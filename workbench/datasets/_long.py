@@ -26,9 +26,11 @@ column             table     holds
 =================  ========  =============================================================
 
 The loaders (:mod:`workbench.datasets._long_load`) :func:`load_pairwise` and
-:func:`load_pointwise` read CSV, TSV, JSONL, JSON or a
-DataFrame, rename the user's columns (``columns={"verdict": "output"}``), recode labels
-(``verdicts={0: "A", 1: "B", 2: "tie"}``), map a second order's positional verdicts back
+:func:`load_pointwise` read CSV, TSV, JSONL, JSON (also nested, along a declared
+``nested=`` path), one file, several, or a DataFrame, in a stated ``encoding``; rename
+the user's columns (``columns={"verdict": "output"}``; an item key of several columns
+is a list), recode labels (``verdicts={0: "A", 1: "B", 2: "tie"}``; free text through
+a declared ``pattern``), map a second order's positional verdicts back
 (``second_order="positional"``) and validate. :func:`validate_pairwise` and
 :func:`validate_pointwise` check a whole table and raise one `DatasetError` listing every
 bad row (its 1-based line: a CSV's header is line 1; a frame's first row is row 1), the
@@ -36,8 +38,9 @@ field and why; the error's ``problems`` attribute is that list as a DataFrame.
 
 Refused because they give silent nonsense: a table with a second order whose numbering is
 not declared (``second_order``: are its verdicts positional, or already mapped back?),
-two rows for one (item, order, judge) or (item, system, dimension, judge), a label or
-group that differs between rows of one item.
+two rows for one (item, order, judge) or (item, system, dimension, judge) (summarised,
+naming a column that tells them apart), a label or group that differs between rows of
+one item, a score that is not a finite number (``inf``, ``1e999``) or is true/false.
 """
 
 from __future__ import annotations
@@ -116,15 +119,22 @@ def _numbers(frame: pd.DataFrame, column: str, problems: _Problems, *, required:
              ) -> pd.Series:
     if column not in frame:
         return pd.Series(np.nan, index=frame.index, dtype=float)
-    out = pd.to_numeric(frame[column].map(lambda v: np.nan if is_missing(v, blank=True) else v),
+    raw = frame[column]
+    truth = raw.map(lambda v: isinstance(v, (bool, np.bool_))).to_numpy(dtype=bool)
+    out = pd.to_numeric(raw.map(lambda v: np.nan if is_missing(v, blank=True)
+                                or isinstance(v, (bool, np.bool_)) else v),
                         errors="coerce").astype(float)
-    for pos in np.flatnonzero(out.isna().to_numpy()):
-        raw = frame[column].iloc[pos]
-        if not is_missing(raw, blank=True):
-            problems.add(pos, column, f"{raw!r} is not a number")
+    for pos in np.flatnonzero(out.isna().to_numpy() | np.isinf(out.to_numpy())):
+        value = raw.iloc[pos]
+        if truth[pos]:
+            problems.add(pos, column, f"{value!r} is true/false, not a number")
+        elif np.isinf(out.iloc[pos]):
+            problems.add(pos, column, f"{value!r} is not a finite number")
+        elif not is_missing(value, blank=True):
+            problems.add(pos, column, f"{value!r} is not a number")
         elif required:
             problems.add(pos, column, "empty")
-    return out
+    return out.where(np.isfinite(out.to_numpy()), np.nan)
 
 
 def _who(frame: pd.DataFrame, problems: _Problems) -> tuple[pd.Series, pd.Series]:
@@ -143,26 +153,40 @@ def _who(frame: pd.DataFrame, problems: _Problems) -> tuple[pd.Series, pd.Series
     return judge, annotator
 
 
-def _duplicates(frame: pd.DataFrame, keys: list[str], problems: _Problems) -> None:
+def _duplicates(frame: pd.DataFrame, keys: list[str], problems: _Problems) -> np.ndarray:
+    """One problem summarising the rows that share their ``keys`` (how many, the first
+    few lines, and the columns that would tell them apart); returns which rows do."""
     dup = frame.duplicated(subset=keys, keep=False).to_numpy()
-    first: dict = {}
-    for pos in np.flatnonzero(dup):
-        key = tuple(frame[k].iloc[pos] for k in keys)
-        if key in first:
-            shown = dict(zip(keys, key, strict=True))
-            problems.add(pos, "+".join(keys), f"a second row for {shown} (first at line "
-                         f"{problems.lines[first[key]]}): one row per "
-                         f"({', '.join(keys)})")
-        else:
-            first[key] = pos
+    if not dup.any():
+        return dup
+    rows = frame[dup]
+    groups = rows.groupby(keys, sort=False).indices
+    shown = []
+    for positions in list(groups.values())[:3]:
+        lines = ", ".join(str(problems.lines[p]) for p in positions[:3])
+        shown.append(f"lines {lines}" + (" ..." if len(positions) > 3 else ""))
+    skip = {*keys, "score", "verdict", "label", "confidence", *_PROVENANCE}
+    apart = [c for c in rows.columns if c not in skip and not str(c).startswith("_")
+             and not rows.duplicated(subset=[*keys, c], keep=False).any()]
+    hint = (f"; column {apart[0]!r} tells them apart: map it (e.g. columns={{'system': "
+            f"{apart[0]!r}}}) or make it part of the item key (columns={{'item_id': "
+            f"[<item column>, {apart[0]!r}]}})" if apart
+            else "; no other column tells them apart")
+    problems.add(int(list(groups.values())[0][1]), "+".join(keys),
+                 f"{int(dup.sum())} rows in {len(groups)} groups share their "
+                 f"({', '.join(keys)}), e.g. {'; '.join(shown)}: one row per "
+                 f"({', '.join(keys)}){hint}")
+    return dup
 
 
-def _constant_within(frame: pd.DataFrame, column: str, unit: list[str], problems: _Problems
-                     ) -> None:
+def _constant_within(frame: pd.DataFrame, column: str, unit: list[str], problems: _Problems,
+                     skip: np.ndarray) -> None:
+    """Rows whose ``column`` differs within their ``unit`` (rows in ``skip``, already named
+    as duplicates, left out)."""
     if column not in frame:
         return
     values = frame[column].map(lambda v: None if is_missing(v, blank=True) else v)
-    present = values.notna()
+    present = values.notna() & ~skip
     counts = frame.loc[present].assign(_v=values[present].astype(str)).groupby(
         unit, sort=False)["_v"].transform("nunique")
     for pos in np.flatnonzero(frame.index.isin(counts.index[counts > 1])):
@@ -207,8 +231,14 @@ def _opened(frame: pd.DataFrame, kind: str, value: str, file: str) -> tuple[pd.D
     problems = _Problems(frame, file)
     for column in ("item_id", value):
         if column not in frame:
+            shown = [str(c) for c in frame.columns
+                     if c not in _PROVENANCE and not str(c).startswith("_")]
+            nested = [str(c) for c in shown if frame[c].map(
+                lambda v: isinstance(v, (dict, list))).any()]
+            hint = (f"; {nested[0]!r} holds nested JSON: give the path to walk, e.g. "
+                    "nested='[].outputs.[].scores.{dimension}'" if nested else "")
             problems.add(None, column, f"missing column (the {kind} table needs item_id, "
-                         f"{value} and a judge or annotator; columns here: {list(frame.columns)})")
+                         f"{value} and a judge or annotator; columns here: {shown}){hint}")
     problems.raise_if_any(kind)
     if frame.empty:
         raise DatasetError(f"the {kind} table has no rows", file=file)
@@ -280,9 +310,9 @@ def validate_pairwise(frame: pd.DataFrame, *, file: str = "<table>",
     for column in ("group", "system_a", "system_b"):
         if column in frame:
             frame[column] = frame[column].map(_text)
-    _duplicates(frame, ["item_id", "order", "judge", "annotator"], problems)
+    dup = _duplicates(frame, ["item_id", "order", "judge", "annotator"], problems)
     for column in ("label", "group", "system_a", "system_b", "length_a", "length_b"):
-        _constant_within(frame, column, ["item_id"], problems)
+        _constant_within(frame, column, ["item_id"], problems, dup)
     second = frame["order"] == 1
     if second.any():
         if second_order not in ("positional", "original"):
@@ -344,9 +374,9 @@ def validate_pointwise(frame: pd.DataFrame, *, file: str = "<table>") -> pd.Data
         if column in frame:
             frame[column] = _numbers(frame, column, problems)
     unit = ["item_id", "system", "dimension"]
-    _duplicates(frame, [*unit, "judge", "annotator"], problems)
+    dup = _duplicates(frame, [*unit, "judge", "annotator"], problems)
     for column in ("label", "group"):
-        _constant_within(frame, column, unit, problems)
+        _constant_within(frame, column, unit, problems, dup)
     problems.raise_if_any("pointwise")
     if (frame["group"] == "").all():
         frame = frame.drop(columns="group")

@@ -22,83 +22,11 @@ from workbench.datasets._long import (
     validate_pairwise,
     validate_pointwise,
 )
-from workbench.datasets._release import reading
+from workbench.datasets._long_read import _composite, _key, _read, _sources, match_verdicts
 from workbench.errors import DatasetError
 from workbench.text import is_missing
 
 __all__ = ["load_pairwise", "load_pointwise", "load_table"]
-
-
-# --- reading -----------------------------------------------------------------------------
-
-def _read(source: Any, name: str | None) -> tuple[pd.DataFrame, str]:
-    """A frame with ``source_file`` and ``source_line`` (1-based line or row)."""
-    if isinstance(source, pd.DataFrame):
-        frame = source.reset_index(drop=True).copy()
-        label = name or "<DataFrame>"
-        lines = np.arange(1, len(frame) + 1)
-    else:
-        path = Path(source)
-        label = name or str(path)
-        if not path.exists():
-            raise DatasetError("file not found", file=label)
-        suffix = path.suffix.lower()
-        if suffix in (".csv", ".tsv"):
-            try:
-                frame = pd.read_csv(path, dtype=str, keep_default_na=False,
-                                    encoding="utf-8-sig", sep="\t" if suffix == ".tsv" else ",")
-            except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-                raise DatasetError(f"unreadable table: {exc}", file=label) from None
-            except pd.errors.EmptyDataError:
-                raise DatasetError("empty file: no header row", file=label) from None
-            frame.columns = [str(c).strip() for c in frame.columns]
-            lines = np.arange(2, len(frame) + 2)  # line 1 is the header
-        elif suffix in (".jsonl", ".json"):
-            frame, lines = _read_json(path, label)
-        else:
-            raise DatasetError(f"unknown file type {suffix!r}: give .csv, .tsv, .jsonl or .json",
-                               file=label)
-    frame["source_file"], frame["source_line"] = label, lines
-    return frame, label
-
-
-def _read_json(path: Path, label: str) -> tuple[pd.DataFrame, np.ndarray]:
-    with reading(label):
-        text = path.read_text(encoding="utf-8-sig")
-    records, lines = [], []
-    if path.suffix.lower() == ".json":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise DatasetError(f"invalid JSON at line {exc.lineno}: {exc.msg}", file=label) from None
-        if not isinstance(data, list):
-            raise DatasetError("a .json table must be a list of objects", file=label)
-        records, lines = data, list(range(1, len(data) + 1))
-    else:
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise DatasetError(f"line {number}: invalid JSON: {exc.msg}", file=label) from None
-            lines.append(number)
-    bad = [n for n, r in zip(lines, records, strict=True) if not isinstance(r, dict)]
-    if bad:
-        raise DatasetError(f"line {bad[0]}: expected a JSON object", file=label)
-    return pd.DataFrame.from_records(records), np.asarray(lines, dtype=int)
-
-
-def _key(value: Any) -> str:
-    """A code as text, so 1, 1.0, "1" and " 1 " name the same code."""
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    text = str(value).strip()
-    try:
-        number = float(text)
-    except ValueError:
-        return text
-    return str(int(number)) if number.is_integer() else text
 
 
 def _recode(series: pd.Series, codes: Mapping | None) -> pd.Series:
@@ -149,15 +77,24 @@ def _join_items(frame: pd.DataFrame, table: pd.DataFrame, label: str,
     return frame.merge(table[keep], on="item_id", how="left")
 
 
-def _gather(source: Any, columns, canonical, name, items) -> pd.DataFrame:
-    """Read ``source`` (one table, or ``{order: table}``), rename, join ``items``."""
-    parts = source.items() if isinstance(source, Mapping) else [(None, source)]
-    item_table, item_label = _read(items, None) if items is not None else (None, "")
+def _gather(source: Any, columns, canonical, name, items, encoding=None, nested=None
+            ) -> pd.DataFrame:
+    """Read ``source`` (one table, a list of tables, or ``{order: table}``), rename, join
+    ``items``."""
+    columns = dict(columns or {})
+    key = columns.pop("item_id") if isinstance(columns.get("item_id"), (list, tuple)) else None
+    parts = _sources(source)
+    item_table, item_label = (_read(items, None, encoding) if items is not None
+                              else (None, ""))
     elsewhere = set() if item_table is None else set(item_table.columns)
     frames = []
     for order, part in parts:
-        frame, label = _read(part, name if order is None else None)
+        frame, label = _read(part, name if order is None and len(parts) == 1 else None,
+                             encoding, nested)
+        composite = _composite(frame, key, label) if key else None
         frame = _rename(frame, columns, canonical, label, elsewhere)
+        if composite is not None:
+            frame["item_id"] = composite.to_numpy()
         if "item_id" not in frame:
             # no item column: the record's position in its file (1-based)
             frame["item_id"] = np.arange(1, len(frame) + 1)
@@ -168,6 +105,8 @@ def _gather(source: Any, columns, canonical, name, items) -> pd.DataFrame:
     frame = pd.concat(frames, ignore_index=True)
     frame["item_id"] = frame["item_id"].map(lambda v: v if is_missing(v, blank=True) else _key(v))
     if item_table is not None:
+        if key and all(c in item_table.columns for c in key):
+            item_table["item_id"] = _composite(item_table, key, item_label).to_numpy()
         frame = _join_items(frame, item_table, item_label, columns, canonical)
     return frame
 
@@ -196,8 +135,10 @@ def load_pairwise(source: Any, *, columns: Mapping[str, str] | None = None,
                   second_order: str | None = None, items: Any = None,
                   constants: Mapping[str, Any] | None = None,
                   recode: Mapping[str, Mapping] | None = None,
-                  name: str | None = None) -> pd.DataFrame:
-    """Read a pairwise table of verdicts and validate it (:func:`validate_pairwise`).
+                  name: str | None = None, encoding: str | None = None,
+                  pattern: str | Mapping | None = None, nested: str | None = None
+                  ) -> pd.DataFrame:
+    r"""Read a pairwise table of verdicts and validate it (:func:`validate_pairwise`).
 
     Parameters
     ----------
@@ -227,6 +168,16 @@ def load_pairwise(source: Any, *, columns: Mapping[str, str] | None = None,
         ``{"group": {"post_summarization": "Summarization"}}``.
     name : str, optional
         Name of a DataFrame source in messages.
+    encoding : str, optional
+        The files' text encoding (default UTF-8), e.g. ``"latin-1"``, ``"shift_jis"``.
+    pattern : str or mapping, optional
+        Free-text verdicts: a regular expression whose first group (or named group
+        ``verdict``) is the code, mapped by ``verdicts`` (e.g. ``r"\[\[(A|B|C)\]\]"``
+        with ``{"A": "A", "B": "B", "C": "tie"}``); or a mapping verdict -> regular
+        expression, the first that matches wins. A reply no pattern matches is unparsed
+        (missing), never a verdict.
+    nested : str, optional
+        A nested JSON release: the path to walk (see :func:`load_pointwise`).
 
     Returns
     -------
@@ -243,7 +194,9 @@ def load_pairwise(source: Any, *, columns: Mapping[str, str] | None = None,
     >>> t[["item_id", "order", "verdict", "label"]].values.tolist()
     [['p1', 0, 'A', 'A'], ['p1', 1, 'A', 'A'], ['p2', 0, 'B', 'A'], ['p2', 1, 'A', 'A']]
     """
-    frame = _gather(source, columns, PAIRWISE_COLUMNS, name, items)
+    frame = _gather(source, columns, PAIRWISE_COLUMNS, name, items, encoding, nested)
+    if pattern is not None and "verdict" in frame:
+        frame["verdict"] = match_verdicts(frame["verdict"], pattern)
     frame = _recode_columns(_constants(frame, constants), recode)
     if "verdict" in frame:
         frame["verdict"] = _recode(frame["verdict"], verdicts)
@@ -257,6 +210,8 @@ def _file_name(source: Any) -> str:
         return "<DataFrame>"
     if isinstance(source, Mapping):
         return " + ".join(_file_name(s) for s in source.values())
+    if isinstance(source, (list, tuple)):
+        return " + ".join(_file_name(s) for s in source)
     return str(source)
 
 
@@ -291,7 +246,8 @@ def load_pointwise(source: Any, *, columns: Mapping[str, str] | None = None,
                    explode: bool = False, items: Any = None,
                    constants: Mapping[str, Any] | None = None,
                    recode: Mapping[str, Mapping] | None = None,
-                   name: str | None = None) -> pd.DataFrame:
+                   name: str | None = None, encoding: str | None = None,
+                   nested: str | None = None) -> pd.DataFrame:
     """Read a pointwise table of scores and validate it (:func:`validate_pointwise`).
 
     Parameters
@@ -310,8 +266,12 @@ def load_pointwise(source: Any, *, columns: Mapping[str, str] | None = None,
         Cells holding lists (or JSON text of lists), one value per item, are spread to
         one row per position; ``item_id`` becomes the position (1, 2, ...) when the table
         has no item column.
-    items, constants, recode, name
+    items, constants, recode, name, encoding
         As in :func:`load_pairwise`.
+    nested : str, optional
+        A nested JSON release (item, then system, then scores): the path to walk, e.g.
+        ``"{item_id}.{system}.{dimension}"`` for ``{"story1": {"sysA": {"coherence": 3}}}``
+        (:func:`~workbench.datasets._long_read.flatten`).
 
     Returns
     -------
@@ -327,7 +287,7 @@ def load_pointwise(source: Any, *, columns: Mapping[str, str] | None = None,
     >>> t[["item_id", "system", "judge", "score", "label"]].values.tolist()
     [['1', 'gpt', 'BLEU', 0.1, 3.0], ['2', 'gpt', 'BLEU', 0.3, 4.0], ['3', 'gpt', 'BLEU', 0.2, 2.0]]
     """
-    frame = _gather(source, columns, POINTWISE_COLUMNS, name, items)
+    frame = _gather(source, columns, POINTWISE_COLUMNS, name, items, encoding, nested)
     label = name or _file_name(source)
     if explode:
         frame = _explode(frame, label)
@@ -354,21 +314,24 @@ def load_pointwise(source: Any, *, columns: Mapping[str, str] | None = None,
     return validate_pointwise(frame, file=label)
 
 
-_PAIRWISE_ONLY = {"verdicts", "labels", "second_order"}
+_PAIRWISE_ONLY = {"verdicts", "labels", "second_order", "pattern"}
 _POINTWISE_ONLY = {"judges", "annotators", "explode"}
 
 
-def _header(source: Any) -> list[str]:
-    """The column names of a table source without reading it all (for ``kind="auto"``)."""
+def _header(source: Any, encoding: str | None = None) -> list[str]:
+    """The column names of a table source without reading it all (for ``kind="auto"``;
+    an unreadable file gives none, its loader says why)."""
     if isinstance(source, pd.DataFrame):
         return [str(c) for c in source.columns]
     if isinstance(source, Mapping):
-        return [c for part in source.values() for c in _header(part)]
+        return [c for part in source.values() for c in _header(part, encoding)]
+    if isinstance(source, (list, tuple)):
+        return [c for part in source for c in _header(part, encoding)]
     path = Path(source)
     try:
-        with path.open(encoding="utf-8-sig") as handle:
+        with path.open(encoding=encoding or "utf-8-sig") as handle:
             first = handle.readline()
-    except OSError:
+    except (OSError, UnicodeDecodeError, LookupError):
         return []
     suffix = path.suffix.lower()
     if suffix in (".csv", ".tsv"):
@@ -403,7 +366,7 @@ def load_table(source: Any, *, kind: str = "auto", swapped: Any = None,
     if kind == "auto":
         pairwise = (bool(_PAIRWISE_ONLY & set(options)) or isinstance(source, Mapping)
                     or "verdict" in (options.get("columns") or {})
-                    or "verdict" in _header(source))
+                    or "verdict" in _header(source, options.get("encoding")))
         kind = "pairwise" if pairwise else "pointwise"
     if kind not in ("pairwise", "pointwise"):
         raise ValueError(f"kind must be 'pairwise', 'pointwise' or 'auto', got {kind!r}")

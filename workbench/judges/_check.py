@@ -50,6 +50,8 @@ def _not_sent(calls):
 def _duplicates(records: list[dict]) -> list[ItemProblem]:
     """Records whose key (item_id and the present :data:`KEY_COLUMNS`) repeats an earlier one."""
     columns = [c for c in KEY_COLUMNS if any(c in rec for rec in records)]
+    if "item_id" not in columns:
+        return []  # no item_id column: reported by the planning check
     first: dict[tuple, int] = {}
     out = []
     for i, rec in enumerate(records):

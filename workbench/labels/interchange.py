@@ -18,11 +18,14 @@ label; annotations made in Label Studio itself have none and get defaults (shown
 from __future__ import annotations
 
 import json
+import uuid
+import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from workbench.labels._rules import validated, when
 from workbench.labels.store import COLUMNS, LabelStore
 
 __all__ = ["LS_CONFIG_PAIRWISE", "LS_CONFIG_SCORE", "export_csv", "export_label_studio",
@@ -44,47 +47,73 @@ LS_CONFIG_PAIRWISE = """<View>
   <TextArea name="rationale" toName="answer_a"/>
 </View>"""
 _EXTRA = ["label_id", "study", "shown_order", "shown_at", "package_version", "supersedes",
-          "source", "session", "value", "sampling_prob"]
+          "source", "session", "value", "sampling_prob", "guideline"]
+#: Columns a CSV may lack (written before they existed).
+_OPTIONAL = ("guideline",)
+
+
+#: Text columns a spreadsheet could read as a formula (OWASP's CSV-injection rule).
+_TEXT_COLUMNS = ("label_id", "study", "item_id", "annotator", "kind", "choice", "shown_order",
+                 "rationale", "shown_at", "given_at", "package_version", "supersedes",
+                 "source", "session")
+_FORMULA = ("=", "+", "-", "@", "\t", "\r", "'")
+
+
+def _neutral(text):
+    """A cell that begins like a formula (``= + - @``, tab, carriage return) gets a leading
+    ``'``, as does one that begins with ``'`` (so the import can undo it exactly)."""
+    return "'" + text if isinstance(text, str) and text.startswith(_FORMULA) else text
 
 
 def export_csv(labels: pd.DataFrame, path: str | Path) -> Path:
-    """Write labels (:data:`COLUMNS`) as UTF-8 CSV; return the path."""
+    """Write labels (:data:`COLUMNS`) as UTF-8 CSV; return the path. Text cells that a
+    spreadsheet would run as a formula are prefixed with ``'`` (:func:`read_csv_labels`
+    removes it)."""
     path = Path(path)
-    labels[COLUMNS].to_csv(path, index=False, encoding="utf-8")
+    out = labels[COLUMNS].copy()
+    for name in _TEXT_COLUMNS:
+        out[name] = out[name].map(_neutral)
+    # CRLF line ends (RFC 4180): a cell holding a carriage return is then quoted
+    out.to_csv(path, index=False, encoding="utf-8", lineterminator="\r\n")
     return path
 
 
 def read_csv_labels(path: str | Path) -> pd.DataFrame:
-    """Read a label CSV, checking every row; ``ValueError`` names the file, the (1-based,
-    header = row 1) row and the field."""
+    """Read a label CSV, checking every row (:func:`workbench.labels.store` rules: no empty
+    field, numbers finite, times ISO 8601); ``ValueError`` names the file, the (1-based,
+    header = row 1) row and the field. A leading ``'`` of a text cell (the export's
+    formula guard) is removed."""
     path = Path(path)
-    frame = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8")
-    missing = [c for c in COLUMNS if c not in frame.columns]
+    try:
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8")
+    except (UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise ValueError(f"{path.name}: not a label CSV ({exc})") from None
+    missing = [c for c in COLUMNS if c not in frame.columns and c not in _OPTIONAL]
     if missing:
         raise ValueError(f"{path.name}: missing column(s) {missing}")
-    for i, row in frame.iterrows():
-        where = f"{path.name} row {i + 2}"
-        for name in ("label_id", "study", "item_id", "annotator", "kind", "given_at"):
-            if not row[name]:
-                raise ValueError(f"{where}: field {name!r} is empty")
-        if row["kind"] not in ("score", "pairwise"):
-            raise ValueError(f"{where}: field 'kind' is {row['kind']!r} (score or pairwise)")
-        for name in ("value", "seconds", "sampling_prob"):
-            try:
-                float(row[name]) if row[name] else None
-            except ValueError:
-                raise ValueError(f"{where}: field {name!r} is not a number: {row[name]!r}") from None
-    out = frame[COLUMNS].copy()
-    out["value"] = pd.to_numeric(out["value"])
+    out = frame.reindex(columns=COLUMNS, fill_value="")
+    for name in _TEXT_COLUMNS:
+        out[name] = out[name].map(lambda v: v[1:] if v.startswith("'") else v)
+    for i, row in enumerate(out.to_dict("records")):
+        try:
+            validated({**row, "seconds": row["seconds"] or None,
+                       "sampling_prob": row["sampling_prob"] or None,
+                       "value": row["value"] or None})
+        except ValueError as exc:
+            raise ValueError(f"{path.name} row {i + 2}: {exc}") from None
+    out["value"] = pd.to_numeric(out["value"].replace("", np.nan))
     for name in ("seconds", "sampling_prob"):
         out[name] = pd.to_numeric(out[name].replace("", np.nan))
     return out
 
 
 def import_csv(store: LabelStore, path: str | Path) -> int:
-    """Append the labels of a CSV to ``store`` (those already there are skipped); return
-    the number added."""
-    return store.add_many(_records(read_csv_labels(path)))
+    """Append the labels of a CSV to ``store``, all or none (labels already there with the
+    same content are skipped); return the number added. ``ValueError`` names the row."""
+    path = Path(path)
+    frame = read_csv_labels(path)
+    return store.add_many(_records(frame), where=[f"{path.name} row {i + 2}"
+                                                  for i in range(len(frame))])
 
 
 def _records(frame: pd.DataFrame) -> list[dict]:
@@ -153,61 +182,147 @@ def _number_text(value: float) -> str:
     return str(int(value)) if value.is_integer() else repr(value)
 
 
-def tasks_to_labels(tasks: list[dict], *, study: str = "label-studio",
-                    source_name: str = "tasks") -> pd.DataFrame:
-    """Labels (:data:`COLUMNS`) from Label Studio tasks with annotations (cancelled
-    annotations are skipped). ``ValueError`` names the task (1-based), the annotation and
-    what is wrong."""
-    rows = []
+def _region_value(region, where: str) -> tuple[str, object]:
+    """(kind, value) of one result region: ``score``, ``tie``, ``choice`` or ``text``."""
+    if not isinstance(region, dict):
+        raise ValueError(f"{where}: a result region is not an object: {region!r:.60}")
+    kind, value = region.get("type"), region.get("value")
+    if not isinstance(value, dict):
+        raise ValueError(f"{where}: the {kind} region's 'value' is not an object")
+    if kind == "rating":
+        if "rating" not in value:
+            raise ValueError(f"{where}: a rating region without 'rating'")
+        return "score", _finite(value["rating"], where, "rating")
+    if kind == "choices":
+        choices = value.get("choices")
+        if choices == ["tie"]:
+            return "tie", "tie"
+        if not isinstance(choices, list) or not choices:
+            raise ValueError(f"{where}: a choices region holds no number: {value!r:.60}")
+        return "score", _finite(choices[0], where, "choices")
+    if kind == "pairwise":
+        side = value.get("selected")
+        if side not in ("left", "right"):
+            raise ValueError(f"{where}: pairwise 'selected' is {side!r} (left or right)")
+        return "choice", "A" if side == "left" else "B"
+    if kind == "textarea":
+        text = value.get("text", [])
+        text = [text] if isinstance(text, str) else text    # one string, or a list of lines
+        if not isinstance(text, list) or not all(isinstance(t, str) for t in text):
+            raise ValueError(f"{where}: a textarea region's 'text' is not text")
+        return "text", "\n".join(text)
+    return "other", None
+
+
+def _finite(value, where: str, name: str) -> float:
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{where}: field {name!r} is not a number: {value!r:.60}") from None
+    if not np.isfinite(out):
+        raise ValueError(f"{where}: field {name!r} is not a finite number: {value!r}")
+    return out
+
+
+def _edit_id(label_id: str, value: float, rationale: str, updated) -> str:
+    key = json.dumps([label_id, value, rationale, str(updated)])
+    return uuid.uuid5(uuid.NAMESPACE_URL, "workbench-ls-edit:" + key).hex
+
+
+def _task_rows(tasks: list, study: str, source_name: str) -> tuple[list[dict], list[str]]:
+    """(labels as dicts of :data:`COLUMNS`, where each came from)."""
+    rows, where = [], []
+    unmapped: dict[str, int] = {}
     for t, task in enumerate(tasks, start=1):
-        item_id = str(task.get("data", {}).get("item_id", task.get("id", t)))
-        for a, ann in enumerate(task.get("annotations", []), start=1):
+        if not isinstance(task, dict):
+            raise ValueError(f"{source_name}: task {t} is not an object")
+        data = task.get("data") or {}
+        if not isinstance(data, dict):
+            raise ValueError(f"{source_name}: task {t}: 'data' is not an object")
+        if "item_id" not in data:
+            key = str(task.get("id", t))
+            if key in unmapped:
+                raise ValueError(f"{source_name}: tasks {unmapped[key]} and {t} share the id "
+                                 f"{key} and name no item_id (merged projects?): give each "
+                                 "task's data an item_id")
+            unmapped[key] = t
+        item_id = str(data.get("item_id", task.get("id", t)))
+        annotations = task.get("annotations") or []
+        if not isinstance(annotations, list):
+            raise ValueError(f"{source_name}: task {t}: 'annotations' is not a list")
+        for a, ann in enumerate(annotations, start=1):
+            here = f"{source_name}: task {t}, annotation {a}"
+            if not isinstance(ann, dict):
+                raise ValueError(f"{here}: not an object")
             if ann.get("was_cancelled"):
                 continue
-            where = f"{source_name}: task {t}, annotation {a}"
             extra = ann.get("workbench") or {}
+            if not isinstance(extra, dict):
+                raise ValueError(f"{here}: 'workbench' is not an object")
             score = choice = None
             rationale = ""
-            for region in ann.get("result", []):
-                kind, value = region.get("type"), region.get("value", {})
-                if kind == "rating":
-                    score = float(value["rating"])
-                elif kind == "choices" and value.get("choices") == ["tie"]:
-                    choice = "tie"
-                elif kind == "choices":
-                    try:
-                        score = float(value["choices"][0])
-                    except (KeyError, IndexError, ValueError):
-                        raise ValueError(f"{where}: a choices region holds no number: {value!r}") from None
-                elif kind == "pairwise":
-                    side = value.get("selected")
-                    if side not in ("left", "right"):
-                        raise ValueError(f"{where}: pairwise 'selected' is {side!r} (left or right)")
-                    choice = "A" if side == "left" else "B"
-                elif kind == "textarea":
-                    rationale = "\n".join(value.get("text", []))
+            result = ann.get("result") or []
+            if not isinstance(result, list):
+                raise ValueError(f"{here}: 'result' is not a list")
+            for region in result:
+                kind, value = _region_value(region, here)
+                if kind == "score":
+                    score = value
+                elif kind in ("tie", "choice"):
+                    choice = value
+                elif kind == "text":
+                    rationale = value
             if score is None and choice is None:
-                raise ValueError(f"{where}: no rating, choices or pairwise region")
+                raise ValueError(f"{here}: no rating, choices or pairwise region")
             pairwise = choice is not None
             given = ann.get("created_at")
             if not given:
-                raise ValueError(f"{where}: 'created_at' is missing")
+                raise ValueError(f"{here}: 'created_at' is missing")
+            value = {"A": 1.0, "B": 0.0, "tie": 0.5}[choice] if pairwise else score
+            label_id = extra.get("label_id") or f"ls-{task.get('id', t)}-{ann.get('id', a)}"
+            supersedes = extra.get("supersedes") or ""
+            source = extra.get("source") or "label-studio"
+            stored = extra.get("value")
+            if stored is not None and _finite(stored, here, "workbench.value") != value:
+                # edited in Label Studio after the export: the annotation as edited wins, as
+                # a correction of the exported label
+                warnings.warn(f"{here}: edited in Label Studio ({stored!r} exported, "
+                              f"{value!r} now): imported as a correction of {label_id}",
+                              stacklevel=3)
+                supersedes = label_id
+                label_id = _edit_id(label_id, value, rationale, ann.get("updated_at"))
+                source = "label-studio"
+                if when(ann.get("updated_at")) > when(given):
+                    given = ann["updated_at"]                 # given when edited
             rows.append({
-                "label_id": extra.get("label_id") or f"ls-{task.get('id', t)}-{ann.get('id', a)}",
-                "study": extra.get("study") or study, "item_id": item_id,
+                "label_id": label_id, "study": extra.get("study") or study, "item_id": item_id,
                 "annotator": str(ann.get("completed_by", "")),
-                "kind": "pairwise" if pairwise else "score",
-                "value": extra.get("value") if extra.get("value") is not None else
-                ({"A": 1.0, "B": 0.0, "tie": 0.5}[choice] if pairwise else score),
+                "kind": "pairwise" if pairwise else "score", "value": value,
                 "choice": choice or "", "shown_order": extra.get("shown_order") or
                 ("AB" if pairwise else ""), "rationale": rationale,
                 "shown_at": extra.get("shown_at") or given, "given_at": given,
                 "seconds": ann.get("lead_time"),
                 "package_version": extra.get("package_version") or "label-studio",
-                "supersedes": extra.get("supersedes") or "",
-                "source": extra.get("source") or "label-studio",
+                "supersedes": supersedes, "source": source,
                 "session": extra.get("session") or "label-studio",
-                "sampling_prob": extra.get("sampling_prob")})
+                "sampling_prob": extra.get("sampling_prob"),
+                "guideline": extra.get("guideline")})
+            where.append(here)
+            try:
+                validated(dict(rows[-1]))
+            except ValueError as exc:
+                raise ValueError(f"{here}: {exc}") from None
+    return rows, where
+
+
+def tasks_to_labels(tasks: list[dict], *, study: str = "label-studio",
+                    source_name: str = "tasks") -> pd.DataFrame:
+    """Labels (:data:`COLUMNS`) from Label Studio tasks with annotations (cancelled
+    annotations are skipped). ``ValueError`` names the task (1-based), the annotation and
+    what is wrong. An annotation whose rating or choice was changed in Label Studio after
+    the export (its ``workbench.value`` disagrees) comes back as edited, as a correction
+    of the exported label, with a warning."""
+    rows, _ = _task_rows(tasks, study, source_name)
     out = pd.DataFrame(rows, columns=COLUMNS)
     out["value"] = out["value"].astype(float)
     out["seconds"] = pd.to_numeric(out["seconds"])
@@ -216,10 +331,16 @@ def tasks_to_labels(tasks: list[dict], *, study: str = "label-studio",
 
 
 def import_label_studio(store: LabelStore, path: str | Path, *, study: str = "label-studio") -> int:
-    """Append the annotations of a Label Studio JSON export to ``store``; return the number
-    added (labels already there are skipped)."""
+    """Append the annotations of a Label Studio JSON export to ``store``, all or none
+    (labels already there with the same content are skipped); return the number added."""
     path = Path(path)
-    tasks = json.loads(path.read_text(encoding="utf-8"))
+    try:
+        tasks = json.loads(path.read_text(encoding="utf-8"))
+    except RecursionError:
+        raise ValueError(f"{path.name}: JSON nested too deeply to be a Label Studio export") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path.name}: not JSON ({exc})") from None
     if not isinstance(tasks, list):
         raise ValueError(f"{path.name}: a Label Studio export is a JSON list of tasks")
-    return store.add_many(_records(tasks_to_labels(tasks, study=study, source_name=path.name)))
+    rows, where = _task_rows(tasks, study, path.name)
+    return store.add_many(rows, where=where)

@@ -43,8 +43,10 @@ from scipy import stats as sps
 from workbench.labels.active import ActiveSampler
 from workbench.qualify import ppi_mean_intervals
 
-__all__ = ["ANNOTATORS", "Annotator", "annotate", "expected_label", "pairwise_judge", "prefer",
-           "preference_labeller", "sampled_judge", "score_labeller", "simulate_labelling"]
+__all__ = ["ANNOTATORS", "Annotator", "annotate", "binary_labeller", "continuous_labeller",
+           "expected_label", "label_scenarios", "pairwise_judge", "prefer",
+           "preference_labeller", "sampled_judge", "score_labeller", "simulate_labelling",
+           "verdict_judge"]
 
 
 @dataclass(frozen=True)
@@ -181,6 +183,79 @@ def sampled_judge(latent: np.ndarray, rng: np.random.Generator, *, bias: float =
         uncertainty = rng.permutation(uncertainty)
     return pd.DataFrame({"prediction": np.clip(samples.mean(axis=1), *scale),
                          "uncertainty": uncertainty, "hard": hard_items, "error_sd": s})
+
+
+def verdict_judge(n: int, rng: np.random.Generator, *, accuracy: float = 0.85,
+                  concentration: float = 7.0, overconfidence: float = 0.05,
+                  noise: float = 0.08, informative: bool = True) -> pd.DataFrame:
+    """A judge's verdicts that people mark right (1) or wrong (0): binary labels.
+
+    Item ``i``'s verdict is right with probability ``p_i ~ Beta(accuracy k, (1 - accuracy) k)``
+    (``k = concentration``); the judge's confidence in it, the prediction, is
+    ``clip(p_i + overconfidence + N(0, noise), 0.5, 0.999)`` and its uncertainty
+    ``1 - confidence`` (shuffled over the items when ``informative=False``). Returns
+    ``prediction``, ``uncertainty``, ``p_right``; :func:`binary_labeller` labels them.
+    """
+    p = rng.beta(accuracy * concentration, (1 - accuracy) * concentration, n)
+    conf = np.clip(p + overconfidence + noise * rng.standard_normal(n), 0.5, 0.999)
+    unc = 1.0 - conf
+    if not informative:
+        unc = rng.permutation(unc)
+    return pd.DataFrame({"prediction": conf, "uncertainty": unc, "p_right": p})
+
+
+def binary_labeller(p_right: np.ndarray):
+    """(labeller, target): a person marks item ``i``'s verdict right with probability
+    ``p_right[i]``; the target is the judge's accuracy over the pool, ``mean(p_right)``."""
+    p = np.asarray(p_right, dtype=float)
+
+    def labeller(idx: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        return (rng.random(np.shape(idx)) < p[idx]).astype(float)
+
+    return labeller, float(p.mean())
+
+
+def continuous_labeller(latent: np.ndarray, noise: float = 0.8):
+    """(labeller, target): unrounded, unclipped labels ``latent + N(0, noise)`` (a
+    continuous measure, e.g. a time or a length); the target is ``mean(latent)``."""
+    latent = np.asarray(latent, dtype=float)
+
+    def labeller(idx: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        return latent[idx] + noise * rng.standard_normal(np.shape(idx))
+
+    return labeller, float(latent.mean())
+
+
+def label_scenarios(latent: np.ndarray, rng: np.random.Generator) -> list[dict]:
+    """The binary- and continuous-label scenarios of ``workbench bench labels`` (beside X4's
+    scores and win rates): a judge's accuracy as people mark its verdicts (:func:`verdict_judge`,
+    accuracy 0.85 and 0.7, uncertainty informative or shuffled, on a pool of ``len(latent)``),
+    and the mean of continuous labels (:func:`continuous_labeller`, noise 0.8, the
+    :func:`sampled_judge` of ``latent`` unclipped, hard share 0.2). Each a dict of
+    ``quantity``, ``scenario``, ``informative``, ``pred``, ``unc``, ``lab``, ``target``."""
+    n = len(latent)
+    out = []
+    for accuracy in (0.85, 0.7):
+        seed = rng.integers(2 ** 32)
+        for informative in (True, False):
+            kind = "informative" if informative else "shuffled"
+            judge = verdict_judge(n, np.random.default_rng(seed), accuracy=accuracy,
+                                  informative=informative)
+            lab, target = binary_labeller(judge["p_right"])
+            out.append(dict(quantity="judge accuracy (binary)", informative=kind,
+                            scenario=f"binary, accuracy {accuracy:.2f}, {kind}",
+                            pred=judge["prediction"], unc=judge["uncertainty"], lab=lab,
+                            target=target))
+    seed = rng.integers(2 ** 32)
+    lab, target = continuous_labeller(latent, 0.8)
+    for informative in (True, False):
+        kind = "informative" if informative else "shuffled"
+        judge = sampled_judge(latent, np.random.default_rng(seed), hard_share=0.2,
+                              informative=informative, scale=(-1e9, 1e9))
+        out.append(dict(quantity="mean (continuous)", informative=kind,
+                        scenario=f"continuous, noise 0.8, {kind}", pred=judge["prediction"],
+                        unc=judge["uncertainty"], lab=lab, target=target))
+    return out
 
 
 def simulate_labelling(prediction: np.ndarray, uncertainty: np.ndarray, labeller,

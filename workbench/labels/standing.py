@@ -13,6 +13,7 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
+from workbench.labels._rules import when
 from workbench.labels.store import current
 from workbench.qualify import alt_test, leave_one_out_agreement
 from workbench.stats import cohen_kappa, fleiss_kappa, krippendorff_alpha
@@ -51,7 +52,10 @@ def standing(labels: pd.DataFrame, *, judge: pd.Series | None = None, kind: str 
         fewer than ``min_items`` items labelled by two or more annotators.
     """
     part = current(labels[labels["kind"] == kind])
-    part = part.sort_values("given_at").drop_duplicates(["item_id", "annotator"], keep="last")
+    # the newest label of each annotator and item, by time (not by the text of given_at,
+    # whose UTC offsets may differ)
+    part = part.sort_values("given_at", key=lambda col: col.map(when), kind="stable")
+    part = part.drop_duplicates(["item_id", "annotator"], keep="last")
     level = "interval" if kind == "score" else "nominal"
     out = {"reliability": pd.DataFrame(), "pairs": pd.DataFrame(), "ceiling": pd.DataFrame(),
            "alt_test": pd.DataFrame()}

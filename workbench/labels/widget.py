@@ -13,26 +13,38 @@ item (a hash of seed, annotator and item: the same after a restart) and logged w
 label as ``shown_order``; a tie is an option. Keys: 1-9 choose a score and Enter sends it;
 for a pair 1/← left, 2/→ right, 0/t tie.
 
-**Nothing is lost.** Each label is one committed row (:class:`~workbench.labels.LabelStore`)
-the moment it is given; the queue skips items this annotator already labelled, so a
-restarted kernel resumes where it stopped. Several annotators label at once, each from
-their own kernel, on one shared folder.
+**Nothing is lost, nothing asked twice.** Each label is one committed row
+(:class:`~workbench.labels.LabelStore`) the moment it is given; the queue skips items this
+annotator already labelled, so a restarted kernel resumes where it stopped, and an item a
+queue serves again to the same annotator is refused (unless ``repeats=True``: a design that
+asks for repeats on purpose, and says so in the view). Several annotators label at once,
+each from their own kernel, on one shared folder.
+
+**Instructions.** A ``guideline`` (the criterion), ``anchors`` (what each score means) and
+``better`` (for a pair, what "better" means) are shown with every task; each label stores
+the guideline's version (:func:`guideline_version`, a short hash of all three), and the
+text of each version is kept in the store's ``guidelines/`` folder.
+
+**Opaque ids.** With a ``blind_key`` the view names the item by :func:`blind_ref` (a keyed
+hash) so an annotator can point at one without seeing its id; the store keeps the real id.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
+import json
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import anywidget
 import pandas as pd
 import traitlets
 
-from workbench.labels.store import LabelStore, now
+from workbench.labels.store import LabelStore, current, now
 
-__all__ = ["LabelWidget", "shown_order"]
+__all__ = ["LabelWidget", "blind_ref", "guideline_version", "shown_order"]
 
 _STATIC = Path(__file__).resolve().parent / "static"
 
@@ -51,6 +63,41 @@ def shown_order(seed: int, annotator: str, item_id: str) -> str:
     return "AB" if digest[0] % 2 == 0 else "BA"
 
 
+def blind_ref(key: str | bytes, item_id: str) -> str:
+    """An opaque name for ``item_id`` (10 hex digits of an HMAC-SHA256 keyed by ``key``):
+    the same for one key, unguessable from the id without it.
+
+    Examples
+    --------
+    >>> blind_ref("k", "s2-003|sim/answer-strong|0") == blind_ref("k", "s2-003|sim/answer-strong|0")
+    True
+    >>> len(blind_ref("k", "q1")), blind_ref("k", "q1") != blind_ref("other", "q1")
+    (10, True)
+    """
+    key = key.encode() if isinstance(key, str) else key
+    return hmac.new(key, str(item_id).encode(), hashlib.sha256).hexdigest()[:10]
+
+
+def guideline_version(guideline: str = "", anchors: Mapping | None = None,
+                      better: str = "") -> str:
+    """The version of a guideline stored with each label: 12 hex digits of the SHA-256 of
+    the guideline, the anchors and the meaning of "better" ("" when all are empty).
+
+    Examples
+    --------
+    >>> guideline_version()
+    ''
+    >>> guideline_version("Rate correctness.", {1: "wrong", 5: "right"}) != guideline_version("Rate correctness.")
+    True
+    """
+    anchors = {str(k): str(v) for k, v in (anchors or {}).items()}
+    if not (guideline or anchors or better):
+        return ""
+    text = json.dumps({"guideline": guideline, "anchors": anchors, "better": better},
+                      ensure_ascii=False, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
 class LabelWidget(anywidget.AnyWidget):
     """Label ``tasks`` one after the other into ``store``.
 
@@ -59,9 +106,9 @@ class LabelWidget(anywidget.AnyWidget):
     store : LabelStore
         Where labels go (its ``annotator`` is who labels).
     tasks : DataFrame
-        ``item_id``, ``question`` and ``answer`` (``kind="score"``) or ``answer_a`` and
-        ``answer_b`` (``kind="pairwise"``); optional ``lang`` (``ja``, ``zh``, ``en``).
-        Other columns are never sent to the view.
+        ``item_id`` (each once), ``question`` and ``answer`` (``kind="score"``) or
+        ``answer_a`` and ``answer_b`` (``kind="pairwise"``); optional ``lang`` (``ja``,
+        ``zh``, ``en``). Other columns are never sent to the view.
     study : str
         Study name written with each label.
     kind : str
@@ -78,11 +125,24 @@ class LabelWidget(anywidget.AnyWidget):
         Called with the new label's ``label_id`` and ``item_id`` after it is committed.
     seed : int
         Seeds the sides shown.
+    guideline : str
+        The criterion, shown above every task.
+    anchors : mapping, optional
+        Meaning of each score (``{1: "...", 5: "..."}``), shown with every score task.
+    better : str
+        What "better" means in a pair, shown with every pair.
+    blind_key : str, optional
+        Key of the opaque item names shown in the view (:func:`blind_ref`); none shown
+        without one.
+    repeats : bool
+        Allow ``next_item`` to serve an item this annotator has labelled (a repeat design);
+        the view then says so. Without it such an item is refused and nothing is shown.
     """
 
     _esm = _STATIC / "widget.js"
     _css = _STATIC / "widget.css"
     task = traitlets.Dict().tag(sync=True)
+    guide = traitlets.Dict().tag(sync=True)
     progress = traitlets.Unicode("").tag(sync=True)
     message = traitlets.Unicode("").tag(sync=True)
     error = traitlets.Unicode("").tag(sync=True)
@@ -90,7 +150,9 @@ class LabelWidget(anywidget.AnyWidget):
     def __init__(self, store: LabelStore, tasks: pd.DataFrame, *, study: str,
                  kind: str = "score", scale: tuple[int, int] = (1, 5), rationale: bool = True,
                  next_item: Callable[[set[str]], str | tuple[str, float] | None] | None = None,
-                 on_label: Callable[[str, str], None] | None = None, seed: int = 0):
+                 on_label: Callable[[str, str], None] | None = None, seed: int = 0,
+                 guideline: str = "", anchors: Mapping | None = None, better: str = "",
+                 blind_key: str | bytes | None = None, repeats: bool = False):
         super().__init__()
         need = ["item_id", "question"] + (["answer"] if kind == "score" else ["answer_a", "answer_b"])
         missing = [c for c in need if c not in tasks.columns]
@@ -98,23 +160,42 @@ class LabelWidget(anywidget.AnyWidget):
             raise ValueError(f"LabelWidget: tasks lack column(s) {missing}")
         if kind not in ("score", "pairwise"):
             raise ValueError(f"LabelWidget: kind must be 'score' or 'pairwise', got {kind!r}")
+        ids = tasks["item_id"].astype(str)
+        repeated = sorted(set(ids[ids.duplicated()]))
+        if repeated:
+            raise ValueError(f"LabelWidget: tasks repeat item_id {repeated[:5]}"
+                             f"{' ...' if len(repeated) > 5 else ''}: give each item once")
         self.store, self.study, self.kind, self.scale = store, study, kind, scale
         self.rationale, self.seed = rationale, seed
-        self.tasks = tasks.assign(item_id=tasks["item_id"].astype(str)).set_index("item_id")
+        self.blind_key, self.repeats = blind_key, repeats
+        self.tasks = tasks.assign(item_id=ids).set_index("item_id")
         self.next_item, self.on_label = next_item, on_label
+        self.version = _keep_guideline(store, guideline, anchors, better)
+        shown = {str(k): str(v) for k, v in (anchors or {}).items()} if kind == "score" else {}
+        self.guide = {"text": guideline, "anchors": shown,
+                      "better": better if kind == "pairwise" else ""}
         self._current: dict | None = None
         self.on_msg(self._on_msg)
         self.advance()
 
     def labelled(self) -> set[str]:
         """Items this annotator has labelled in this study (from the store)."""
-        labels = self.store.labels(study=self.study)
-        mine = labels[(labels["annotator"] == self.store.annotator) & (labels["kind"] == self.kind)]
-        return set(mine["item_id"])
+        return set(self._mine()["item_id"])
+
+    def _mine(self) -> pd.DataFrame:
+        labels = current(self.store.labels(study=self.study))
+        return labels[(labels["annotator"] == self.store.annotator)
+                      & (labels["kind"] == self.kind)]
+
+    def ref(self, item_id: str) -> str:
+        """The name of ``item_id`` shown to the annotator (opaque; "" without a key)."""
+        return blind_ref(self.blind_key, item_id) if self.blind_key else ""
 
     def advance(self) -> None:
         """Show the next task (or say that none is left)."""
-        done = self.labelled()
+        self.error = ""
+        mine = self._mine()
+        done = set(mine["item_id"])
         prob = None
         if self.next_item is not None:
             item = self.next_item(done)
@@ -122,17 +203,29 @@ class LabelWidget(anywidget.AnyWidget):
                 item, prob = item
         else:
             item = next((i for i in self.tasks.index if i not in done), None)
-        self.progress = f"{self.store.annotator}: {len(done)} labelled, " \
+        extra = len(mine) - len(done)      # labels in force beyond one per item: repeats
+        again = f" ({len(mine)} labels, {extra} repeated)" if extra else ""
+        self.progress = f"{self.store.annotator}: {len(done)} labelled{again}, " \
                         f"{max(len(self.tasks) - len(done), 0)} to go"
-        if item is None:
+        refused = None
+        if item is not None and item not in self.tasks.index:
+            refused = "the queue served an item that is not among the tasks"
+        elif item is not None and item in done and not self.repeats:
+            refused = "the queue served an item you have already labelled"
+        if item is None or refused:
             self._current = None
-            self.message = "Nothing left to label. Thank you."
+            self.message = "Nothing left to label. Thank you." if item is None else ""
+            if refused:
+                ref = self.ref(item)
+                self.error = f"Stopped: {refused}{f' ({ref})' if ref else ''}; " \
+                             "tell whoever runs the study."
             self.task = {}
             return
         row = self.tasks.loc[item]
         token = uuid.uuid4().hex
         view = {"token": token, "kind": self.kind, "question": str(row["question"]),
-                "lang": str(row.get("lang", "") or ""), "rationale": self.rationale}
+                "lang": str(row.get("lang", "") or ""), "rationale": self.rationale,
+                "ref": self.ref(item), "repeat": item in done}
         order = ""
         if self.kind == "pairwise":
             order = shown_order(self.seed, self.store.annotator, item)
@@ -150,24 +243,22 @@ class LabelWidget(anywidget.AnyWidget):
         cur = self._current
         if cur is None:
             raise RuntimeError("LabelWidget: no task on view")
+        common = dict(study=self.study, item_id=cur["item_id"], rationale=rationale,
+                      shown_at=cur["shown_at"], sampling_prob=cur["sampling_prob"],
+                      guideline=self.version or None)
         if self.kind == "pairwise":
             if value not in ("left", "right", "tie"):
                 raise ValueError(f"LabelWidget: a pair takes left, right or tie, got {value!r}")
             left_is_a = cur["shown_order"] == "AB"
             choice = "tie" if value == "tie" else (
                 "A" if (value == "left") == left_is_a else "B")
-            label_id = self.store.add(study=self.study, item_id=cur["item_id"], kind="pairwise",
-                                      choice=choice, shown_order=cur["shown_order"],
-                                      rationale=rationale, shown_at=cur["shown_at"],
-                                      sampling_prob=cur["sampling_prob"])
+            label_id = self.store.add(kind="pairwise", choice=choice,
+                                      shown_order=cur["shown_order"], **common)
         else:
             score = float(value)
             if not self.scale[0] <= score <= self.scale[1]:
                 raise ValueError(f"LabelWidget: score {score} outside {self.scale}")
-            label_id = self.store.add(study=self.study, item_id=cur["item_id"], kind="score",
-                                      value=score, rationale=rationale,
-                                      shown_at=cur["shown_at"],
-                                      sampling_prob=cur["sampling_prob"])
+            label_id = self.store.add(kind="score", value=score, **common)
         if self.on_label is not None:
             self.on_label(label_id, cur["item_id"])
         self.advance()
@@ -190,5 +281,20 @@ class LabelWidget(anywidget.AnyWidget):
         except Exception as exc:
             self.error = f"Label NOT saved ({type(exc).__name__}: {exc}); try again."
             raise
-        else:
-            self.error = ""
+
+
+def _keep_guideline(store: LabelStore, guideline: str, anchors: Mapping | None,
+                    better: str) -> str:
+    """The guideline's version; its text written once to ``<store>/guidelines/<version>.json``."""
+    version = guideline_version(guideline, anchors, better)
+    if version:
+        folder = store.folder / "guidelines"
+        folder.mkdir(exist_ok=True)
+        path = folder / f"{version}.json"
+        if not path.exists():
+            text = {"guideline": guideline, "better": better,
+                    "anchors": {str(k): str(v) for k, v in (anchors or {}).items()}}
+            tmp = folder / f".{version}.{uuid.uuid4().hex}.tmp"
+            tmp.write_text(json.dumps(text, ensure_ascii=False, indent=1), encoding="utf-8")
+            tmp.replace(path)
+    return version

@@ -12,7 +12,12 @@ model, input file, keys; no secret), until its results are stored: a killed run
 resumes polling its jobs instead of submitting them again. The intent to submit is
 recorded before the provider is asked and the job's metadata carries an id of ours
 (:data:`TAG_FIELD`), so a run killed between the two finds its job in the provider's
-list (:meth:`BatchRun._find`). A request a job did not answer is a :class:`CallFailure`
+list (:meth:`BatchRun._find`). A job is polled and its output and error files read
+over plain HTTP (OpenAI's ``GET /batches/{id}`` and ``GET /files/{id}/content``, as the
+direct transport sends chats): litellm's ``aretrieve_batch`` of a finished job has its
+success logging download the output file again, in a task that outlives the run's event
+loop (a second download, and a traceback at exit). Azure jobs, whose URLs differ, go
+through litellm. A request a job did not answer is a :class:`CallFailure`
 naming the job and why; it can be sent again with ``mode="online"``. Providers:
 :data:`PROVIDERS` (sim-servers included); in-process ``sim/`` models have no batch
 service and are answered online.
@@ -33,7 +38,7 @@ from typing import Any
 
 from workbench import config
 from workbench.errors import CacheError, ProviderError
-from workbench.llm import _cache, _providers
+from workbench.llm import _cache, _http, _providers
 from workbench.llm._http import HTTPStatusError, body_of
 from workbench.llm._providers import get_field
 from workbench.llm._transports import reply_of
@@ -53,6 +58,11 @@ MAX_PER_JOB = 50_000
 MAX_POLL_S = 300.0
 ENDPOINT = "/v1/chat/completions"
 _FINAL = ("completed", "failed", "expired", "cancelled")
+#: Where OpenAI's own API is (litellm's default base URL for ``openai/...``).
+OPENAI_BASE = "https://api.openai.com/v1"
+#: Bounds (seconds) of one plain-HTTP poll of a job, and of one file download.
+POLL_TIMEOUT_S = 120.0
+DOWNLOAD_TIMEOUT_S = 1800.0
 
 
 def check(route: _providers.Route) -> None:
@@ -102,6 +112,31 @@ def _client_kwargs(request: Request, route: _providers.Route) -> dict[str, Any]:
     if kwargs.get("api_base") and not kwargs.get("api_key"):
         kwargs["api_key"] = _providers.LOCAL_KEY  # azure, hosted_vllm: a local server
     return kwargs
+
+
+def _plain_base(route: _providers.Route, kwargs: dict[str, Any]) -> str | None:
+    """The OpenAI-format base URL a job is polled and read at over plain HTTP; ``None``
+    (Azure, or a ``hosted_vllm`` job without a base URL): through litellm."""
+    if route.provider == "azure":
+        return None
+    base = _providers.base_url(kwargs, route.provider)
+    return base or (OPENAI_BASE if route.provider == "openai" else None)
+
+
+async def _get(base: str, path: str, kwargs: dict[str, Any], timeout: float) -> bytes:
+    """The body of ``GET {base}{path}`` with the request's credentials (an
+    :class:`HTTPStatusError` for a non-2xx reply; a redirect is not followed)."""
+    import aiohttp
+
+    headers = {k: v for k, v in _http._headers(kwargs).items() if k != "Content-Type"}
+    async with _http._session().get(_http._url(base, path), headers=headers,
+                                    allow_redirects=False,
+                                    timeout=aiohttp.ClientTimeout(total=timeout)) as reply:
+        data = await reply.read()
+        if reply.status >= 300:
+            raise HTTPStatusError(reply.status, _http._error_message(
+                data.decode("utf-8", "replace")), reply.headers)
+    return data
 
 
 @dataclass
@@ -234,11 +269,16 @@ class BatchRun:
         request of this run in the job, whose route and credentials reach it)."""
         sample = self.jobs[key]
         kwargs = _client_kwargs(sample, self.routes[key])
+        base = _plain_base(self.routes[key], kwargs)
         delay = self.poll_interval
         while True:
             try:
-                job = await self.litellm.aretrieve_batch(batch_id=batch_id, **kwargs)
-                status = job.status
+                if base is None:
+                    job = await self.litellm.aretrieve_batch(batch_id=batch_id, **kwargs)
+                else:
+                    job = json.loads(await _get(base, f"/batches/{batch_id}", kwargs,
+                                                POLL_TIMEOUT_S))
+                status = get_field(job, "status")
             except Exception as exc:  # transient: keep polling, give up on a 4xx
                 kind = _providers.classify(exc)
                 if kind in ("auth", "not_found", "bad_request"):
@@ -250,9 +290,9 @@ class BatchRun:
                 break
             await asyncio.sleep(delay)
             delay = min(MAX_POLL_S, delay * 2)
-        for file_id in (job.output_file_id, job.error_file_id):
+        for file_id in (get_field(job, "output_file_id"), get_field(job, "error_file_id")):
             if file_id:
-                await self._read(batch_id, file_id, record, kwargs)
+                await self._read(batch_id, file_id, record, kwargs, base)
         why = {"completed": "no line for this request in the job's output or error file",
                "failed": "the job failed validation: " + _errors_of(job),
                "expired": "the job expired (24 h window) before this request ran",
@@ -267,9 +307,9 @@ class BatchRun:
         read when a run that holds them resumes it)."""
         for key in record["keys"]:
             if key in self.jobs and key not in self.results:
-                self._finish(key, CallFailure(key, kind, f"batch {batch_id}: {why}; send it "
-                                              "again with mode='online'", 1,
-                                              self.jobs[key].model))
+                self._finish(key, CallFailure(key, kind, _providers.redacted(
+                    f"batch {batch_id}: {why}; send it again with mode='online'",
+                    self.jobs[key]), 1, self.jobs[key].model))
         rest = [key for key in record["keys"] if key not in self.jobs]
         with _ledger() as ledger:
             if rest:
@@ -282,10 +322,14 @@ class BatchRun:
         self.done(key, result)
 
     async def _read(self, batch_id: str, file_id: str, record: dict[str, Any],
-                    kwargs: dict[str, Any]) -> None:
-        content = await self.litellm.afile_content(file_id=file_id, **kwargs)
+                    kwargs: dict[str, Any], base: str | None) -> None:
+        """Download ``file_id`` once and finish each request of this run it answers."""
+        if base is None:
+            content = (await self.litellm.afile_content(file_id=file_id, **kwargs)).content
+        else:
+            content = await _get(base, f"/files/{file_id}/content", kwargs, DOWNLOAD_TIMEOUT_S)
         keys = set(record["keys"]) & self.jobs.keys()
-        for raw in content.content.decode("utf-8", "replace").splitlines():
+        for raw in content.decode("utf-8", "replace").splitlines():
             try:
                 line = json.loads(raw)
                 key = line.get("custom_id")

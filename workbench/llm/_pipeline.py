@@ -33,7 +33,7 @@ import itertools
 import random
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import nullcontext
 from typing import Any
 
@@ -43,7 +43,14 @@ from workbench.llm import _batch, _cache, _maintenance, _providers, _ray, _trans
 from workbench.llm._keys import cache_key
 from workbench.llm._loop import run_sync
 from workbench.llm._settings import rpm_for
-from workbench.llm._throttle import RATE_LIMIT_RETRIES, Budget, Gate, prompt_estimate
+from workbench.llm._throttle import (
+    RATE_LIMIT_RETRIES,
+    RETRY_FLOOR_S,
+    Budget,
+    Gate,
+    Stalled,
+    prompt_estimate,
+)
 from workbench.llm._types import RETRYABLE, CallFailure, Completion, Request, Result, Usage
 
 _MAX_BACKOFF_S = 60.0
@@ -230,6 +237,9 @@ class _Sender:
         self.timeout = timeout if timeout is not None else setting("timeout")
         self.max_retries = max_retries if max_retries is not None else setting("max_retries")
         self.backoff, self.breaker_after = setting("retry_backoff"), setting("circuit_breaker")
+        self.max_wait = setting("max_wait")
+        if not 0 < self.max_wait < float("inf"):  # (nan fails too)
+            raise ValueError(f"WORKBENCH_MAX_WAIT={self.max_wait!r}: expected seconds > 0")
         self.budget = Budget(budget_usd) if budget_usd is not None else None
         self.rng = random.Random()  # jitter only: it never changes a result
         self.streak: Counter[str] = Counter()  # consecutive connection failures per model
@@ -457,10 +467,13 @@ class _Sender:
                     if left <= 0:
                         raise TimeoutError
                     ticket = await asyncio.wait_for(self._admit(gate, charge, key, ttl), left)
-                except TimeoutError:
+                except (TimeoutError, Stalled):  # (a batch job has no quota to wait for)
                     return DEFERRED
             else:
-                ticket = await self._admit(gate, charge, key, ttl)
+                try:
+                    ticket = await self._admit(gate, charge, key, ttl)
+                except Stalled as exc:  # held longer than max_wait: a failure row, not a stall
+                    return CallFailure(key, "rate_limit", str(exc), attempts, model)
             if ttl is not None:
                 _cache.extend(self.cache, key, ttl)
             attempts += 1
@@ -489,9 +502,17 @@ class _Sender:
                 failed = _providers.failure(key, request, exc, attempts, kind=kind,
                                              timeout=timeout)
                 self._count(model, kind, failed.message)
-                if wait is not None and retries > 0 and waited < RATE_LIMIT_RETRIES \
-                        and model not in self.down:
-                    waited += 1  # the gate holds every call until then: no backoff
+                if wait is not None and wait > self.max_wait:
+                    return CallFailure(key, "rate_limit", (
+                        f"{failed.message} (the server asked to wait {wait:.3g} s, more than "
+                        f"the max_wait setting: {self.max_wait:g} s, WORKBENCH_MAX_WAIT)")[:1000],
+                        attempts, model)
+                if wait and retries > 0 and waited < RATE_LIMIT_RETRIES and model not in self.down:
+                    # the gate holds every call until then; this one waits at least a floor
+                    # that doubles per such retry (a "Retry-After: 0" names no wait at all:
+                    # it is retried below, as a 429 without one)
+                    waited += 1
+                    await self._pause(model, self._backoff(waited, RETRY_FLOOR_S))
                     continue
                 if kind in RETRYABLE and attempts - waited <= retries and model not in self.down:
                     await self._pause(model, self._backoff(attempts - waited))
@@ -542,9 +563,10 @@ class _Sender:
             tpm = config.rate_cap("tpm")
             shared = (id(asyncio.get_running_loop()), *ident)
             gate = _gates.get(shared)
-            if gate is None or not gate.reuse(self.concurrency, rpm, tpm):
-                gate = _gates[shared] = Gate(self.concurrency, rpm, tpm,
-                                             probe=route.provider != "sim")
+            if gate is None or not gate.reuse(self.concurrency, rpm, tpm, self.max_wait):
+                probe = route.provider != "sim" and not quota_free(route.provider, api_base)
+                gate = _gates[shared] = Gate(self.concurrency, rpm, tpm, probe=probe,
+                                             max_wait=self.max_wait)
             self.gates[ident] = gate
         return gate
 
@@ -580,9 +602,21 @@ class _Sender:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.wake.setdefault(model, asyncio.Event()).wait(), seconds)
 
-    def _backoff(self, attempt: int) -> float:
-        ceiling = min(_MAX_BACKOFF_S, self.backoff * 2 ** (attempt - 1))
+    def _backoff(self, attempt: int, first: float | None = None) -> float:
+        """Full-jitter exponential backoff from ``first`` (default: ``retry_backoff``)."""
+        ceiling = min(_MAX_BACKOFF_S, (self.backoff if first is None else first)
+                      * 2 ** (attempt - 1))
         return ceiling / 2 + self.rng.uniform(0, ceiling / 2)
+
+
+def quota_free(provider: str, api_base: str | None) -> bool:
+    """Whether the endpoint (provider, ``api_base``) has answered this process and never
+    with an ``x-ratelimit-*`` header (a local server: vLLM, llama.cpp, a sim-server without
+    ``--quota``): the gate of a model not called there before then sends its first calls
+    at once, with no probe round trip. A provider with a quota reports it on every reply."""
+    seen = [gate for (_, known, _, base), gate in _gates.items()
+            if known == provider and base == (api_base or "")]
+    return bool(seen) and all(gate.answered and not gate.reported for gate in seen)
 
 
 def _progress_bar(total: int, progress: bool, replayed: int = 0) -> Any:
@@ -596,11 +630,22 @@ def _progress_bar(total: int, progress: bool, replayed: int = 0) -> Any:
                 desc=f"LLM calls ({replayed} cached)" if replayed else "LLM calls")
 
 
+#: Takes ``(replayed, missing)`` in place of printing the replay line when set: a notebook
+#: session sums them into one line per cell (``workbench.notebook._replays``).
+replay_listener: Callable[[int, int], None] | None = None
+
+
+def replay_line(replayed: int, missing: int) -> str:
+    """``LLM calls: N replayed from cache`` (and the readonly misses)."""
+    line = f"LLM calls: {replayed} replayed from cache"
+    return line + (f", {missing} not in the cache (readonly mode)" if missing else "")
+
+
 def _progress_line(replayed: int, missing: int) -> None:
     """The one line that stands for the progress bar of a run that sends nothing: a bar
     filled at once would show an absurd rate (millions of calls per second). On stdout:
     it is news, not an error (JupyterLab shows stderr as a pink error block)."""
-    line = f"LLM calls: {replayed} replayed from cache"
-    if missing:
-        line += f", {missing} not in the cache (readonly mode)"
-    print(line)
+    if replay_listener is not None:
+        replay_listener(replayed, missing)
+    else:
+        print(replay_line(replayed, missing))

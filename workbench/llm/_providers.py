@@ -22,8 +22,8 @@ from urllib.parse import unquote, urlsplit
 from workbench import config  # (also sets litellm's offline switches first)
 from workbench.errors import ProviderError
 from workbench.llm._secrets import (
-    is_secret_param,
     scrub,
+    secret_values,
     strip_url_credentials,
     url_credentials,
 )
@@ -257,13 +257,7 @@ def secrets_of(request: Request) -> list[str]:
     token = basic_token(request.params.get("api_base"))
     if token:
         out.append(token)
-    for name, value in request.params.items():
-        if is_secret_param(name):
-            if isinstance(value, dict):
-                out.extend(str(v) for v in value.values())
-            elif value:
-                out.append(str(value))
-    return out
+    return out + secret_values(request.params)
 
 
 # --- errors -----------------------------------------------------------------------------
@@ -415,8 +409,13 @@ def error_message(exc: BaseException, request: Request, kind: str | None = None)
         text = f"could not reach {host}: {type(cause).__name__}: {cause}"
     else:
         text = f"{type(exc).__name__}: {exc}".strip()
-    text = " ".join(text.split())
-    return scrub(text, secrets_of(request))[:1000]
+    return redacted(" ".join(text.split()), request)[:1000]
+
+
+def redacted(text: str, request: Request) -> str:
+    """``text`` without any credential ``request`` sends, in any form it may be echoed
+    (:func:`~workbench.llm._secrets.scrub`): every message stored or shown goes through it."""
+    return scrub(text, secrets_of(request))
 
 
 def failure(key: str, request: Request, exc: BaseException, attempts: int, *,

@@ -47,8 +47,9 @@ TRANSPORT_PARAMS = frozenset(
 )
 
 _VALUE_PATTERNS = (
-    re.compile(r"(?i)(authorization[\"']?\s*[:=]\s*[\"']?)(?:bearer\s+)?[^\s\"',}]+"),
-    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]{6,}"),
+    re.compile(r"(?i)(authorization[\"']?\s*[:=]\s*[\"']?)(?:(?:bearer|basic|token|digest)\s+)?"
+               r"[^\s\"',}]+"),
+    re.compile(r"(?i)((?:bearer|basic)\s+)[A-Za-z0-9._~+/=-]{6,}"),
     re.compile(r"(?i)((?:api[_-]?key|x-api-key|access[_-]?token)[\"']?\s*[:=]\s*[\"']?)[^\s\"'&,}]+"),
     re.compile(r"()\b(?:sk|pk|rk)-[A-Za-z0-9_-]{8,}"),
     re.compile(r"()\bAIza[0-9A-Za-z_-]{20,}"),
@@ -186,10 +187,87 @@ def strip_entry_secrets(entry: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
     return out, removed
 
 
+def secret_values(params: Any) -> list[str]:
+    """The values of secret-named fields in ``params``, at any depth (what to scrub)."""
+    out: list[str] = []
+    if isinstance(params, Mapping):
+        for name, value in params.items():
+            if isinstance(name, str) and is_secret_param(name):
+                if isinstance(value, Mapping | list | tuple):
+                    out.extend(str(v) for v in _leaves(value))
+                elif value:
+                    out.append(str(value))
+            else:
+                out.extend(secret_values(value))
+    elif isinstance(params, list | tuple):
+        for item in params:
+            out.extend(secret_values(item))
+    return out
+
+
+def _leaves(value: Any) -> Iterable[Any]:
+    if isinstance(value, Mapping):
+        value = list(value.values())
+    if isinstance(value, list | tuple):
+        for item in value:
+            yield from _leaves(item)
+    elif value:
+        yield value
+
+
+_SCHEME = re.compile(r"(?i)^\s*(?:bearer|basic|token|digest|apikey)\s+(\S+)\s*$")
+
+
+def forms(value: str) -> list[str]:
+    """Each form a credential the client sent as ``value`` can come back in: as sent, the
+    token after its scheme (``Bearer <t>``, ``Basic <t>``), a ``Basic`` token's
+    ``user:password`` and the password alone, a ``user:password``'s ``Basic`` token, and
+    each with ``/`` escaped as JSON may write it (RFC 7617 for ``Basic``).
+
+    Examples
+    --------
+    >>> forms("Basic Ym9iOmh1bnRlcjI=")
+    ['Basic Ym9iOmh1bnRlcjI=', 'Ym9iOmh1bnRlcjI=', 'bob:hunter2', 'hunter2']
+    >>> forms("bob:hunter2")
+    ['bob:hunter2', 'hunter2', 'Ym9iOmh1bnRlcjI=']
+    """
+    import base64
+    import binascii
+
+    found = _SCHEME.match(value)
+    token = found.group(1) if found else value
+    out = [value, token]
+    try:
+        pair = base64.b64decode(token, validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):
+        pair = ""
+    if ":" in pair and pair.isprintable():
+        out += [pair, pair.split(":", 1)[1]]
+    elif ":" in token:  # user:password, as a URL carries them
+        out += [token.split(":", 1)[1], base64.b64encode(token.encode()).decode()]
+    out += [v.replace("/", "\\/") for v in out if "/" in v]
+    return [v for v in dict.fromkeys(out) if len(v) >= 4]
+
+
+def _environment_secrets() -> list[str]:
+    """Credentials in the environment: secret-named variables and URL passwords (a base
+    URL or proxy written ``http://user:password@host``)."""
+    out = []
+    for name, value in os.environ.items():
+        if not value:
+            continue
+        if len(value) >= 6 and is_secret_param(name.lower()):
+            out.append(value)
+        elif "://" in value and "@" in value:
+            out.extend(url_credentials(value))
+    return out
+
+
 def scrub(text: str, secrets: Iterable[Any] = ()) -> str:
-    """Mask API keys, bearer tokens and Authorization headers in ``text`` (e.g. a
-    provider's error text): the known ``secrets`` (e.g. the request's ``api_key``) and
-    the credentials in the environment verbatim, and key-shaped strings.
+    """Mask credentials in ``text`` (e.g. a provider's error text that echoes what it
+    received): each of the known ``secrets`` (e.g. the request's ``api_key``, headers, URL
+    password) and of the credentials in the environment, in every form it can come back
+    in (:func:`forms`), and key-shaped strings and ``Authorization`` values.
 
     Examples
     --------
@@ -197,14 +275,14 @@ def scrub(text: str, secrets: Iterable[Any] = ()) -> str:
     '401: Incorrect API key provided: ***'
     >>> scrub("headers={'Authorization': 'Bearer abc.def.ghi'}")
     "headers={'Authorization': '***'}"
+    >>> scrub("got Ym9iOmh1bnRlcjI=, i.e. bob:hunter2", ["Basic Ym9iOmh1bnRlcjI="])
+    'got ***, i.e. ***'
     """
     out = str(text)
-    values = [str(s) for s in secrets if s] + [  # and credentials in the environment
-        value for name, value in os.environ.items()
-        if value and len(value) >= 6 and is_secret_param(name.lower())]
+    values = [form for value in [*(str(s) for s in secrets if s), *_environment_secrets()]
+              for form in forms(value)]
     for value in sorted(set(values), key=len, reverse=True):
-        if len(value) >= 4:
-            out = out.replace(value, _MASK)
+        out = out.replace(value, _MASK)
     for pattern in _VALUE_PATTERNS:
         out = pattern.sub(lambda m: m.group(1) + _MASK, out)
     return out

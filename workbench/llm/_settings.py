@@ -36,6 +36,7 @@ def configure(
     rpm: int | Mapping[str, int] | None = None,
     call_mode: str | None = None,
     batch_poll: float | None = None,
+    max_wait: float | None = None,
 ) -> dict[str, Any]:
     """Set the LLM layer's settings in code; returns the settings now in force.
 
@@ -53,11 +54,12 @@ def configure(
         values["cache_dir"] = str(Path(cache_dir).expanduser())
     for name, value in (("concurrency", concurrency), ("timeout", timeout),
                         ("max_retries", max_retries), ("retry_backoff", retry_backoff),
-                        ("circuit_breaker", circuit_breaker), ("batch_poll", batch_poll)):
+                        ("circuit_breaker", circuit_breaker), ("batch_poll", batch_poll),
+                        ("max_wait", max_wait)):
         if value is not None:
             number = type(config.CALL_SETTINGS[name][1])(value)
-            if number < (1 if name == "concurrency" else 0) or (name == "batch_poll"
-                                                                 and not number > 0):
+            if number < (1 if name == "concurrency" else 0) or (
+                    name in ("batch_poll", "max_wait") and not 0 < number < float("inf")):
                 raise ValueError(f"{name}={value!r} is out of range")
             values[name] = number
     if call_mode is not None:

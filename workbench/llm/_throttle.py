@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 from collections import deque
 from typing import Any
 
@@ -58,11 +59,19 @@ QUOTA_MARGIN = 0.985
 #: At most this many 429s that carry ``Retry-After`` are retried per request (the
 #: provider said when: they do not use up ``max_retries``).
 RATE_LIMIT_RETRIES = 50
+#: The first floor (seconds) under the wait a 429's ``Retry-After`` names; it doubles
+#: with each such retry of a request (full jitter), so a server that says "retry in 1 ms"
+#: on every reply is not sent a request 50 times in a second.
+RETRY_FLOOR_S = 0.05
+
+
+class Stalled(Exception):
+    """A call not sent: the wait it was held for is longer than the ``max_wait`` setting."""
 
 
 def parse_reset(text: str | None) -> float | None:
     """Seconds of an ``x-ratelimit-reset-*`` value (``"6m0s"``, ``"1.5s"``, ``"20ms"``,
-    ``"2"``), or ``None``.
+    ``"2"``), or ``None`` (also for a negative or infinite one).
 
     Examples
     --------
@@ -74,24 +83,40 @@ def parse_reset(text: str | None) -> float | None:
     if not text:
         return None
     text = text.strip()
-    with contextlib.suppress(ValueError):
-        return float(text)
-    parts = re.findall(r"([0-9.]+)(ms|h|m|s)", text)
-    scale = {"h": 3600, "m": 60, "s": 1, "ms": 0.001}
-    return sum(float(number) * scale[unit] for number, unit in parts) if parts else None
+    seconds = number(text)
+    if seconds is None:
+        parts = re.findall(r"([0-9.]+)(ms|h|m|s)", text)
+        scale = {"h": 3600, "m": 60, "s": 1, "ms": 0.001}
+        with contextlib.suppress(ValueError):
+            seconds = sum(float(n) * scale[unit] for n, unit in parts) if parts else None
+    return seconds if seconds is not None and 0 <= seconds < math.inf else None
+
+
+def number(text: str | None) -> float | None:
+    """A header's value as a finite number, or ``None`` (absent, not a number, ``nan``,
+    ``inf``)."""
+    try:
+        value = float(text)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return value if math.isfinite(value) else None
 
 
 def retry_after(headers: Any) -> float | None:
-    """Seconds a 429 asks to wait: ``retry-after-ms``, else ``retry-after`` (seconds)."""
+    """Seconds a 429 asks to wait: ``retry-after-ms``, else ``retry-after`` (seconds);
+    ``None`` when neither says a possible wait (absent, negative, not finite, an HTTP date).
+
+    Examples
+    --------
+    >>> retry_after({"retry-after-ms": "-5", "retry-after": "2"}), retry_after({"retry-after": "nan"})
+    (2.0, None)
+    """
     if not headers:
         return None
     for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        value = _header(headers, name)
-        if value is not None:
-            try:
-                return max(0.0, float(value) * scale)
-            except ValueError:
-                continue  # an HTTP date: rare for APIs; fall back to the backoff
+        value = number(_header(headers, name))
+        if value is not None and value >= 0:
+            return value * scale
     return None
 
 
@@ -118,6 +143,7 @@ class _Bucket:
         self.level = self.capacity
         self.stamp = 0.0
         self.synced = -1  # sequence number of the send the last header was about
+        self.limit: float | None = None  # per minute, as the provider last reported it
 
     def forget(self) -> None:
         """Back to the user's cap alone: the provider no longer reports this bucket."""
@@ -143,7 +169,7 @@ class _Bucket:
         made at time ``since``; ``sent_after``: what later sends took from it since."""
         if seq < self.synced or not limit > 0:
             return
-        self.synced = seq
+        self.synced, self.limit = seq, limit
         if self.cap and self.cap <= limit * QUOTA_MARGIN:
             self.rate = self.cap / 60.0  # the user's cap binds
         else:
@@ -187,9 +213,13 @@ class Gate:
       call waits until its request and its tokens (prompt estimate plus ``max_tokens``,
       charged in advance as the provider does) fit.
     * **Retry-After**: a 429 holds every call of the gate until the time it names.
-    * **Probe** (``probe``, for remote endpoints): the first call goes alone, so that its
-      reply's headers say what the quota is before a burst of calls can overrun it
-      (one round trip at the start of a run).
+    * **Bounds**: header values that are impossible (negative, not finite) are ignored;
+      a call the gate would hold longer than ``max_wait`` seconds is not sent
+      (:class:`Stalled`), nor does a longer ``Retry-After`` hold the gate.
+    * **Probe** (``probe``): the first call goes alone, so that its reply's headers say
+      what the quota is before a burst of calls can overrun it (one round trip at the
+      start of a run). Not at an endpoint known to report no quota (the pipeline's
+      :func:`~workbench.llm._pipeline.quota_free`).
 
     References
     ----------
@@ -198,8 +228,10 @@ class Gate:
     """
 
     def __init__(self, concurrency: int, rpm: float | None = None, tpm: float | None = None,
-                 *, probe: bool = True):
+                 *, probe: bool = True, max_wait: float = math.inf):
+        self.max_wait = max_wait  # the longest wait of one call (else it fails: Stalled)
         self.probing = probe  # one call until the first reply says what the quota is
+        self.answered = self.reported = False  # a reply came; one reported a quota
         self.ceiling = int(concurrency)
         self.window = float(concurrency)
         self.in_flight = 0
@@ -215,11 +247,17 @@ class Gate:
         self.completion_tokens: float | None = None  # learned mean, for requests without max_tokens
         self.latency = 0.0  # seconds per call, a moving mean (the runner keeps it)
 
-    def reuse(self, concurrency: int, rpm: float | None, tpm: float | None) -> bool:
-        """Take a new run's settings, keeping what was learned of the quota; ``False``
-        when the user's caps changed (then a new gate is wanted)."""
+    def reuse(self, concurrency: int, rpm: float | None, tpm: float | None,
+              max_wait: float = math.inf) -> bool:
+        """Take a new run's settings, keeping what was learned of the quota (unless it
+        held calls longer than ``max_wait``: then it is learned again); ``False`` when the
+        user's caps changed (then a new gate is wanted)."""
         if (rpm or None, tpm or None) != (self.requests.cap, self.tokens.cap):
             return False
+        self.max_wait = max_wait
+        for bucket in (self.requests, self.tokens):
+            if bucket.synced >= 0 and bucket.rate and 1.0 / bucket.rate > max_wait:
+                bucket.forget()
         self.ceiling = int(concurrency)
         if self.in_flight == 0:
             self.window = float(concurrency)
@@ -244,8 +282,11 @@ class Gate:
                 await me  # set when it becomes the head
             while True:
                 now = loop.time()
-                wait = max(self.hold_until - now, self.requests.wait(1.0, now),
-                           self.tokens.wait(tokens, now))
+                waits = {"hold": self.hold_until - now, "requests": self.requests.wait(1.0, now),
+                         "tokens": self.tokens.wait(tokens, now)}
+                wait = max(waits.values())
+                if wait > self.max_wait:
+                    raise Stalled(self._stalled(max(waits, key=waits.__getitem__), wait))
                 if wait <= 0 and self.in_flight < (1 if self.probing else max(1, int(self.window))):
                     break
                 self.changed.clear()
@@ -264,9 +305,22 @@ class Gate:
         self.sent += tokens
         return ticket
 
+    def _stalled(self, why: str, wait: float) -> str:
+        """The message of a call held ``wait`` seconds (more than ``max_wait``) by ``why``."""
+        bucket = {"requests": self.requests, "tokens": self.tokens}.get(why)
+        if bucket is None:
+            cause = "a Retry-After"
+        else:
+            cause = (f"the {why} quota the server reports (x-ratelimit-limit-{why}: "
+                     f"{bucket.limit:g} per minute)" if bucket.synced >= 0 else
+                     f"the {why} cap of {bucket.cap:g} per minute (rpm/tpm setting)")
+        return (f"not sent: {cause} would hold it {wait:.3g} s, more than the max_wait "
+                f"setting ({self.max_wait:g} s, WORKBENCH_MAX_WAIT)")
+
     def release(self, ticket: Ticket, *, ok: bool, rate_limited: bool = False,
                 headers: Any = None, completion_tokens: int | None = None) -> float | None:
-        """A call ended: adapt; returns the ``Retry-After`` seconds of a 429 (or ``None``)."""
+        """A call ended: adapt; returns the ``Retry-After`` seconds of a 429 (or ``None``);
+        a wait over ``max_wait`` does not hold the gate (the call that got it fails)."""
         now = asyncio.get_running_loop().time()
         self.in_flight -= 1
         self.probing = False
@@ -276,7 +330,7 @@ class Gate:
         if rate_limited:
             self.rate_limited += 1
             wait = retry_after(headers)
-            if wait is not None:
+            if wait is not None and wait <= self.max_wait:
                 self.hold_until = max(self.hold_until, now + wait)
             learned = self.requests.synced >= 0 or self.tokens.synced >= 0
             if not learned and ticket.sent > self.decreased_at:  # once per round trip
@@ -285,6 +339,7 @@ class Gate:
                 self.window = max(1.0, min(self.window, self.in_flight + 1) / 2)
                 self.decreased_at = now
         elif ok:
+            self.answered = True
             self.window = min(float(self.ceiling), self.window + 1.0 / max(1.0, self.window))
             if completion_tokens is not None:
                 old = self.completion_tokens
@@ -301,18 +356,19 @@ class Gate:
         for bucket, name, after in (  # after: what the sends since this one took
                 (self.requests, "requests", self.seq - ticket.seq - 1),
                 (self.tokens, "tokens", self.sent - ticket.before - ticket.tokens)):
-            limit, remaining = _header(headers, f"x-ratelimit-limit-{name}"), \
+            limit_text, remaining_text = _header(headers, f"x-ratelimit-limit-{name}"), \
                 _header(headers, f"x-ratelimit-remaining-{name}")
-            if limit is None or remaining is None:
+            if limit_text is None or remaining_text is None:
                 if answered and bucket.synced >= 0 and ticket.seq > bucket.synced:
                     bucket.forget()
                 continue
-            try:
-                bucket.learn(float(limit), float(remaining),
-                             parse_reset(_header(headers, f"x-ratelimit-reset-{name}")),
-                             ticket.sent, after, ticket.seq, now)
-            except ValueError:
-                continue
+            limit, remaining = number(limit_text), number(remaining_text)
+            if limit is None or remaining is None or not limit > 0 or remaining < 0:
+                continue  # impossible values (not a number, infinite, negative): ignored
+            self.reported = True
+            bucket.learn(limit, remaining,
+                         parse_reset(_header(headers, f"x-ratelimit-reset-{name}")),
+                         ticket.sent, after, ticket.seq, now)
 
     def held(self) -> float | None:
         """The requests per minute the gate aims at (``None``: no limit known)."""

@@ -6,8 +6,9 @@ Each executed copy ``<name>.ipynb`` becomes ``<name>.html`` (nbconvert's HTML ex
 styles inline). ``index.html`` lists the folder's runs (from their ``.run.json``
 records): status, the parameters that differ from the defaults, backend, judge models,
 commit, the headline numbers, a link to the notebook's page, and the run's saved PNG
-figures (``figures/<study>/``, relative links). Send the folder and the reader opens
-``index.html``.
+figures (``figures/<study>/``, relative links, only to files inside the folder). A
+record that is not sound is named on the page instead of its section. Send the folder
+and the reader opens ``index.html``.
 """
 
 from __future__ import annotations
@@ -17,7 +18,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from workbench.notebook._runs import RECORD_SUFFIX, flat_numbers
+from workbench.notebook._runs import (
+    RECORD_SUFFIX,
+    flat_numbers,
+    inside,
+    read_json,
+    record_problem,
+)
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 72em; color: #222; }
@@ -59,7 +66,7 @@ def _table(rows: list[tuple[str, Any]]) -> str:
 
 def _section(folder: Path, rec: dict[str, Any]) -> str:
     name = rec.get("notebook", "?")
-    status = rec.get("status", "?")
+    status = rec.get("status") or "?"
     parts = [f"<h2 id='{html.escape(name)}'>{html.escape(name)} "
              f"<span class='{html.escape(status)}'>{html.escape(status)}</span></h2>"]
     if rec.get("error"):
@@ -84,6 +91,8 @@ def _section(folder: Path, rec: dict[str, Any]) -> str:
     studies = rec.get("study")
     for study in [studies] if isinstance(studies, str) else (studies or []):
         for png in sorted((folder / "figures" / study).glob("*.png")):
+            if not inside(folder, png):  # a link out of the run folder
+                continue
             rel = png.relative_to(folder).as_posix()
             parts.append(f"<figure><a href='{html.escape(rel)}'><img src='{html.escape(rel)}' "
                          f"alt='{html.escape(png.stem)}'></a><figcaption>{html.escape(rel)}"
@@ -97,15 +106,20 @@ def write_page(folder: Path, *, notebooks: bool = True) -> Path:
     folder = Path(folder)
     for notebook in sorted(folder.glob("*.ipynb")) if notebooks else ():
         notebook_page(notebook)
-    records = []
+    records, odd = [], []
     for path in sorted(folder.glob(f"*{RECORD_SUFFIX}")):
-        try:
-            records.append(json.loads(path.read_text(encoding="utf-8")))
-        except (OSError, ValueError):
-            continue
+        rec, why = read_json(path)
+        why = why or record_problem(rec)
+        if why:
+            odd.append(f"<li><code>{html.escape(path.name)}</code>: {html.escape(why)}</li>")
+        else:
+            records.append(rec)
     toc = "".join(f"<li><a href='#{html.escape(r['notebook'])}'>{html.escape(r['notebook'])}</a>"
-                  f" — {html.escape(r.get('status', '?'))}</li>" for r in records)
+                  f" — {html.escape(r.get('status') or '?')}</li>" for r in records)
     body = "\n".join(_section(folder, r) for r in records)
+    if odd:
+        body += ("<h2>Records not shown</h2><p class=failed>These run records are not "
+                 "sound (tampered with, or half written):</p><ul>" + "".join(odd) + "</ul>")
     index = folder / "index.html"
     index.write_text(
         "<!DOCTYPE html><html lang=en><head><meta charset=utf-8>"

@@ -335,7 +335,7 @@ def parse_parameters(
         try:
             value = yaml.safe_load(text)
         except yaml.YAMLError as exc:
-            raise ValueError(f"{label}: not valid YAML ({exc})") from None
+            raise ValueError(f"{label}: not valid YAML ({' '.join(str(exc).split())})") from None
         if not isinstance(value, dict) or not value:
             raise ValueError(f"{label}: expected a YAML mapping such as 'n_batch: 5'")
         bad = [k for k in value if not isinstance(k, str)]

@@ -32,6 +32,9 @@ import pandas as pd
 from workbench import config
 from workbench.notebook._provenance import git_commit
 
+_JSON_TYPES = {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
+               int: "a number", float: "a number", type(None): "null"}
+
 #: Suffix of a notebook's run record in its run folder.
 RECORD_SUFFIX = ".run.json"
 #: Columns of :func:`list_runs`.
@@ -49,19 +52,52 @@ def utc_stamp(moment: _dt.datetime | None = None) -> str:
 
 
 def _models(values: Mapping[str, Any], word: str) -> list[str]:
-    """The model strings of the parameters whose name holds ``word`` and ``model``."""
+    """The model strings of the parameters whose name holds ``word`` and ``model`` (an
+    empty string, "none given", is not a model)."""
     out: list[str] = []
     for name, value in values.items():
         if word in name and "model" in name:
             for v in value if isinstance(value, list | tuple) else [value]:
-                if isinstance(v, str) and v not in out:
+                if isinstance(v, str) and v.strip() and v not in out:
                     out.append(v)
     return out
 
 
-def _backend(values: Mapping[str, Any], headline: Mapping[str, Any]) -> str:
-    if isinstance(headline.get("backend"), str):
-        return headline["backend"]
+def _joined(value: Any) -> str | None:
+    """A backend as recorded (``"sim"``, or a list such as ``["openai", "sim"]``) as one
+    string (``openai+sim``); None when it is neither."""
+    if isinstance(value, str) and value:
+        return value
+    if isinstance(value, list | tuple) and value and all(isinstance(v, str) and v for v in value):
+        return "+".join(sorted(set(value)))
+    return None
+
+
+def _table_backends(folder: Path) -> str | None:
+    """The ``backend`` values of the result tables in ``folder`` (those with the column):
+    where the replies came from, row by row."""
+    found: set[str] = set()
+    for path in sorted(folder.glob("*.csv")):
+        try:
+            column = pd.read_csv(path, usecols=lambda c: c == "backend", dtype=str)
+        except (OSError, ValueError):
+            continue
+        if "backend" in column.columns:
+            found.update(v for v in column["backend"].dropna() if v)
+    return "+".join(sorted(found)) or None
+
+
+def _backend(values: Mapping[str, Any], headline: Mapping[str, Any],
+             tables: Path | None = None) -> str:
+    """Where a run's replies came from: the headline's ``backend`` (a study records the
+    backends of its results or calls), else the ``backend`` column of its result tables,
+    else, a guess, the providers of the models among its parameters."""
+    recorded = _joined(headline.get("backend"))
+    if recorded:
+        return recorded
+    from_tables = _table_backends(tables) if tables is not None and tables.is_dir() else None
+    if from_tables:
+        return from_tables
     models = _models(values, "")
     if not models:
         return "unknown"
@@ -86,7 +122,8 @@ def write_record(out_dir: Path, notebook: str, *, values: Mapping[str, Any],
     for path in sorted(results_root.glob("*/headline.json")):
         if path.stat().st_mtime >= started - 1e-3:
             studies.append(path.parent.name)
-            headline = json.loads(path.read_text(encoding="utf-8"))
+            found, why = read_json(path)  # a kernel killed while writing it: no numbers
+            headline = found if isinstance(found, dict) else {}
     out_dir = Path(out_dir)
     for study in studies:
         for root, kind in ((results_root, "results"), (figures_root, "figures")):
@@ -105,7 +142,9 @@ def write_record(out_dir: Path, notebook: str, *, values: Mapping[str, Any],
         "started": utc_stamp(_dt.datetime.fromtimestamp(started, _dt.UTC)),
         "seconds": round(_dt.datetime.now(_dt.UTC).timestamp() - started, 1),
         "changed": dict(changed), "parameters": dict(values),
-        "backend": _backend(values, headline), "judge_models": _models(values, "judge"),
+        "backend": _backend(values, headline, results_root / studies[0] if len(studies) == 1
+                            else None),
+        "judge_models": _models(values, "judge"),
         "headline": headline, "version": config.__version__, "commit": git_commit(),
         "executed": f"{notebook}.ipynb",
     }
@@ -135,35 +174,111 @@ def flat_numbers(headline: Mapping[str, Any], prefix: str = "") -> dict[str, flo
     return out
 
 
-def _records(runs: Path) -> list[dict[str, Any]]:
-    """Every run record below ``runs``; a JupyterLab session's run folder (no record, a
-    headline with a ``run`` entry) gives one too."""
-    out = []
+def _kind(value: Any) -> str:
+    return _JSON_TYPES.get(type(value), type(value).__name__)
+
+
+def _plain(value: Any) -> bool:
+    try:
+        config.check_name(value, "name")
+    except ValueError:
+        return False
+    return True
+
+
+def record_problem(rec: Any) -> str | None:
+    """Why a run record is not sound (its first wrong field), or None."""
+    if not isinstance(rec, dict):
+        return f"not a run record: {_kind(rec)}, expected an object"
+    if not _plain(rec.get("notebook")):
+        return (f"field 'notebook' is {_kind(rec.get('notebook'))}"
+                + (f" ({rec['notebook']!r})" if isinstance(rec.get("notebook"), str) else "")
+                + ", expected a notebook's name")
+    study = rec.get("study")
+    studies = study if isinstance(study, list) else [] if study is None else [study]
+    if not all(_plain(s) for s in studies):
+        return f"field 'study' is {study!r}, expected a study's name (or a list of them)"
+    for name, kinds, what in (
+            (("changed", "parameters", "headline"), (dict,), "an object"),
+            (("status", "started", "backend", "commit", "error", "version", "executed"),
+             (str,), "a string"),
+            (("judge_models",), (list,), "an array"),
+            (("seconds",), (int, float), "a number")):
+        for field in name:
+            value = rec.get(field)
+            if value is not None and not isinstance(value, kinds):
+                return f"field {field!r} is {_kind(value)}, expected {what}"
+    if not all(isinstance(m, str) for m in rec.get("judge_models") or []):
+        return "field 'judge_models' holds a value that is not a string"
+    return None
+
+
+def read_json(path: Path) -> tuple[Any, str | None]:
+    try:
+        return json.loads(path.read_text(encoding="utf-8")), None
+    except OSError as exc:
+        return None, f"unreadable ({exc.strerror or type(exc).__name__})"
+    except ValueError as exc:
+        return None, f"not JSON ({str(exc).splitlines()[0][:80]})"
+
+
+def read_records(runs: Path) -> tuple[list[dict[str, Any]], list[str]]:
+    """Every sound run record below ``runs`` (a JupyterLab session's run folder, with no
+    record and a headline with a ``run`` entry, gives one too), and one line per file left
+    out: ``<path>: <why>``."""
+    out: list[dict[str, Any]] = []
+    problems: list[str] = []
     for folder in sorted(p for p in runs.glob("*") if p.is_dir()):
         records = sorted(folder.glob(f"*{RECORD_SUFFIX}"))
         for path in records:
-            try:
-                rec = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
+            rec, why = read_json(path)
+            why = why or record_problem(rec)
+            if why:
+                problems.append(f"{path}: {why}; left out")
                 continue
             rec["folder"] = folder
             rec["run"] = folder.name if len(records) == 1 else f"{folder.name}/{rec['notebook']}"
+            # what the study recorded beats a record's guess (records before this fix)
+            rec["backend"] = _joined((rec.get("headline") or {}).get("backend")) or rec.get(
+                "backend")
             out.append(rec)
         if records:
             continue
         for head in sorted(folder.glob("results/*/headline.json")):
-            headline = json.loads(head.read_text(encoding="utf-8"))
+            headline, why = read_json(head)
+            if why is None and not isinstance(headline, dict):
+                why = f"{_kind(headline)}, expected an object"
+            if why:
+                problems.append(f"{head}: {why}; left out")
+                continue
             entry = headline.pop("run", None)
             if not isinstance(entry, dict):
                 continue
-            params = entry.get("parameters", {})
+            params = entry.get("parameters")
+            if not isinstance(params, dict):
+                problems.append(f"{head}: field 'run.parameters' is {_kind(params)}, expected "
+                                "an object; left out")
+                continue
             out.append({"folder": folder, "run": folder.name, "notebook": None,
                         "study": head.parent.name, "status": "session", "started": folder.name[:16],
                         "changed": params, "parameters": params,
-                        "backend": _backend(params, headline),
+                        "backend": _backend(params, headline, head.parent),
                         "judge_models": _models(params, "judge"), "headline": headline,
-                        "commit": entry.get("commit"), "version": entry.get("version")})
-    return out
+                        "commit": _text(entry.get("commit")), "version": _text(entry.get("version"))})
+    return out, problems
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def inside(folder: Path, path: Path) -> bool:
+    """Whether ``path`` (links followed) is inside ``folder``."""
+    try:
+        path.resolve().relative_to(Path(folder).resolve())
+    except (ValueError, OSError):
+        return False
+    return True
 
 
 def _short(values: Mapping[str, Any], limit: int = 3, width: int = 40) -> str:
@@ -174,14 +289,19 @@ def _short(values: Mapping[str, Any], limit: int = 3, width: int = 40) -> str:
     return ", ".join(items[:limit]) + (f", … (+{len(items) - limit})" if len(items) > limit else "")
 
 
-def list_runs(runs_dir: Path | None = None) -> pd.DataFrame:
+def list_runs(runs_dir: Path | None = None, *, problems: list[str] | None = None
+              ) -> pd.DataFrame:
     """One row per recorded run, oldest first: :data:`RUNS_COLUMNS`.
 
     ``changed`` is ``default`` for a run with the notebook's defaults; ``headline``
-    shows its first three numbers (``workbench runs compare`` shows all).
+    shows its first three numbers (``workbench runs compare`` shows all). A record that
+    is not sound is left out, and a line naming it appended to ``problems``.
     """
     rows = []
-    for rec in _records(runs_dir or config.runs_dir()):
+    records, found = read_records(runs_dir or config.runs_dir())
+    if problems is not None:
+        problems.extend(found)
+    for rec in records:
         numbers = {k: round(v, 4) for k, v in flat_numbers(rec.get("headline") or {}).items()}
         rows.append({
             "run": rec["run"], "study": rec.get("study") or rec.get("notebook"),
@@ -194,10 +314,13 @@ def list_runs(runs_dir: Path | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(RUNS_COLUMNS))
 
 
-def find_run(name: str, runs_dir: Path | None = None) -> dict[str, Any]:
+def find_run(name: str, runs_dir: Path | None = None, *,
+             records: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The record of a run named by its ``run`` (folder, or folder/notebook), or by a
-    part of it that only one run has (``s1_judge_methods``, a time stamp prefix)."""
-    records = _records(runs_dir or config.runs_dir())
+    part of it that only one run has (``s1_judge_methods``, a time stamp prefix), among
+    ``records`` (default: those of :func:`read_records`)."""
+    if records is None:
+        records = read_records(runs_dir or config.runs_dir())[0]
     exact = [r for r in records if name in (r["run"], r["folder"].name)]
     found = exact or [r for r in records if name in r["run"]]
     if len(found) == 1:
@@ -209,13 +332,18 @@ def find_run(name: str, runs_dir: Path | None = None) -> dict[str, Any]:
 
 
 def _scores(rec: Mapping[str, Any]) -> pd.DataFrame | None:
+    """The run's ``results/<study>/scores.csv``, only from inside its run folder (a
+    study that is not a plain name, or a link out of the folder, is no table)."""
     study = rec.get("study")
-    if not isinstance(study, str):
+    if not _plain(study):
         return None
     path = rec["folder"] / "results" / study / "scores.csv"
-    if not path.exists():
+    if not path.is_file() or not inside(rec["folder"], path):
         return None
-    frame = pd.read_csv(path, low_memory=False)
+    try:
+        frame = pd.read_csv(path, low_memory=False)
+    except (OSError, ValueError):
+        return None
     return frame if "score" in frame.columns else None
 
 
@@ -251,9 +379,17 @@ def paired_items(a: Mapping[str, Any], b: Mapping[str, Any]) -> pd.DataFrame:
 
 def compare_runs(name_a: str, name_b: str, runs_dir: Path | None = None) -> dict[str, Any]:
     """Two runs side by side: ``a``, ``b`` (their records), ``parameters`` (every value
-    that differs, A and B), ``headline`` (every number: A, B, B - A) and ``paired``
-    (:func:`paired_items`)."""
-    a, b = find_run(name_a, runs_dir), find_run(name_b, runs_dir)
+    that differs, A and B), ``headline`` (every number: A, B, B - A), ``paired``
+    (:func:`paired_items`) and ``problems`` (the records left out, as in
+    :func:`read_records`)."""
+    records, problems = read_records(runs_dir or config.runs_dir())
+    try:
+        a, b = find_run(name_a, records=records), find_run(name_b, records=records)
+    except ValueError as exc:
+        if not problems:
+            raise
+        raise ValueError(f"{exc}; {len(problems)} record(s) left out, the first: "
+                         f"{problems[0]}") from None
     pa, pb = a.get("parameters") or {}, b.get("parameters") or {}
     params = pd.DataFrame(
         [{"parameter": k, "A": json.dumps(pa.get(k), ensure_ascii=False),
@@ -264,4 +400,5 @@ def compare_runs(name_a: str, name_b: str, runs_dir: Path | None = None) -> dict
     heads = pd.DataFrame([{"number": k, "A": ha.get(k, math.nan), "B": hb.get(k, math.nan)}
                           for k in list(dict.fromkeys([*ha, *hb]))], columns=["number", "A", "B"])
     heads["B - A"] = heads["B"] - heads["A"]
-    return {"a": a, "b": b, "parameters": params, "headline": heads, "paired": paired_items(a, b)}
+    return {"a": a, "b": b, "parameters": params, "headline": heads,
+            "paired": paired_items(a, b), "problems": problems}

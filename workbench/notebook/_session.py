@@ -27,6 +27,7 @@ from workbench import config
 from workbench.config import check_name, figures_dir, results_dir
 from workbench.notebook._params import changed_parameters, notebook_parameters, parameter_defaults
 from workbench.notebook._provenance import new_run_dir, run_record
+from workbench.notebook._replays import tally_replays_per_cell
 
 #: pandas display options set by ``setup`` (tables in notebooks are short and rounded).
 PANDAS_OPTIONS = {
@@ -90,7 +91,8 @@ def setup(
     Sets the matplotlib style (``workbench.plots.use_style``: fonts with a Japanese
     fallback, deterministic SVG ids; the backend is left alone, so the same cell works
     inline in JupyterLab and under ``MPLBACKEND=Agg``), pandas display options
-    (``PANDAS_OPTIONS``), quiets litellm's logging, and optionally sets the LLM cache.
+    (``PANDAS_OPTIONS``), quiets litellm's logging, prints the cache's replay line once
+    per cell under IPython (``_replays``), and optionally sets the LLM cache.
     Progress bars are per call (``complete_many(..., progress=...)``); they use
     ``tqdm.auto`` and so render as widgets in JupyterLab.
 
@@ -150,6 +152,7 @@ def setup(
     from workbench import plots  # matplotlib only for sessions, not for `workbench run`
 
     plots.use_style()
+    tally_replays_per_cell()
     for key, value in PANDAS_OPTIONS.items():
         pd.set_option(key, value)
     _silence_providers()

@@ -38,15 +38,19 @@ from workbench.plots._figure import (
     save_figure,
     use_style,
 )
+from workbench.plots._names import DISPLAY_NAMES, display_name
+from workbench.plots._rows import plot_weakness_map, plot_width_ratio, wrap_label
 
 __all__ = [
     "CJK_FONT",
+    "DISPLAY_NAMES",
     "FORMATS",
     "PNG_DPI",
     "SIM_LABEL",
     "STYLE",
     "SVG_HASHSALT",
     "add_sim_label",
+    "display_name",
     "has_sim_label",
     "plot_bars",
     "plot_correlations",
@@ -54,7 +58,10 @@ __all__ = [
     "plot_estimates",
     "plot_heatmap",
     "plot_scatter_matrix",
+    "plot_weakness_map",
+    "plot_width_ratio",
     "register_fonts",
     "save_figure",
     "use_style",
+    "wrap_label",
 ]

@@ -22,6 +22,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 
 from workbench.plots._figure import ensure_cjk_fallback, mark_backends
+from workbench.plots._names import display_name
 
 
 def require(data: Any, columns: Sequence[str | None], where: str) -> None:
@@ -63,7 +64,8 @@ def finish(ax: Axes, data: pd.DataFrame, *, title: str | None, hue: str | None =
     if title:
         ax.set_title(title)
     if hue:
-        ax.legend(title=hue, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small")
+        ax.legend(title=display_name(hue), loc="upper left", bbox_to_anchor=(1.0, 1.0),
+                  fontsize="small")
     mark_backends(ax, data)
     return ax
 
@@ -252,7 +254,7 @@ def plot_estimates(
             hi = part[ci_high].to_numpy(dtype=float)
             ok = np.isfinite(lo) & np.isfinite(hi)
             ax.hlines(pos[ok], lo[ok], hi[ok], color=color, linewidth=1.6)
-        label = None if level is None else str(level)
+        label = None if level is None else display_name(level)
         ax.plot(est, pos, "o", color=color, markersize=5, label=label)
     if reference is not None:
         ax.axvline(reference, color="0.4", linestyle="--", linewidth=0.9, zorder=0)

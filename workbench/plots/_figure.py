@@ -21,6 +21,10 @@ from workbench.config import check_name, figures_dir
 
 #: Text written on every figure made from simulated results (DESIGN §3).
 SIM_LABEL = "simulated judges"
+#: Size (points) and colour of that text: big and dark enough to be read at a glance (not
+#: bold: IPAexGothic, the CJK fallback, has no bold face, and matplotlib warns on stderr).
+SIM_FONTSIZE = 9
+SIM_COLOR = "0.1"
 #: ``gid`` of that text, to find it again (idempotent marking, tests).
 SIM_GID = "workbench-simulated-judges"
 #: Japanese fallback font shipped by the japanize-matplotlib package.
@@ -133,8 +137,8 @@ def add_sim_label(fig_or_ax: Any) -> Any:
         SIM_LABEL,
         ha="right",
         va="top",
-        fontsize=7,
-        color="0.35",
+        fontsize=SIM_FONTSIZE,
+        color=SIM_COLOR,
         gid=SIM_GID,
     )
 

@@ -12,7 +12,9 @@ bias-corrected ranking         :func:`bradley_terry`, :func:`length_controlled_w
 selective judging              :func:`calibrate_threshold`, :func:`selective_report`,
                                :func:`clopper_pearson_upper` (Jung et al. 2024)
 a user's judge table           :func:`pairwise_leaderboard`, :func:`judge_correlations`,
-                               :func:`pairwise_bradley_terry`, :func:`human_ceiling`,
+                               :func:`pairwise_bradley_terry`, :func:`pairwise_position`,
+                               :func:`pairwise_systems`,
+                               :func:`human_ceiling`,
                                :func:`judge_alt_test`, :func:`judge_ppi`,
                                :func:`judge_selective`, :func:`qualification_tables`
                                (written as a report by
@@ -47,11 +49,15 @@ from workbench.qualify._tables import (
     human_reference,
     judge_alt_test,
     judge_correlations,
-    judge_ppi,
-    judge_selective,
     table_kind,
 )
-from workbench.qualify._tables_pairwise import pairwise_bradley_terry, pairwise_leaderboard
+from workbench.qualify._tables_pairwise import (
+    pairwise_bradley_terry,
+    pairwise_leaderboard,
+    pairwise_position,
+)
+from workbench.qualify._tables_ppi import judge_ppi, judge_selective
+from workbench.qualify._tables_systems import pairwise_systems
 
 __all__ = [
     "AGGREGATES",
@@ -75,6 +81,8 @@ __all__ = [
     "length_controlled_win_rate",
     "pairwise_bradley_terry",
     "pairwise_leaderboard",
+    "pairwise_position",
+    "pairwise_systems",
     "ppi_mean",
     "ppi_mean_intervals",
     "ppi_simulation",

@@ -47,6 +47,13 @@ def _spearman(x: np.ndarray, y: np.ndarray) -> float:
     return float(sps.spearmanr(x, y).statistic)
 
 
+def _kendall(x: np.ndarray, y: np.ndarray) -> float:
+    """:func:`scipy.stats.kendalltau` (tau-b; NaN below 3 items or for a constant side)."""
+    if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return np.nan
+    return float(sps.kendalltau(x, y).statistic)
+
+
 def _kappa(x: np.ndarray, y: np.ndarray) -> float:
     """Unweighted Cohen's kappa (``workbench.stats``' estimate)."""
     return kappa_from_labels(x, y)["estimate"]
@@ -61,6 +68,7 @@ def _accuracy(x: np.ndarray, y: np.ndarray) -> float:
 #: each other rater in turn (then averaged).
 MEASURES: dict[str, tuple[Callable[[np.ndarray, np.ndarray], float], str]] = {
     "pearson": (_pearson, "numeric"), "spearman": (_spearman, "numeric"),
+    "kendall": (_kendall, "numeric"),
     "cohen_kappa": (_kappa, "nominal"), "accuracy": (_accuracy, "nominal"),
 }
 

@@ -16,10 +16,14 @@ from workbench.qualify._tables import (
     human_ceiling,
     judge_alt_test,
     judge_correlations,
-    judge_ppi,
-    judge_selective,
 )
-from workbench.qualify._tables_pairwise import pairwise_bradley_terry, pairwise_leaderboard
+from workbench.qualify._tables_pairwise import (
+    pairwise_bradley_terry,
+    pairwise_leaderboard,
+    pairwise_position,
+)
+from workbench.qualify._tables_ppi import judge_ppi, judge_selective
+from workbench.qualify._tables_systems import pairwise_systems
 
 __all__ = ["qualification_tables", "summary_of"]
 
@@ -55,39 +59,63 @@ def summary_of(table: pd.DataFrame, kind: str) -> pd.DataFrame:
 
 def _weakest(kind: str, board: pd.DataFrame | None, corr: pd.DataFrame | None,
              by: str | None) -> pd.DataFrame:
+    """Per judge (pointwise: and dimension and method), the three groups where it does
+    worst; ``level`` names what one estimate is over."""
     rows = []
     if kind == "pairwise" and board is not None and by:
         measure = "accuracy_both" if board["accuracy_both"].notna().any() else "accuracy_order0"
         for judge, part in board[board[by] != "all"].groupby("judge", sort=False):
             worst = part.nsmallest(min(3, len(part)), measure)
-            rows += [{"judge": judge, "scope": f"{by} {w}", "measure": measure, "estimate": v,
-                      "n": n} for w, v, n in zip(worst[by], worst[measure], worst["n"],
-                                                 strict=True)]
+            rows += [{"judge": judge, "dimension": "", "scope": f"{by} {w}", "measure": measure,
+                      "level": f"items of one {by}", "estimate": v, "n": n}
+                     for w, v, n in zip(worst[by], worst[measure], worst["n"], strict=True)]
     if kind == "pointwise" and corr is not None and "per_group" in set(corr["level"]):
         part = corr[corr["level"] == "per_group"].dropna(subset=["estimate"])
-        for judge, g in part.groupby("judge", sort=False):
+        part = part[part[by].notna()] if by in part else part.iloc[0:0]
+        for (judge, dim, method), g in part.groupby(["judge", "dimension", "method"],
+                                                    sort=False):
             worst = g.nsmallest(min(3, len(g)), "estimate")
-            rows += [{"judge": judge, "scope": f"{by} {w}", "measure": g["method"].iloc[0],
-                      "estimate": v, "n": n} for w, v, n in zip(worst[by], worst["estimate"],
-                                                             worst["n"], strict=True)]
-    return pd.DataFrame(rows, columns=["judge", "scope", "measure", "estimate", "n"])
+            rows += [{"judge": judge, "dimension": dim, "scope": f"{by} {w}", "measure": method,
+                      "level": f"units of one {by}", "estimate": v, "n": n}
+                     for w, v, n in zip(worst[by], worst["estimate"], worst["n"], strict=True)]
+    return pd.DataFrame(rows, columns=["judge", "dimension", "scope", "measure", "level",
+                                       "estimate", "n"])
+
+
+def _ppi_runs(table: pd.DataFrame, kind: str, names: list[str], skipped: list, **kwargs
+              ) -> list[dict]:
+    """:func:`judge_ppi` per judge (pointwise: and each dimension it scores)."""
+    out = []
+    for j in names:
+        dims = ([None] if kind == "pairwise" else
+                list(dict.fromkeys(table.loc[table["judge"] == j, "dimension"])))
+        for d in dims:
+            what = f"PPI ({j}{'' if d in (None, '') else ', ' + d})"
+            res = _try(skipped, what, judge_ppi, table, judge=j, dimension=d, **kwargs)
+            if res is not None:
+                out.append(res)
+    return out
 
 
 def qualification_tables(table: pd.DataFrame, *, by: str | None = "group",
                          judge: str | Sequence[str] | None = None, method: str = "kendall",
                          n_boot: int = 1000, n_rep: int = 200, epsilon: float = 0.2,
-                         rng: int = 0, sections: Sequence[str] | None = None
-                         ) -> dict[str, pd.DataFrame]:
+                         rng: int = 0, sections: Sequence[str] | None = None,
+                         target_width: float | None = None,
+                         target_labels: int | None = None) -> dict[str, pd.DataFrame]:
     """Every table of the qualification report, without writing anything.
 
     ``sections`` limits the work to some of ``agreement`` (leaderboard or
     correlations), ``bradley_terry``, ``selective``, ``ceiling``, ``alt_test``, ``ppi``
-    (default: all).
+    (default: all). ``target_width`` / ``target_labels``: the PPI target
+    (:func:`judge_ppi`); the human ceiling uses ``method`` (``pearson`` when ``all``).
 
     Returns
     -------
     dict of DataFrame
-        ``summary``; pairwise: ``leaderboard``, ``bradley_terry``, ``selective``;
+        ``summary``; pairwise: ``leaderboard``, ``position`` (flip rate and first-position
+        preference), ``system_ranking`` and ``head_to_head`` (with ``system_a``/``_b``),
+        ``bradley_terry``, ``selective``;
         pointwise: ``correlations``; both: ``ceiling``, ``alt_test``, ``ppi_simulation``,
         ``ppi_needed``, ``weakest``, ``skipped`` (section, reason: what the table could not
         support). A section that could not be computed is absent (and in ``skipped``).
@@ -114,6 +142,15 @@ def qualification_tables(table: pd.DataFrame, *, by: str | None = "group",
             results["bradley_terry"] = _concat([_try(skipped, f"Bradley-Terry ({j})",
                                                      pairwise_bradley_terry, table, judge=j)
                                                 for j in names])
+        if want("agreement"):
+            results["position"] = _try(skipped, "position", pairwise_position, table,
+                                       judge=judges)
+        if want("agreement") and {"system_a", "system_b"} <= set(table.columns):
+            systems = _try(skipped, "system ranking", pairwise_systems, table, judge=judges,
+                           n_boot=n_boot, rng=rng)
+            if systems is not None:
+                results["system_ranking"] = systems["ranking"]
+                results["head_to_head"] = systems["head_to_head"]
         if want("selective"):
             results["selective"] = _concat([_try(skipped, f"selective judging ({j})",
                                                  judge_selective, table, judge=j)
@@ -133,14 +170,15 @@ def qualification_tables(table: pd.DataFrame, *, by: str | None = "group",
                              method=method, level="per_group", by=where, judge=judges))
         results["correlations"] = _concat(corr)
     if want("ceiling"):
+        measure = None if kind == "pairwise" else ("pearson" if method == "all" else method)
         results["ceiling"] = _try(skipped, "human ceiling", human_ceiling, table,
-                                  n_boot=n_boot, rng=rng)
+                                  measure=measure, n_boot=n_boot, rng=rng)
     if want("alt_test"):
         results["alt_test"] = _try(skipped, "alternative annotator test", judge_alt_test,
                                    table, judge=judges, epsilon=epsilon)
     if want("ppi"):
-        ppis = [p for p in (_try(skipped, f"PPI ({j})", judge_ppi, table, judge=j,
-                                 n_rep=n_rep, rng=rng) for j in names) if p is not None]
+        ppis = _ppi_runs(table, kind, names, skipped, n_rep=n_rep, rng=rng, width=target_width,
+                         target_labels=target_labels)
         results["ppi_simulation"] = _concat([p["simulation"] for p in ppis])
         results["ppi_needed"] = _concat([p["needed"] for p in ppis])
     weak_by = by if kind == "pairwise" or by else (

@@ -4,7 +4,8 @@ A pairwise table gives :func:`~workbench.qualify._tables_pairwise.pairwise_leade
 (accuracy in each order, in both orders, consistency, kappa; per group and overall) and
 :func:`~workbench.qualify._tables_pairwise.pairwise_bradley_terry`; a pointwise table gives :func:`judge_correlations` (pooled, per group, mean of groups and
 system level). Both give :func:`human_ceiling`, :func:`judge_alt_test`,
-:func:`judge_ppi` and (with ``confidence``) :func:`judge_selective`. Each says plainly
+:func:`~workbench.qualify._tables_ppi.judge_ppi` and (with ``confidence``)
+:func:`~workbench.qualify._tables_ppi.judge_selective`. Each says plainly
 when the table cannot support it (one rater, no labels, one order only).
 
 The human reference of a unit (pairwise: an item; pointwise: an item x system x
@@ -27,13 +28,12 @@ import pandas as pd
 
 from workbench.datasets._long import validate_pairwise, validate_pointwise
 from workbench.qualify._agreement import alt_test, leave_one_out_agreement
-from workbench.qualify._ppi import labels_needed, ppi_mean, ppi_simulation
-from workbench.qualify._selective import selective_report
+from workbench.qualify._system_level import system_level
 from workbench.stats import correlate
 from workbench.stats._columns import tidy
 
 __all__ = ["human_ceiling", "human_reference", "judge_alt_test", "judge_correlations",
-           "judge_ppi", "judge_selective", "table_kind"]
+           "spread_over_dimensions", "table_kind"]
 
 _UNIT = {"pairwise": ["item_id"], "pointwise": ["item_id", "system", "dimension"]}
 _WIN = {"A": 1.0, "tie": 0.5, "B": 0.0}
@@ -50,7 +50,26 @@ def table_kind(table: pd.DataFrame) -> str:
 
 def _validated(table: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     kind = table_kind(table)
-    return (validate_pairwise(table) if kind == "pairwise" else validate_pointwise(table)), kind
+    if kind == "pairwise":
+        return validate_pairwise(table), kind
+    return spread_over_dimensions(validate_pointwise(table)), kind
+
+
+def spread_over_dimensions(table: pd.DataFrame) -> pd.DataFrame:
+    """A pointwise table whose people score dimensions (coherence, fluency ...) and whose
+    judge rows name none (``dimension`` ``""``: a metric such as BLEU): each such judge row
+    is compared with every human dimension, as if given once per dimension; other tables
+    are returned as they are."""
+    people = table[(table["annotator"] != "")
+                   | (table["label"].notna() if "label" in table else False)]
+    dims = list(dict.fromkeys(people["dimension"]))
+    blank = (table["judge"] != "") & (table["dimension"] == "")
+    if not blank.any() or "" in dims or not dims:
+        return table
+    spread = [table[blank].assign(dimension=d) for d in dims]
+    out = pd.concat([table[~blank], *spread], ignore_index=True)
+    out.attrs.update(table.attrs)
+    return out
 
 
 def _judges(table: pd.DataFrame, judge: str | Sequence[str] | None) -> list[str]:
@@ -131,12 +150,14 @@ def judge_correlations(table: pd.DataFrame, *, method: str = "kendall",
         ``pooled`` (all units), ``per_group`` and ``per_group_mean`` (per ``by`` group,
         then their mean: with ``by="item_id"`` the mean of per-item correlations across
         systems), ``system`` (the correlation of the per-system means over the units
-        scored by both).
+        scored by both; its p-value is a permutation test over the systems' orderings,
+        exact for up to 8 systems, and it has an interval only from 10 systems on:
+        :func:`~workbench.qualify._system_level.system_level`).
     by : str, optional
         The groups for ``per_group`` / ``per_group_mean``.
     n_boot, rng
         Bootstrap CIs (:func:`workbench.stats.correlate`) of the unit-level rows; the
-        system level, over a handful of systems, always gets the Fisher-z interval.
+        system level never gets a bootstrap over its handful of systems.
 
     Returns
     -------
@@ -178,10 +199,9 @@ def judge_correlations(table: pd.DataFrame, *, method: str = "kendall",
         if means["system"].nunique() < 3:
             raise ValueError(f"system-level correlation needs at least 3 systems, the table has "
                              f"{means['system'].nunique()} (map a system column)")
-        # a handful of systems: the Fisher-z interval, not a bootstrap of the systems
         res = correlate(means, x="score", y="human", method=method, level="pooled",
                         split=["judge", "dimension"])
-        frames.append(res.assign(level="system"))
+        frames.append(system_level(res, means))
     keys = ["judge", "dimension"] + ([by] if by else [])
     return tidy(pd.concat(frames, ignore_index=True), keys=keys)
 
@@ -209,15 +229,22 @@ def _two_raters(people: pd.DataFrame, what: str) -> None:
                          "no human ceiling to compare with")
 
 
-def _by_dimension(table: pd.DataFrame, kind: str, what: str
+def _by_dimension(table: pd.DataFrame, kind: str, what: str, least: int = 2
                   ) -> Iterator[tuple[str, pd.DataFrame, pd.DataFrame, pd.DataFrame]]:
     """Per dimension (pairwise: one, ``""``): the dimension, its rows, and its humans and
-    judges wide (:func:`_wide`), with at least two annotators for ``what``."""
+    judges wide (:func:`_wide`), with at least ``least`` annotators for ``what``."""
     dims = [""] if kind == "pairwise" else list(dict.fromkeys(table["dimension"]))
     for dim in dims:
         part = table if kind == "pairwise" else table[table["dimension"] == dim]
         people, judges = _wide(part, kind)
+        if part["annotator"].eq("").all():
+            continue  # a dimension only judges score: nothing to compare with
         _two_raters(people, what)
+        if people.shape[1] < least:
+            raise ValueError(f"{what} needs at least {least} annotators; the table has "
+                             f"{people.shape[1]}{' on ' + repr(dim) if dim else ''}: leaving "
+                             "one of two out leaves one, so a judge can only win (1) or lose "
+                             "(0) against each: no verdict")
         yield dim, part, people, judges
 
 
@@ -226,7 +253,8 @@ def human_ceiling(table: pd.DataFrame, *, measure: str | None = None, n_boot: in
     """Each judge's agreement with the annotators beside the annotators' own (leave one
     rater out, :func:`leave_one_out_agreement`); per dimension for pointwise tables.
 
-    ``measure`` defaults to ``cohen_kappa`` (pairwise) or ``pearson`` (pointwise).
+    ``measure`` defaults to ``cohen_kappa`` (pairwise) or ``pearson`` (pointwise); the
+    report passes its correlation method (``kendall`` ...), so one method runs through it.
 
     Raises
     ------
@@ -239,6 +267,9 @@ def human_ceiling(table: pd.DataFrame, *, measure: str | None = None, n_boot: in
     for dim, _part, people, judges in _by_dimension(table, kind, "the human ceiling"):
         out = leave_one_out_agreement(people, judges, measure=measure, n_boot=n_boot, rng=rng)
         frames.append(out.assign(dimension=dim) if kind == "pointwise" else out)
+    if not frames:
+        raise ValueError("the human ceiling needs annotator rows (people's own labels, at "
+                         "least 2 annotators); a label column alone has none")
     return pd.concat(frames, ignore_index=True)
 
 
@@ -262,16 +293,18 @@ def judge_alt_test(table: pd.DataFrame, *, judge: str | Sequence[str] | None = N
     Raises
     ------
     ValueError
-        With fewer than two annotators, or when no annotator labelled ``min_items``
-        items that another annotator also labelled.
+        With fewer than three annotators (with two, leaving one out leaves one other, so
+        each annotator's winning rate is only 0 or 1), or when no annotator labelled
+        ``min_items`` items that another annotator also labelled.
     """
     table, kind = _validated(table)
     metric = "accuracy" if kind == "pairwise" else "neg_rmse"
     rows = []
-    for dim, part, people, judges in _by_dimension(table, kind, "the alternative annotator test"):
+    for dim, part, people, judges in _by_dimension(table, kind, "the alternative annotator test",
+                                                   least=3):
         if standardize and kind == "pointwise":
             people, judges = _zscores(people), _zscores(judges)
-        for name in _judges(part, judge):
+        for name in [n for n in _judges(table, judge) if n in set(part["judge"])]:
             per, summary = alt_test(people, judges[name].to_numpy(), epsilon=epsilon,
                                     alpha=alpha, metric=metric, min_items=min_items)
             if not len(per):
@@ -280,6 +313,9 @@ def judge_alt_test(table: pd.DataFrame, *, judge: str | Sequence[str] | None = N
                                  "only knowingly: the paper asks for at least 30)")
             rows.append({"judge": name, **({"dimension": dim} if kind == "pointwise" else {}),
                          **summary})
+    if not rows:
+        raise ValueError("the alternative annotator test needs annotator rows (people's own "
+                         "labels, at least 3 annotators); a label column alone has none")
     return pd.DataFrame(rows)
 
 
@@ -287,91 +323,3 @@ def _zscores(wide: pd.DataFrame) -> pd.DataFrame:
     """Each column as z-scores over its present values (a constant column: 0)."""
     sd = wide.std(ddof=0).replace(0, 1)
     return (wide - wide.mean()) / sd
-
-
-def _numeric_pairs(table: pd.DataFrame, kind: str, judge: str) -> pd.DataFrame:
-    """Per unit: ``y`` (human, numeric; pairwise: A=1, tie=0.5, B=0) and ``yhat``."""
-    ref = human_reference(table)
-    unit = _UNIT[kind]
-    rows = table[table["judge"] == judge]
-    if kind == "pairwise":
-        rows = rows[rows["order"] == 0]
-        yhat = rows.set_index(unit)["verdict"].map(_WIN)
-        y = ref.set_index(unit)["human"].map(_WIN)
-    else:
-        yhat = rows.set_index(unit)["score"]
-        y = ref.set_index(unit)["human"]
-    return pd.DataFrame({"yhat": yhat}).join(y.rename("y"), how="left").dropna(subset=["yhat"])
-
-
-def judge_ppi(table: pd.DataFrame, *, judge: str, sizes: Sequence[int] | None = None,
-              width: float | None = None, n_rep: int = 200, alpha: float = 0.05,
-              rng: np.random.Generator | int | None = 0) -> dict[str, pd.DataFrame]:
-    """How many human labels a prediction-powered estimate of the mean human label needs.
-
-    The units with both the judge's and a human label are the pilot
-    (:func:`ppi_simulation` resamples it); units with only the judge's label make the
-    PPI estimate itself (:func:`ppi_mean`) when there are any. Pairwise verdicts count
-    A = 1, tie = 0.5, B = 0 (the mean is A's win rate); pairwise uses order 0.
-
-    Parameters
-    ----------
-    sizes : list of int, optional
-        Numbers of human labels to simulate (default: 10 sizes from 10 to the pilot's).
-    width : float, optional
-        Target CI width (default: the classical interval's with all pilot labels).
-
-    Returns
-    -------
-    dict
-        ``simulation`` (:func:`ppi_simulation`), ``needed`` (:func:`labels_needed`, the
-        smallest simulated size reaching ``width``), ``estimate`` (:func:`ppi_mean`;
-        empty without unlabelled units).
-
-    Raises
-    ------
-    ValueError
-        When fewer than 10 units have both labels.
-    """
-    table, kind = _validated(table)
-    pairs = _numeric_pairs(table, kind, _judges(table, judge)[0])
-    pilot = pairs.dropna()
-    if len(pilot) < 10:
-        raise ValueError(f"PPI needs at least 10 units with both a judge and a human label; "
-                         f"judge {judge!r} has {len(pilot)}")
-    y, yhat = pilot["y"].to_numpy(float), pilot["yhat"].to_numpy(float)
-    if sizes is None:
-        sizes = sorted({int(round(v)) for v in np.geomspace(10, len(pilot) - 1, 10)})
-    sim = ppi_simulation(y, yhat, list(sizes), n_rep=n_rep, alpha=alpha, rng=rng)
-    if width is None:
-        width = float(2 * 1.959963984540054 * np.std(y, ddof=1) / np.sqrt(len(y)))
-    unlabeled = pairs.loc[pairs["y"].isna(), "yhat"].to_numpy(float)
-    estimate = ppi_mean(y, yhat, unlabeled, alpha=alpha) if len(unlabeled) else pd.DataFrame()
-    return {"simulation": sim.assign(judge=judge), "needed": labels_needed(sim, width).assign(
-        judge=judge, n_pilot=len(pilot)), "estimate": estimate.assign(judge=judge)}
-
-
-def judge_selective(table: pd.DataFrame, *, judge: str, alpha: float = 0.1,
-                    delta: float = 0.1, calibration: float = 0.5,
-                    rng: np.random.Generator | int | None = 0) -> pd.DataFrame:
-    """Selective judging (:func:`selective_report`): abstain below a confidence threshold
-    calibrated on a random ``calibration`` share of the labelled items, report on the rest.
-
-    Raises
-    ------
-    ValueError
-        On a pointwise table, without a ``confidence`` column, or without labels.
-    """
-    table, kind = _validated(table)
-    if kind != "pairwise":
-        raise ValueError("selective judging needs verdicts to be right or wrong: a pairwise table")
-    if "confidence" not in table or table["confidence"].isna().all():
-        raise ValueError("selective judging needs the judge's confidence: map a confidence column")
-    ref = human_reference(table)[["item_id", "human"]]
-    rows = table[(table["judge"] == _judges(table, judge)[0]) & (table["order"] == 0)]
-    rows = rows.merge(ref, on="item_id").dropna(subset=["human", "confidence"])
-    correct = (rows["verdict"] == rows["human"]).to_numpy()
-    gen = np.random.default_rng(rng)
-    cal = gen.random(len(rows)) < calibration
-    return selective_report(rows["confidence"].to_numpy(float), correct, cal, alpha=alpha,
-                            delta=delta).assign(judge=judge)

@@ -23,7 +23,7 @@ from workbench.qualify._tables import _judges, _validated, human_reference
 from workbench.stats import kappa_from_labels, position_consistency
 from workbench.stats._columns import tidy
 
-__all__ = ["pairwise_bradley_terry", "pairwise_leaderboard"]
+__all__ = ["pairwise_bradley_terry", "pairwise_leaderboard", "pairwise_position"]
 
 
 def pairwise_leaderboard(table: pd.DataFrame, *, by: str | Sequence[str] | None = None,
@@ -163,3 +163,70 @@ def pairwise_bradley_terry(table: pd.DataFrame, *, judge: str | None = None,
     out = bradley_terry(d, covariates=used, reference=reference, groups=["item_id"],
                         ci_level=ci_level)
     return out.assign(judge=names[0])
+
+
+def pairwise_position(table: pd.DataFrame, *, judge: str | Sequence[str] | None = None,
+                      ci_level: float = 0.95) -> pd.DataFrame:
+    """How much the order of presentation moves each judge: the flip rate and the
+    first-position preference, with intervals.
+
+    ``flip_rate``: among items with a parsed verdict in both orders, the share whose two
+    verdicts (in order 0's numbering) differ; Wilson interval (Wilson 1927; items are
+    independent). ``first_position``: among the decisive (A/B) verdicts of those items,
+    the share that picks the response shown first (0.5: no preference); an item's two
+    verdicts are not independent, so its Wilson interval takes half the verdicts as the
+    sample size (two per item: a design effect of at most 2, Kish 1965), conservative.
+
+    Returns
+    -------
+    DataFrame
+        One row per judge and measure: ``judge``, ``measure`` (``flip_rate`` |
+        ``first_position``), ``estimate``, ``ci_low``, ``ci_high``, ``ci_level``,
+        ``ci_method``, ``n`` (items; first position: decisive verdicts), ``n_items``.
+
+    Raises
+    ------
+    ValueError
+        When the table holds one presentation order only.
+
+    References
+    ----------
+    Wilson, E. B. (1927). Probable inference, the law of succession, and statistical
+    inference. *JASA* 22(158), 209-212. Kish, L. (1965). *Survey Sampling*. Wiley
+    (the design effect of clustered samples).
+    """
+    from statsmodels.stats.proportion import proportion_confint
+
+    table, kind = _validated(table)
+    if kind != "pairwise":
+        raise ValueError("position needs a pairwise table (verdicts)")
+    if table["order"].nunique() < 2:
+        raise ValueError("position bias needs both presentation orders (order 0 and 1)")
+    rows = []
+    for name in _judges(table, judge):
+        wide = table[table["judge"] == name].pivot_table(
+            index="item_id", columns="order", values="verdict", aggfunc="first")
+        both = wide.reindex(columns=[0, 1]).dropna()
+        n = len(both)
+        if n == 0:
+            raise ValueError(f"judge {name!r}: no item with a parsed verdict in both orders")
+        flips = int((both[0] != both[1]).sum())
+        low, high = proportion_confint(flips, n, alpha=1 - ci_level, method="wilson")
+        rows.append({"judge": name, "measure": "flip_rate", "estimate": flips / n,
+                     "ci_low": low, "ci_high": high, "ci_method": "wilson", "n": n})
+        first = int((both[0] == "A").sum() + (both[1] == "B").sum())
+        decisive = int(both[0].isin(["A", "B"]).sum() + both[1].isin(["A", "B"]).sum())
+        est = low = high = np.nan
+        if decisive:
+            # two verdicts per item: a design effect of at most 2 (Kish 1965), so the
+            # Wilson interval on half the verdicts is conservative, and never of zero width
+            est = first / decisive
+            low, high = proportion_confint(est * decisive / 2, decisive / 2,
+                                           alpha=1 - ci_level, method="wilson")
+        rows.append({"judge": name, "measure": "first_position", "estimate": est,
+                     "ci_low": low, "ci_high": high,
+                     "ci_method": "wilson, effective n = verdicts / 2", "n": decisive})
+    out = pd.DataFrame(rows)
+    out["ci_level"] = ci_level
+    out["n_items"] = out.groupby("judge")["n"].transform("first")
+    return out

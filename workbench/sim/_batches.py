@@ -30,6 +30,8 @@ from typing import Any
 
 from aiohttp import web
 
+from workbench.sim._checks import BadRequest, parse
+
 FINALS = ("completed", "failed", "expired")
 _ENDPOINT = "/v1/chat/completions"
 
@@ -52,6 +54,7 @@ class BatchService:
         self.files: dict[str, dict[str, Any]] = {}
         self.batches: dict[str, dict[str, Any]] = {}
         self.counts: Counter[str] = Counter()
+        self.downloads: Counter[str] = Counter()  # file id -> downloads of its content
         self.answer: Callable[[Any], tuple[int, dict[str, Any]]] | None = None
 
     def routes(self, app: web.Application,
@@ -69,6 +72,7 @@ class BatchService:
     def stats(self) -> dict[str, Any]:
         return {"files_uploaded": self.counts["files"], "created": self.counts["created"],
                 "retrieved": self.counts["retrieved"], "downloaded": self.counts["downloaded"],
+                "downloads_by_file": dict(sorted(self.downloads.items())),
                 "by_status": dict(sorted(Counter(b["status"] for b in self.batches.values()).items()))}
 
     def _add_file(self, data: bytes, filename: str, purpose: str) -> dict[str, Any]:
@@ -96,13 +100,14 @@ class BatchService:
         if found is None:
             return _error(404, "no such file")
         self.counts["downloaded"] += 1
+        self.downloads[request.match_info["file_id"]] += 1
         return web.Response(body=found["data"], content_type="application/octet-stream")
 
     async def create(self, request: web.Request) -> web.Response:
         try:
-            body = await request.json()
-        except ValueError:
-            return _error(400, "request body is not valid JSON")
+            body = parse(await request.read())
+        except BadRequest as exc:
+            return _error(400, str(exc))
         if not isinstance(body, dict) or body.get("input_file_id") not in self.files:
             return _error(400, "input_file_id: no such file")
         if body.get("endpoint") != _ENDPOINT or body.get("completion_window") != "24h":
@@ -201,11 +206,11 @@ def _parse_input(data: bytes) -> tuple[list[dict[str, Any]], list[dict[str, Any]
         if not raw.strip():
             continue
         try:
-            line = json.loads(raw)
+            line = parse(raw)
             ok = (isinstance(line, dict) and isinstance(line.get("custom_id"), str)
                   and line.get("method") == "POST" and line.get("url") == _ENDPOINT
                   and isinstance(line.get("body"), dict))
-        except ValueError:
+        except BadRequest:
             ok = False
         if not ok:
             problems.append({"code": "invalid_json_line", "line": n, "param": None,
@@ -226,9 +231,10 @@ def _public(batch: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in batch.items() if not k.startswith("_")}
 
 
-def error_body(message: str, kind: str, code: str | None = None) -> dict[str, Any]:
+def error_body(message: str, kind: str, code: str | None = None,
+               param: str | None = None) -> dict[str, Any]:
     """An OpenAI-shaped error body (also the sim-server's)."""
-    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
+    return {"error": {"message": message, "type": kind, "param": param, "code": code}}
 
 
 def _error(status: int, message: str) -> web.Response:

@@ -12,7 +12,9 @@ any sane timeout), malformed (truncated) JSON bodies and empty replies (a 200 wh
 ``latency_ms`` first. ``GET /stats`` returns ``{"requests": N, "by_status": {"200": n,
 "429": n, ...}}`` counted since start, plus ``faults`` (injected, by kind),
 ``connections`` (distinct client connections: keep-alive reuse), ``in_flight`` and
-``peak_in_flight``, and ``batches`` (files uploaded, jobs created and retrieved);
+``peak_in_flight``, ``by_endpoint`` (requests per ``METHOD /route``, e.g.
+``GET /v1/batches/{batch_id}``) and ``batches`` (files uploaded, jobs created and
+retrieved, downloads per file);
 ``GET /v1/models`` lists the models. The OpenAI Files and Batch endpoints (upload a
 JSONL, create and retrieve a job, download its output and error files), with
 injected job failures, are in :mod:`workbench.sim._batches`.
@@ -47,12 +49,12 @@ from typing import Any
 
 from aiohttp import web
 
+from workbench.sim import _checks
 from workbench.sim._batches import FINALS, BatchService, error_body
 from workbench.sim._quota import Limiter, Quota
 
 MODEL_PREFIX = "sim-"
 HANG_S = 3600.0
-_ROLES = ("system", "user", "assistant")
 _FAULTS = ("rate_limit", "server_error", "timeout", "malformed", "empty")
 
 
@@ -84,8 +86,9 @@ class FaultRates:
         return None
 
 
-def _error(status: int, message: str, kind: str, code: str | None = None) -> web.Response:
-    return web.json_response(error_body(message, kind, code), status=status)
+def _error(status: int, message: str, kind: str, code: str | None = None,
+           param: str | None = None) -> web.Response:
+    return web.json_response(error_body(message, kind, code, param), status=status)
 
 
 #: Servers the sim-server can behave like: ``openai`` (the API as documented) or
@@ -116,9 +119,18 @@ class SimServer:
         self.peers: set = set()
         self.batches = batches or BatchService(seed=seed)
         self.quota = Limiter(quota) if quota is not None and quota.active else None
+        self.by_endpoint: Counter[str] = Counter()
+
+    @web.middleware
+    async def _count_endpoint(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        resource = request.match_info.route.resource
+        path = resource.canonical if resource is not None else "(no route)"
+        self.by_endpoint[f"{request.method} {path}"] += 1
+        return await handler(request)
 
     def app(self) -> web.Application:
-        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app = web.Application(client_max_size=64 * 1024 * 1024,
+                              middlewares=[self._count_endpoint])
         app.router.add_post("/v1/chat/completions", self.chat)
         app.router.add_post("/chat/completions", self.chat)
         app.router.add_get("/v1/models", self.models)
@@ -133,6 +145,7 @@ class SimServer:
                                   "connections": len(self.peers),
                                   "in_flight": self.in_flight,
                                   "peak_in_flight": self.peak_in_flight,
+                                  "by_endpoint": dict(sorted(self.by_endpoint.items())),
                                   "batches": self.batches.stats(),
                                   "quota": self.quota.stats() if self.quota else None})
 
@@ -172,13 +185,10 @@ class SimServer:
 
     async def _answer(self, request: web.Request, fault: str | None) -> web.Response:
         try:
-            body = await request.json()
-        except (ValueError, UnicodeDecodeError):
-            return _error(400, "request body is not valid JSON", "invalid_request_error")
-        problem = _check_body(body)
-        if problem is not None:
-            status, message, code = problem
-            return _error(status, message, "invalid_request_error", code)
+            body = _checks.parse(await request.read())
+            _checks.check(body)
+        except _checks.BadRequest as exc:
+            return _error(400, str(exc), "invalid_request_error", exc.code, exc.param)
         form = body.get("response_format")
         if self.mimic == "llamacpp" and isinstance(form, dict) and form.get("type") == "json_schema":
             # what llama.cpp's server answers to the standard form (it wants json_object + schema)
@@ -231,16 +241,16 @@ class SimServer:
 def answer_body(body: Any) -> tuple[int, dict[str, Any]]:
     """``(status, JSON body)`` answering one chat request body: validation, then
     :func:`chat_payload` (the batch jobs' answers)."""
-    problem = _check_body(body)
-    if problem is not None:
-        status, message, code = problem
-        return status, error_body(message, "invalid_request_error", code)
+    try:
+        _checks.check(body)
+    except _checks.BadRequest as exc:
+        return 400, error_body(str(exc), "invalid_request_error", exc.code, exc.param)
     return chat_payload(body)
 
 
 def chat_payload(body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     """``(status, JSON body)`` of the answer to a chat request that passed
-    :func:`_check_body` (no fault injected): shared by the chat and batch endpoints."""
+    :func:`workbench.sim._checks.check` (no fault injected): shared by the chat and batch endpoints."""
     from workbench.sim import engine
 
     model = body["model"]
@@ -276,32 +286,6 @@ def chat_payload(body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
                   "total_tokens": reply.prompt_tokens + reply.completion_tokens},
     }
     return 200, payload
-
-
-def _check_body(body: Any) -> tuple[int, str, str | None] | None:
-    """Validate an OpenAI chat request like the real API: ``(status, message, code)``."""
-    if not isinstance(body, dict):
-        return 400, "request body must be a JSON object", None
-    model = body.get("model")
-    if not isinstance(model, str) or not model:
-        return 400, "you must provide a model parameter", "missing_required_parameter"
-    messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
-        return 400, "'messages' must be a non-empty array", "invalid_value"
-    for i, message in enumerate(messages):
-        if not isinstance(message, dict) or message.get("role") not in _ROLES:
-            return 400, f"messages[{i}]: expected a role in {', '.join(_ROLES)}", "invalid_value"
-        if not isinstance(message.get("content"), str | list):
-            return 400, f"messages[{i}].content must be a string", "invalid_type"
-    temperature = body.get("temperature")
-    if temperature is not None and (not isinstance(temperature, int | float)
-                                    or not 0 <= temperature <= 2):
-        return 400, f"temperature={temperature!r}: expected a number in [0, 2]", "invalid_value"
-    if body.get("stream"):
-        return 400, "streaming is not supported by the sim-server", "unsupported_parameter"
-    if body.get("n") not in (None, 1):
-        return 400, "only n=1 is supported by the sim-server", "unsupported_parameter"
-    return None
 
 
 async def start(server: SimServer, *, host: str = "127.0.0.1",

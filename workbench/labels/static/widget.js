@@ -1,6 +1,8 @@
 // The labelling widget's view (anywidget ESM). It shows one task, blinded: the question and
-// the answer(s) only -- no model name, no judge verdict. Keys: 1-9 pick a score, Enter
-// sends it; for a pair, 1 / ArrowLeft = left, 2 / ArrowRight = right, 0 / t = tie.
+// the answer(s) only -- no model name, no judge verdict -- under the study's guideline (the
+// criterion, the meaning of each score or of "better"), and the item's opaque name.
+// Keys: 1-9 pick a score, Enter sends it; for a pair, 1 / ArrowLeft = left,
+// 2 / ArrowRight = right, 0 / t = tie.
 // Keys typed into the rationale box are left alone (Esc leaves the box).
 function el(tag, cls, text) {
   const node = document.createElement(tag);
@@ -28,15 +30,43 @@ function render({ model, el: root }) {
     });
   }
 
+  function guideline(kind) {
+    // the criterion and what each answer means, with every task
+    const guide = model.get("guide") || {};
+    const anchors = Object.entries(guide.anchors || {});
+    if (!guide.text && !anchors.length && !guide.better) return;
+    const wrap = el("details", "wb-guide");
+    wrap.open = true;
+    wrap.appendChild(el("summary", "", "Guideline"));
+    if (guide.text) wrap.appendChild(el("div", "wb-guide-text", guide.text));
+    if (kind === "pairwise" && guide.better) {
+      wrap.appendChild(el("div", "wb-better", "Better means: " + guide.better));
+    }
+    if (kind !== "pairwise" && anchors.length) {
+      const list = el("dl", "wb-anchors");
+      anchors.sort((a, b) => Number(a[0]) - Number(b[0])).forEach(([score, meaning]) => {
+        list.appendChild(el("dt", "", score));
+        list.appendChild(el("dd", "", meaning));
+      });
+      wrap.appendChild(list);
+    }
+    box.appendChild(wrap);
+  }
+
   function draw() {
     const task = model.get("task");
     box.replaceChildren();
     chosen = null;
-    box.appendChild(el("div", "wb-progress", model.get("progress") || ""));
+    const ref = task && task.ref ? " · item " + task.ref : "";
+    box.appendChild(el("div", "wb-progress", (model.get("progress") || "") + ref));
     if (model.get("error")) box.appendChild(el("div", "wb-error", model.get("error")));
     if (!task || !task.token) {
       box.appendChild(el("div", "wb-done", model.get("message") || "Nothing to label."));
       return;
+    }
+    guideline(task.kind);
+    if (task.repeat) {
+      box.appendChild(el("div", "wb-repeat", "Asked again on purpose: you labelled this item before."));
     }
     const q = el("div", "wb-text wb-question", task.question || "");
     q.lang = task.lang || "";
@@ -68,6 +98,8 @@ function render({ model, el: root }) {
       for (let s = task.low; s <= task.high; s++) {
         const b = el("button", "wb-choice", String(s));
         b.dataset.value = String(s);
+        const anchor = (model.get("guide") || {}).anchors || {};
+        if (anchor[String(s)]) b.title = anchor[String(s)];
         b.onclick = () => { chosen = s; mark(); };
         scale.appendChild(b);
       }
@@ -121,6 +153,7 @@ function render({ model, el: root }) {
   model.on("change:task", draw);
   model.on("change:progress", draw);
   model.on("change:error", draw);
+  model.on("change:guide", draw);
   draw();
 }
 

@@ -260,7 +260,7 @@ def user_table_qualification(path: str, spec: dict, *, by: str, epsilon: float, 
                              n_rep: int, seed: int) -> dict[str, pd.DataFrame]:
     """A user's judge table (:func:`workbench.datasets.load_table` with ``spec``) through
     :func:`workbench.qualify.qualification_tables`: the human ceiling and the alternative
-    annotator test (two or more annotators), PPI labels needed, Bradley-Terry (systems)
+    annotator test (the ceiling from two annotators, the test from three), PPI labels needed, Bradley-Terry (systems)
     and selective judging (confidence); ``table_skipped`` says what the table could not
     support and why."""
     found = qualification_tables(load_table(path, **spec), by=by, n_boot=n_boot, n_rep=n_rep,

@@ -20,16 +20,16 @@ Sim numbers show that the pipeline works; they are not evidence about real judge
 people.
 """
 
-from workbench.studies.x4_human_labels._study import (
-    STUDY,
-    Config,
-    headline,
+from workbench.studies.x4_human_labels._live import (
+    ANCHORS,
+    BETTER,
+    GUIDELINE,
     label_widget,
     live_answer,
+    my_labels,
     people_labels,
-    run,
-    tables,
 )
+from workbench.studies.x4_human_labels._study import STUDY, Config, headline, run, tables
 
-__all__ = ["Config", "STUDY", "headline", "label_widget", "live_answer",
-           "people_labels", "run", "tables"]
+__all__ = ["ANCHORS", "BETTER", "Config", "GUIDELINE", "STUDY", "headline", "label_widget",
+           "live_answer", "my_labels", "people_labels", "run", "tables"]

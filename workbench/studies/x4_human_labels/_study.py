@@ -30,7 +30,7 @@ from workbench.labels import (
 )
 from workbench.labels.assign import assign
 from workbench.labels.standing import standing
-from workbench.studies._contract import StudyResults, at_least, in_range, listed
+from workbench.studies._contract import StudyResults, at_least, in_range, listed, one_of
 from workbench.studies.common import judge_scores
 from workbench.studies.common.bridge_qa import (
     BundledAnswers,
@@ -83,6 +83,10 @@ class Config(BundledAnswers):
         Folder of the label store ("" = a temporary folder, deleted after the run).
     annotator : str
         Who labels in the widget (``live``).
+    live_kind : str
+        What people label in the widget: ``score`` (each answer, 1-5: the mean human
+        score) or ``pairwise`` (two answers to one question: the win rate and the judge's
+        accuracy against people).
     """
 
     n_raters: int = in_range(4, 1, len(RATERS))
@@ -101,6 +105,7 @@ class Config(BundledAnswers):
     live: bool = False
     label_dir: str = ""
     annotator: str = ""
+    live_kind: str = one_of("score", ("score", "pairwise"))
 
     def cross_check(self) -> None:
         if len(self.annotator_bias) != len(self.annotator_noise):
@@ -108,6 +113,9 @@ class Config(BundledAnswers):
                         f"each, got {len(self.annotator_bias)} and {len(self.annotator_noise)}")
         if self.live and not (self.label_dir and self.annotator):
             self.reject("live", "needs a label_dir (a shared folder) and an annotator")
+        if self.live and self.live_kind == "pairwise" and len(self.answer_models) < 2:
+            self.reject("live_kind", "pairwise needs at least two answer_models (a pair "
+                        f"compares two answers to one question), got {self.answer_models!r}")
         if len(self.judge_models) < 2:
             self.reject("judge_models", "must hold at least two judges (their spread is the "
                         f"judge's uncertainty), got {self.judge_models!r}")
@@ -119,10 +127,11 @@ def annotators(config: Config) -> tuple[Annotator, ...]:
                  enumerate(zip(config.annotator_bias, config.annotator_noise, strict=True)))
 
 
-def pool(config: Config) -> tuple[pd.DataFrame, pd.DataFrame]:
+def pool(config: Config, *, per_judge: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The answers (with their texts) and one row per answer: ``latent`` (the simulated
     raters' mean), ``prediction`` (the first judge's G-Eval score), ``uncertainty`` (SD
-    over the judges), ``cost_usd`` (the judges' calls)."""
+    over the judges), ``cost_usd`` (the judges' calls); with ``per_judge`` each judge's
+    score too (a column per judge model)."""
     items = load_items(config.dataset, config.n_items)
     answers = load_answers(items, answer_models=config.answer_models,
                            temperature=config.answer_temperature, progress=config.progress)
@@ -139,6 +148,8 @@ def pool(config: Config) -> tuple[pd.DataFrame, pd.DataFrame]:
     out = pd.DataFrame({"latent": frame["latent"], "prediction": frame[first],
                         "uncertainty": frame[config.judge_models].std(axis=1, ddof=1)})
     out["cost_usd"] = cost.reindex(out.index).fillna(0.0)
+    if per_judge:
+        out = out.join(frame[config.judge_models])
     out = out.reset_index()
     out["answer_id"] = out[_KEYS].astype(str).agg("|".join, axis=1)
     texts = answers.assign(answer_id=answers[_KEYS].astype(str).agg("|".join, axis=1))
@@ -155,6 +166,11 @@ def labelling_loop(frame: pd.DataFrame, config: Config, store_dir: Path,
     annotator), then the active loop until the interval is ``target_width`` narrow."""
     panel = annotators(config)
     stores = {a.name: LabelStore(store_dir, annotator=a.name) for a in panel}
+    reader = LabelStore(store_dir)
+    # a simulation is reproducible from its seed: the sessions (which key the queue's
+    # draws) are fixed names here, not a live store's host, process and random token
+    for name, store in [("", reader), *stores.items()]:
+        store.session = f"sim:{name}" if name else "sim"
     clock = datetime(2026, 1, 1, tzinfo=UTC)
     latent = frame["latent"].to_numpy()
     ids = frame["answer_id"].tolist()
@@ -179,13 +195,17 @@ def labelling_loop(frame: pd.DataFrame, config: Config, store_dir: Path,
         give(index[row.item_id], who_of[row.annotator], "sim-overlap")
     # the active phase goes through the store as a live session does: the queue rebuilds
     # its sampler from the stored labels and their sampling probabilities before each draw
-    queue = ActiveQueue(LabelStore(store_dir), frame.set_index("answer_id")["prediction"],
+    queue = ActiveQueue(reader, frame.set_index("answer_id")["prediction"],
                         frame.set_index("answer_id")["uncertainty"], study=STUDY, rng=rng,
                         alpha=config.alpha, floor=config.floor, burn_in=config.burn_in,
                         t_star=config.budget)
     trace = []
     for t in range(config.max_labels):
-        item, prob = queue.next_item()
+        # each draw among the items its annotator has not labelled (the queue's design)
+        drawn = queue.next_item(annotator=panel[t % len(panel)].name)
+        if drawn is None:                       # this annotator has labelled every answer
+            break
+        item, prob = drawn
         y = give(index[item], t % len(panel), "sim-active", prob)
         row = queue.interval().iloc[0].to_dict()
         trace.append({**row, "item": item, "prob": prob, "label": y})
@@ -380,45 +400,3 @@ def headline(results: StudyResults) -> dict[str, Any]:
         "width_ratio_se": {s: _round(v) for s, v in active["width_ratio_se"].items()},
         "n_studies": int(sim["n_studies"].iloc[0]),
     }
-
-
-def _queue(config: Config, frame: pd.DataFrame) -> ActiveQueue:
-    return ActiveQueue(LabelStore(Path(config.label_dir) / "people"),
-                       frame.set_index("answer_id")["prediction"],
-                       frame.set_index("answer_id")["uncertainty"], study=STUDY,
-                       rng=config.seed, alpha=config.alpha, floor=config.floor,
-                       burn_in=config.burn_in, t_star=config.budget)
-
-
-def label_widget(config: Config):
-    """The labelling widget for ``config.annotator`` on ``config.label_dir/people``
-    (``live``): the bundled answers as blinded score tasks (question and answer only),
-    each next answer drawn by the active queue from the judges' spread."""
-    from workbench.labels.widget import LabelWidget
-
-    frame, texts = pool(config)
-    tasks = texts.drop(columns="item_id").rename(
-        columns={"answer_id": "item_id", "response": "answer"})
-    tasks = tasks[["item_id", "question", "answer"] + (["lang"] if "lang" in tasks else [])]
-    store = LabelStore(Path(config.label_dir) / "people", annotator=config.annotator)
-    return LabelWidget(store, tasks, study=STUDY, next_item=_queue(config, frame).next_item,
-                       seed=config.seed)
-
-
-def people_labels(config: Config) -> pd.DataFrame:
-    """The labels people gave in the widget (``label_dir/people``; empty without one)."""
-    if not config.label_dir:
-        return pd.DataFrame(columns=_TABLES["labels"])
-    return LabelStore(Path(config.label_dir) / "people").labels(study=STUDY)
-
-
-def live_answer(config: Config) -> pd.DataFrame:
-    """The mean human score from people's labels so far, with its anytime-valid interval
-    (empty unless ``live``); rerun after each label, stop when ``width`` is small enough."""
-    if not config.live:
-        return pd.DataFrame(columns=_TABLES["loop"][:9])
-    frame, _ = pool(config)
-    labels = people_labels(config)
-    return _queue(config, frame).interval().assign(
-        annotators=labels["annotator"].nunique(),
-        human_minutes=labels["seconds"].sum() / 60)
