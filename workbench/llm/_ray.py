@@ -186,6 +186,25 @@ def session_factory(timeout: float) -> Callable[[], Any]:
                              timeout=aiohttp.ClientTimeout(total=timeout))
 
 
+def shape(value: Any) -> Any:
+    """The structure of a JSON value without its values: the keys of each object and the
+    type of each leaf (``int`` and ``float`` apart), so that rows of one shape make an
+    Arrow table with no nulls and no widened types.
+
+    Examples
+    --------
+    >>> shape({"max_tokens": 64, "stop": ["x"]}) == shape({"max_tokens": 8, "stop": ["y"]})
+    True
+    >>> shape({"max_tokens": 64}) == shape({"max_tokens": 64.0}), shape({}) == shape({"seed": 1})
+    (False, False)
+    """
+    if isinstance(value, dict):
+        return tuple(sorted((name, shape(item)) for name, item in value.items()))
+    if isinstance(value, list):
+        return ("list", tuple(sorted({shape(item) for item in value}, key=repr)))
+    return type(value).__name__
+
+
 def udfs() -> tuple[Callable, Callable, Callable]:
     """``(preprocess, http postprocess, engine postprocess)``: made here, they travel by
     value (a cluster's workers need not have the workbench installed)."""
@@ -222,8 +241,11 @@ class RayRun:
         self.results: dict[str, Result] = {}
 
     def datasets(self, ray: Any) -> list[Any]:
-        """One dataset per processor: its rows (one JSON column, so that each row keeps
-        its own fields), the processor applied."""
+        """One dataset per processor: per endpoint (or model) and per row shape, so that a
+        block's rows share one schema exactly (Ray Data's blocks are Arrow tables: rows of
+        different fields would be padded with nulls, and an integer column with nulls
+        becomes floats, ``max_tokens: 64.0``, which providers refuse); the processor
+        applied."""
         from ray.data.llm import build_processor
 
         groups: dict[tuple, list[str]] = {}
@@ -231,19 +253,19 @@ class RayRun:
             if self.engine == "http":
                 base, headers, body = http_target(request, self.routes[key], timeout=self.timeout)
                 row = {"key": key, "payload": body}
-                group = (base, tuple(sorted(headers.items())))
+                group = (base, tuple(sorted(headers.items())), shape(body))
             else:
                 row = {"key": key, "messages": list(request.messages),
                        "sampling_params": sampling_params(request, self.engine)}
-                group = (model_source(request),)
+                group = (model_source(request), shape(row))
             groups.setdefault(group, []).append(json.dumps(row, ensure_ascii=False))
         replicas = endpoints() if self.engine == "http" else []
         if replicas:  # the replicas share every row in turn, with each group's headers
             spread: dict[tuple, list[str]] = {}
             turn = itertools.cycle(replicas)
-            for (_, headers), rows in groups.items():
+            for (_, headers, form), rows in groups.items():
                 for row in rows:
-                    spread.setdefault((next(turn), headers), []).append(row)
+                    spread.setdefault((next(turn), headers, form), []).append(row)
             groups = spread
         out = []
         unpack, http_reply, engine_reply = udfs()
