@@ -411,6 +411,7 @@ COLUMNS: dict[str, str] = {
     "package_version": "X4: workbench version that stored the label",
     "supersedes": "X4: the label_id a correction replaces (empty for a first label)",
     "session": "X4: id of the labelling session (one kernel or process)",
+    "guideline": "X4: version (short hash) of the guideline a label was given under",
     "sampling_prob": "X4: probability with which the active sampler drew the item",
     "wald_low": "X4: lower bound of the fixed-n (Wald) interval at the same step",
     "wald_high": "X4: upper bound of the fixed-n (Wald) interval at the same step",

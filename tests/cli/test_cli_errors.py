@@ -48,6 +48,7 @@ BAD: dict[str, list[list[str]]] = {
     "params": [["s9"], ["{missing}"]],
     "store-outputs": [["s9"]],
     "runs": [["--no-such-option"]],
+    "runs list": [["--no-such-option"]],
     "runs compare": [["no-such-run-a", "no-such-run-b"]],
     "cache stats": [["--dir", "{garbage}"]],
     "cache export": [["{folder}"], ["{out}", "--dir", "{garbage}"]],
@@ -63,6 +64,7 @@ BAD: dict[str, list[list[str]]] = {
     "bench quota": [["--client", "nope"], ["--quota", "nope"], ["--seconds", "0"]],
     "bench run-all": [["--only", "s9"], ["--keep", "{folder}"]],
     "bench labels": [["--n-studies", "1"], ["--budget", "0"]],
+    "bench scale": [["--calls", "0"], ["--calls", "many"]],
 }
 
 
