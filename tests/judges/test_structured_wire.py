@@ -16,7 +16,7 @@ from workbench.judges import JudgeSpec, run_judging
 
 ITEMS = pd.DataFrame({"item_id": ["q1"], "lang": ["en"], "question": ["What is 2 + 2?"],
                       "response": ["4"], "answer_model": ["human"]})
-SCORE = {"type": "integer", "minimum": 1, "maximum": 10}
+SCORE = {"type": "integer", "minimum": 1, "maximum": 10, "enum": list(range(1, 11))}
 
 
 class _Recorder(BaseHTTPRequestHandler):

@@ -11,8 +11,9 @@ form               request
 ``json_schema``    ``response_format={"type": "json_schema", "json_schema": {"name",
                    "schema", "strict": true}}`` (OpenAI, SGLang, Ollama >= 0.5, vLLM)
 ``json_object``    ``response_format={"type": "json_object", "schema": ...}``
-                   (llama.cpp and llama-cpp-python servers)
-``guided_json``    ``extra_body={"guided_json": schema}`` (vLLM's own parameter)
+                   (llama.cpp and llama-cpp-python servers; text and lists bounded)
+``guided_json``    ``extra_body={"guided_json": schema}`` (vLLM's own parameter;
+                   text and lists bounded)
 ``off``            nothing: the prompt alone asks for the format
 =================  ===============================================================
 
@@ -35,6 +36,11 @@ from workbench.judges._format import OutputSpec
 #: The forms a route can take a reply schema in (``auto`` picks one per model).
 FORMS: tuple[str, ...] = ("json_schema", "json_object", "guided_json", "off")
 ENV = "WORKBENCH_STRUCTURED"
+#: Bounds of free text (characters) and lists (items) in the grammar-based forms.
+MAX_TEXT = 200
+MAX_ITEMS = 8
+#: An integer range of at most this many steps is also listed as an ``enum``.
+MAX_ENUM = 20
 #: Item shapes of the list fields the templates describe in words (CONVENTION §3):
 #: meaning units, and the excess/missing items of a detection.
 ITEM_SCHEMAS: dict[str, dict[str, Any]] = {
@@ -55,15 +61,19 @@ def rule_schema(field: str, rule: Any) -> dict[str, Any]:
 
     Examples
     --------
-    >>> rule_schema("score", (1, 10))
-    {'type': 'integer', 'minimum': 1, 'maximum': 10}
+    >>> rule_schema("score", (1, 5))
+    {'type': 'integer', 'minimum': 1, 'maximum': 5, 'enum': [1, 2, 3, 4, 5]}
     >>> rule_schema("met", [True, False])
     {'type': 'boolean'}
     """
     if isinstance(rule, tuple):
         low, high = rule
-        kind = "integer" if isinstance(low, int) and isinstance(high, int) else "number"
-        return {"type": kind, "minimum": low, "maximum": high}
+        if isinstance(low, int) and isinstance(high, int):
+            # the values listed too: grammar-based servers (llama.cpp, llama-cpp-python)
+            # ignore minimum/maximum but keep to an enum
+            values = {"enum": list(range(low, high + 1))} if high - low <= MAX_ENUM else {}
+            return {"type": "integer", "minimum": low, "maximum": high, **values}
+        return {"type": "number", "minimum": low, "maximum": high}
     if rule is str:
         return {"type": "string"}
     if rule is bool or (isinstance(rule, list) and set(rule) == {True, False}):
@@ -92,8 +102,8 @@ def reply_schema(out: OutputSpec | None) -> dict[str, Any] | None:
     >>> reply_schema(output_spec('<output_format>\\nReturn JSON only: {"score": '
     ...                          '"integer 1-5", "explanation": "string"}\\n</output_format>'))
     ... # doctest: +NORMALIZE_WHITESPACE
-    {'type': 'object', 'properties': {'score': {'type': 'integer', 'minimum': 1, 'maximum': 5},
-     'explanation': {'type': 'string'}}, 'required': ['score', 'explanation'],
+    {'type': 'object', 'properties': {'score': {'type': 'integer', 'minimum': 1, 'maximum': 5,
+     'enum': [1, 2, 3, 4, 5]}, 'explanation': {'type': 'string'}}, 'required': ['score', 'explanation'],
      'additionalProperties': False}
     """
     if out is None:
@@ -149,6 +159,29 @@ def structured_form(setting: str, model: str) -> str:
     return "json_schema" if _litellm_knows(model) else "off"
 
 
+def bounded(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with free text at most :data:`MAX_TEXT` characters and lists at most
+    :data:`MAX_ITEMS` long: for the grammar-based forms (``json_object``, ``guided_json``),
+    where a small model could otherwise write until its context is full. Narrower than
+    the parser, never wider: every reply it allows parses.
+
+    Examples
+    --------
+    >>> bounded({"type": "object", "properties": {"why": {"type": "string"}}})
+    {'type': 'object', 'properties': {'why': {'type': 'string', 'maxLength': 200}}}
+    """
+    out = dict(schema)
+    if out.get("type") == "string" and "enum" not in out:
+        out.setdefault("maxLength", MAX_TEXT)
+    if out.get("type") == "array":
+        out.setdefault("maxItems", MAX_ITEMS)
+        if out.get("items"):
+            out["items"] = bounded(out["items"])
+    if isinstance(out.get("properties"), dict):
+        out["properties"] = {k: bounded(v) for k, v in out["properties"].items()}
+    return out
+
+
 def request_parts(form: str, schema: dict[str, Any] | None, name: str) -> tuple[dict | None, dict | None]:
     """``(response_format, extra_body)`` asking for ``schema`` in ``form`` (None, None when
     there is nothing to ask; OpenAI's strict form takes only an object at the top).
@@ -163,9 +196,9 @@ def request_parts(form: str, schema: dict[str, Any] | None, name: str) -> tuple[
     if schema is None or form == "off":
         return None, None
     if form == "guided_json":
-        return None, {"guided_json": schema}
+        return None, {"guided_json": bounded(schema)}
     if form == "json_object":
-        return {"type": "json_object", "schema": schema}, None
+        return {"type": "json_object", "schema": bounded(schema)}, None
     if schema.get("type") != "object":
         return None, None
     label = re.sub(r"[^A-Za-z0-9_-]", "_", name)[:64] or "reply"
