@@ -27,11 +27,19 @@ def served(sim_server_factory, tmp_path, monkeypatch):
     return url
 
 
-def test_the_seed_studies_run_small_on_the_local_model():
+def test_the_seed_studies_and_x1_run_small_on_the_local_model():
     runs = study_runs(MODEL)
-    assert set(runs) == {"s3_hivmedqa", "s4_report_rubric"}
+    assert set(runs) == set(lm.STUDY_STEPS) == {"s1_judge_methods", "s2_summarize_then_judge",
+                                                 "s3_hivmedqa", "s4_report_rubric",
+                                                 "s5_gist_detail", "x1_bias_probes"}
     assert runs["s3_hivmedqa"]["judge_model"] == MODEL
-    assert runs["s4_report_rubric"]["judge_models"] == [MODEL] and runs["s4_report_rubric"]["report_ids"]
+    for name in set(runs) - {"s3_hivmedqa"}:  # the real model judges in every study
+        assert runs[name]["judge_models"] == [MODEL], name
+    assert runs["s4_report_rubric"]["report_ids"]
+    # the simulated run beside it: the same design with the sim judge in its place
+    sim = lm.with_judge(runs["s4_report_rubric"], MODEL, lm.SIM_JUDGE)
+    assert sim["judge_models"] == [lm.SIM_JUDGE] and sim["shrink_judge"] == lm.SIM_JUDGE
+    assert lm.local_environment("http://127.0.0.1:1/v1")["WORKBENCH_STRUCTURED"] == "json_object"
 
 
 @pytest.mark.slow
@@ -51,6 +59,12 @@ def test_smoke_reports_calls_parse_failures_spread_and_seconds_per_call(served, 
         assert entry["seconds_per_call"] is not None and entry["seconds_per_call"] > 0
         assert entry["seconds_per_call_from"]
         assert (run / "results" / step / "headline.json").exists()
+        assert entry["parse_share"] == 1.0 and entry["parse_share_from"].startswith("headline")
+        assert "sim/judge-a" in str(entry["headline_simulated"]["judges" if step == "s4_report_rubric"
+                                                                else "judge_model"])
+        assert entry["beside"]["parse_share"] == {"real": 1.0, "simulated": 1.0}
+    assert report["total"]["calls"] == sum(report[s]["calls"] for s in
+                                           ("score_probe", "s3_hivmedqa", "s4_report_rubric"))
     probe = report["score_probe"]
     assert probe["calls"] == 12 and probe["seconds_per_call"] > 0  # latency of fresh calls
     # the sim-server does not follow the schema: every reply is a recorded parse failure

@@ -68,12 +68,15 @@ X1_STUDY = "x1_bias_probes"
 X1_PROBE = "x1_position_probe"
 #: The steps of a ``make real-local`` run by default: the studies of :func:`study_runs`
 #: (the tour, X1's position probe alone and the score probe run when named).
-STUDY_STEPS = ("s5_gist_detail", "s2_summarize_then_judge", "s1_judge_methods", X1_STUDY,
-               "s3_hivmedqa", "s4_report_rubric")
+STUDY_STEPS = ("s2_summarize_then_judge", "s1_judge_methods", X1_STUDY, "s3_hivmedqa",
+               "s4_report_rubric", "s5_gist_detail")
 #: The structured-reply form of llama-cpp-python's server (``WORKBENCH_STRUCTURED``).
 STRUCTURED_FORM = "json_object"
 #: The simulated judge whose headline a study's report shows beside the real one.
 SIM_JUDGE = "sim/judge-a"
+#: The server's context window: SmolLM2's 8192 (llama-cpp-python's default, 2048, is
+#: shorter than S5's Japanese prompts).
+CONTEXT_TOKENS = 8192
 #: Seconds between the progress lines printed while a step runs.
 HEARTBEAT_S = 30.0
 #: The two S4 reports of the small run: one per pipeline version.
@@ -82,8 +85,8 @@ S4_REPORTS = ["rag-evaluation-metrics", "llm-judge-position-bias"]
 
 def study_runs(model: str = MODEL) -> dict[str, dict[str, Any]]:
     """The five seed studies and X1 at a small size with ``model`` as the judge (the
-    answers, summaries and rewrites stay simulated): notebook -> parameters, cheapest
-    first. S5 one item, both unit splits (the llm split's
+    answers, summaries and rewrites stay simulated): notebook -> parameters
+    (:data:`STUDY_STEPS` runs them cheapest first). S5 one item, both unit splits (the llm split's
     decomposition by ``sim/decomposer``); S2 three items, G-Eval
     from log-probabilities (one token per call); S1 one prompt, one answer model,
     its three methods, two trials; X1 the position swap and verbosity probes
@@ -217,7 +220,7 @@ def serve(python: str, *, port: int | None = None, log: Path | None = None,
     api_base = f"http://127.0.0.1:{port}/v1"
     command = [python, "-m", "llama_cpp.server", "--model", str(find_gguf(python)),
                "--model_alias", ALIAS, "--host", "127.0.0.1", "--port", str(port),
-               "--n_threads", str(os.cpu_count() or 1)]
+               "--n_threads", str(os.cpu_count() or 1), "--n_ctx", str(CONTEXT_TOKENS)]
     sink = open(log, "w") if log is not None else subprocess.DEVNULL  # noqa: SIM115
     process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT)
     try:
@@ -244,6 +247,8 @@ def local_environment(api_base: str) -> dict[str, str]:
             "OPENAI_API_KEY": LOCAL_KEY, API_BASE_ENV: api_base,
             "WORKBENCH_CONCURRENCY": "1", "WORKBENCH_TIMEOUT": "600",
             "WORKBENCH_STRUCTURED": STRUCTURED_FORM,
+            # short free text and lists: a 135M model on 2 cores writes ~2 tokens a second
+            "WORKBENCH_STRUCTURED_MAX_TEXT": "100", "WORKBENCH_STRUCTURED_MAX_ITEMS": "3",
             "WORKBENCH_CACHE_DIR": str(config.root() / "data" / "cache" / "llm-local")}
 
 

@@ -161,7 +161,8 @@ def structured_form(setting: str, model: str) -> str:
 
 def bounded(schema: dict[str, Any]) -> dict[str, Any]:
     """``schema`` with free text at most :data:`MAX_TEXT` characters and lists at most
-    :data:`MAX_ITEMS` long: for the grammar-based forms (``json_object``, ``guided_json``),
+    :data:`MAX_ITEMS` long (``WORKBENCH_STRUCTURED_MAX_TEXT`` / ``_MAX_ITEMS`` set
+    others, e.g. for a small slow model): for the grammar-based forms (``json_object``, ``guided_json``),
     where a small model could otherwise write until its context is full. Narrower than
     the parser, never wider: every reply it allows parses.
 
@@ -170,15 +171,21 @@ def bounded(schema: dict[str, Any]) -> dict[str, Any]:
     >>> bounded({"type": "object", "properties": {"why": {"type": "string"}}})
     {'type': 'object', 'properties': {'why': {'type': 'string', 'maxLength': 200}}}
     """
+    text = int(os.environ.get(f"{ENV}_MAX_TEXT") or MAX_TEXT)
+    items = int(os.environ.get(f"{ENV}_MAX_ITEMS") or MAX_ITEMS)
+    return _bound(schema, text, items)
+
+
+def _bound(schema: dict[str, Any], text: int, items: int) -> dict[str, Any]:
     out = dict(schema)
     if out.get("type") == "string" and "enum" not in out:
-        out.setdefault("maxLength", MAX_TEXT)
+        out.setdefault("maxLength", text)
     if out.get("type") == "array":
-        out.setdefault("maxItems", MAX_ITEMS)
+        out.setdefault("maxItems", items)
         if out.get("items"):
-            out["items"] = bounded(out["items"])
+            out["items"] = _bound(out["items"], text, items)
     if isinstance(out.get("properties"), dict):
-        out["properties"] = {k: bounded(v) for k, v in out["properties"].items()}
+        out["properties"] = {k: _bound(v, text, items) for k, v in out["properties"].items()}
     return out
 
 

@@ -75,8 +75,11 @@ def parse_summary(results: Mapping[str, pd.DataFrame], *, names: Sequence[str] |
 def headline_parse(results: Mapping[str, pd.DataFrame], *, setting: str = "auto",
                    names: Sequence[str] | None = None) -> dict[str, Any]:
     """The headline's lines on the replies: parse share and counts, and the structured-reply
-    form each judge model of the rows used (``JudgeSpec.structured`` ``setting``)."""
+    form each judge model of the rows used (``JudgeSpec.structured`` ``setting``); none
+    without judge rows."""
     rows = judge_rows(results, names=names)
+    if rows.empty:  # no judge calls (e.g. no data set chosen): nothing to say
+        return {}
     summary = parse_summary(results, names=names)
     models = [str(m) for m in rows["judge_model"].dropna().unique()]
     return {"parse_share": summary["parse_share"], "n_rows_parsed": summary["n_parsed"],
@@ -86,8 +89,10 @@ def headline_parse(results: Mapping[str, pd.DataFrame], *, setting: str = "auto"
 
 def with_parse_counts(tables: dict[str, pd.DataFrame], results: Mapping[str, pd.DataFrame], *,
                       names: Sequence[str] | None = None) -> dict[str, pd.DataFrame]:
-    """``tables`` with ``parse_counts``: parsed and unparsed judge rows per cell."""
-    return {**tables, "parse_counts": parse_counts(judge_rows(results, names=names))}
+    """``tables`` with ``parse_counts``: parsed and unparsed judge rows per cell (when
+    there are judge rows)."""
+    rows = judge_rows(results, names=names)
+    return {**tables, "parse_counts": parse_counts(rows)} if len(rows) else dict(tables)
 
 
 def attempt(label: str, compute: Callable[[], pd.DataFrame], rows: pd.DataFrame,
