@@ -145,17 +145,30 @@ def simulated_headline(study: str, model: str = MODEL, judge: str = SIM_JUDGE) -
         return json.loads(json.dumps(module.headline(module.run(config)), default=str))
 
 
+def _flat(headline: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """``headline`` with nested dicts flattened to ``outer.inner`` keys."""
+    out: dict[str, Any] = {}
+    for key, value in headline.items():
+        if isinstance(value, dict):
+            out.update(_flat(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
 def beside(real: dict[str, Any], simulated: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """The headline numbers of both runs, key by key (numbers and short values only).
+    """The headline numbers of both runs, key by key (nested keys as ``outer.inner``;
+    numbers and short values only).
 
     Examples
     --------
-    >>> beside({"a": 1.5, "b": "x", "c": [1]}, {"a": 2.0, "b": "y"})
-    {'a': {'real': 1.5, 'simulated': 2.0}, 'b': {'real': 'x', 'simulated': 'y'}}
+    >>> beside({"a": 1.5, "b": {"x": 1}, "c": [1]}, {"a": 2.0, "b": {"x": 3}})
+    {'a': {'real': 1.5, 'simulated': 2.0}, 'b.x': {'real': 1, 'simulated': 3}}
     """
     def short(v: Any) -> bool:
         return v is None or isinstance(v, bool | int | float) or (isinstance(v, str) and len(v) <= 80)
 
+    real, simulated = _flat(real), _flat(simulated)
     return {k: {"real": real.get(k), "simulated": simulated.get(k)} for k in dict.fromkeys([*real, *simulated])
             if short(real.get(k)) and short(simulated.get(k))}
 
