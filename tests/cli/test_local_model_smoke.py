@@ -101,3 +101,28 @@ def test_replies_since_shows_what_a_model_answered_when_its_study_stopped(tmp_pa
     assert seen["replies"] == 1 and seen["sample"] == [reply.text[:300]]
     assert seen["replies_without_json"] == (0 if "{" in reply.text else 1)
     assert lm.replies_since("sim/answer-strong", "2999-01-01T00:00:00")["replies"] == 0
+
+
+def test_the_server_gets_a_context_long_enough_for_s5(monkeypatch, tmp_path):
+    """S5's Japanese prompts are about 2800 tokens: llama-cpp-python's default context
+    (2048) answered them with HTTP 400."""
+    started = []
+
+    class Exited:
+        returncode = 1
+
+        def poll(self):
+            return 1
+
+    def popen(command, **kwargs):
+        started.append(command)
+        return Exited()
+
+    monkeypatch.setattr(lm, "find_gguf", lambda python: tmp_path / "m.gguf")
+    monkeypatch.setattr(lm.subprocess, "Popen", popen)
+    monkeypatch.setattr(lm, "stop_process", lambda process, timeout: None)
+    monkeypatch.setattr(lm, "reachable", lambda api_base, timeout=2.0: False)
+    with pytest.raises(RuntimeError, match="exited"), lm.serve("python", port=1):
+        pass
+    (command,) = started
+    assert command[command.index("--n_ctx") + 1] == str(lm.CONTEXT_TOKENS) == "8192"

@@ -165,3 +165,23 @@ def test_sim_judges_answer_as_before_with_structured_replies_asked():
     asked = run_judging(ITEMS, JudgeSpec(protocol="holistic_simple", judge_model="sim/judge-a",
                                          structured="json_schema"), progress=False)
     assert asked["parse_ok"].all() and asked["score"].tolist() == plain["score"].tolist()
+
+
+def test_grammar_forms_bound_text_and_lists_openai_form_does_not(monkeypatch):
+    from workbench.judges._structured import ITEM_SCHEMAS
+
+    schema = {"type": "object", "properties": {"why": {"type": "string"},
+                                               "units": {"type": "array", "items": ITEM_SCHEMAS["units"]}}}
+    strict = request_parts("json_schema", schema, "x")[0]["json_schema"]["schema"]
+    assert strict == schema  # OpenAI's strict form: the schema as the parser defines it
+    grammar = request_parts("json_object", schema, "x")[0]["schema"]
+    assert grammar["properties"]["why"]["maxLength"] == 200
+    assert grammar["properties"]["units"]["maxItems"] == 8
+    assert grammar["properties"]["units"]["items"]["properties"]["text"]["maxLength"] == 200
+    assert "maxLength" not in grammar["properties"]["units"]["items"]["properties"]["role"]  # an enum
+    monkeypatch.setenv("WORKBENCH_STRUCTURED_MAX_TEXT", "100")
+    monkeypatch.setenv("WORKBENCH_STRUCTURED_MAX_ITEMS", "3")
+    guided = request_parts("guided_json", schema, "x")[1]["guided_json"]
+    assert guided["properties"]["why"]["maxLength"] == 100 and guided["properties"]["units"]["maxItems"] == 3
+    # every reply the bounded schema allows still parses
+    assert parse_reply(json.dumps({"why": "x" * 100, "units": []}), {"why": str, "units": list})
