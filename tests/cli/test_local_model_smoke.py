@@ -126,3 +126,18 @@ def test_the_server_gets_a_context_long_enough_for_s5(monkeypatch, tmp_path):
         pass
     (command,) = started
     assert command[command.index("--n_ctx") + 1] == str(lm.CONTEXT_TOKENS) == "8192"
+
+
+def test_the_table_of_a_report_puts_real_and_simulated_numbers_side_by_side(tmp_path, capsys):
+    report = {"s3_hivmedqa": {"timing": {"status": "ok", "wall_s": 60.0}, "calls": 4,
+                              "seconds_per_call": 15.0, "parse_share": 1.0,
+                              "headline": {"mean_score": {"openai/smollm2": 2.5}, "run": {"x": 1}},
+                              "headline_simulated": {"mean_score": {"sim/judge-a": 4.0}}},
+              "total": {"steps": 1, "ok": 1, "wall_s": 60.0, "calls": 4}}
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(report))
+    assert lm.main(["--table", str(path)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "s3_hivmedqa: ok in 60.0 s, 4 calls, 15.0 s per call, parse share 1.0"
+    assert "    mean_score.<judge>: 2.5 (simulated: 4.0)" in out and not any("run." in o for o in out)
+    assert out[-1].startswith("total: ")

