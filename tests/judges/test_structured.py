@@ -185,3 +185,11 @@ def test_grammar_forms_bound_text_and_lists_openai_form_does_not(monkeypatch):
     assert guided["properties"]["why"]["maxLength"] == 100 and guided["properties"]["units"]["maxItems"] == 3
     # every reply the bounded schema allows still parses
     assert parse_reply(json.dumps({"why": "x" * 100, "units": []}), {"why": str, "units": list})
+
+
+def test_a_raw_control_character_inside_a_string_does_not_fail_the_reply():
+    """llama-cpp-python's grammar let SmolLM2 write a raw tab/newline inside the rationale
+    of an S4 reply (seen in make real-local); JSON's strict mode refused the whole reply."""
+    for text in ('{ "score": 2, "rationale": "To repeat\tthe point"}',
+                 'Here: {"score": 2, "rationale": "line one\nline two"} done'):
+        assert parse_reply(text, {"score": (1, 5), "rationale": str})["score"] == 2

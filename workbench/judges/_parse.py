@@ -29,7 +29,9 @@ from typing import Any
 
 from workbench.errors import ParseError
 
-_DECODER = json.JSONDecoder()
+#: ``strict=False``: a raw newline or tab inside a string (grammar-constrained servers
+#: let a model write them) is read as that character, not refused.
+_DECODER = json.JSONDecoder(strict=False)
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\n?(.*?)```", re.S)
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 _VERDICT = re.compile(r"\[\[\s*([ABC])\s*\]\]")
@@ -104,7 +106,7 @@ def _loads(text: str) -> Any:
     """``json.loads(text)``, or None when it is not JSON, holds a number past Python's
     integer digit limit (a plain ``ValueError``) or nests past the recursion limit."""
     try:
-        return json.loads(text)
+        return json.loads(text, strict=False)
     except (ValueError, RecursionError):
         return None
 
