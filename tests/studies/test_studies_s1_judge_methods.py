@@ -135,7 +135,7 @@ def test_run_tables_and_headline(tiny):
     pd.testing.assert_frame_equal(tiny["reliability"], again)
     assert set(s1.tables(tiny)) == {"answers", "scores", "reliability", "correlations",
                                     "model_means", "weakness_map", "disagreement", "flagged",
-                                    "failures"}
+                                    "failures", "parse_counts"}
     head = s1.headline(tiny)
     assert head["backend"] == "sim" and head["n_conversations"] == 6
     assert head["temperature"] == 0.0

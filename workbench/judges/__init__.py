@@ -41,6 +41,7 @@ from workbench.judges._plan import COMPLETION_TOKENS, estimate_tokens
 from workbench.judges._protocols import run_judging
 from workbench.judges._spans import detection_spans, units_table
 from workbench.judges._spec import PROTOCOLS, JudgeSpec
+from workbench.judges._structured import describe_structured, reply_schema, structured_form
 from workbench.prompts import (
     BLOCK_TAGS,
     Template,
@@ -69,6 +70,7 @@ __all__ = [
     "Run",
     "Template",
     "check_items",
+    "describe_structured",
     "detect_lang",
     "detection_spans",
     "estimate",
@@ -89,8 +91,10 @@ __all__ = [
     "parse_verdict",
     "plan_requests",
     "render",
+    "reply_schema",
     "run_design",
     "run_judging",
+    "structured_form",
     "template_ids",
     "units_table",
     "wrap_block",

@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from workbench.judges._parse import VERDICT_SCHEMA
+
 _BLOCK = re.compile(r"<output_format>\s*\n(.*?)\n\s*</output_format>", re.S)
 _RANGE = re.compile(r"^(integer|number)\s+(-?\d+(?:\.\d+)?)\s*-\s*(-?\d+(?:\.\d+)?)$")
 
@@ -94,7 +96,7 @@ def output_spec(prompt: str | list[dict]) -> OutputSpec:
                 raise ValueError(f"output format: 'Score only' needs a range, got {line!r}")
             return OutputSpec(form="score_only", scale=rule)
         if line.startswith("Verdict:"):
-            return OutputSpec(form="verdict", schema={"verdict": ["A", "B", "C"]})
+            return OutputSpec(form="verdict", schema=dict(VERDICT_SCHEMA))
         if line.startswith("Text only:"):
             return OutputSpec(form="text", operation=line[len("Text only:"):].strip())
     raise ValueError("output format block has no 'Return JSON only' / 'Score only' / "

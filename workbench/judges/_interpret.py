@@ -144,9 +144,9 @@ def rows_verdict(call: Call, result: Result) -> list[dict]:
     except ParseError as exc:
         return [_fail(row, exc)]
     verdict = _VERDICT_MAP[row["order"]][shown]
-    cut = text.rfind(f"[[{shown}]]")
+    cut = text.rfind(f"[[{shown}]]")  # -1: a structured reply, no text besides the verdict
     row.update(verdict=verdict, verdict_shown=shown, score=_VERDICT_SCORE[verdict], parse_ok=True,
-               explanation=text[:cut].strip() or None)
+               explanation=text[:cut].strip() or None if cut >= 0 else None)
     return [row]
 
 

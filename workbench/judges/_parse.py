@@ -29,10 +29,14 @@ from typing import Any
 
 from workbench.errors import ParseError
 
-_DECODER = json.JSONDecoder()
+#: ``strict=False``: a raw newline or tab inside a string (grammar-constrained servers
+#: let a model write them) is read as that character, not refused.
+_DECODER = json.JSONDecoder(strict=False)
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\n?(.*?)```", re.S)
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 _VERDICT = re.compile(r"\[\[\s*([ABC])\s*\]\]")
+#: The fields of a structured pairwise reply (and of a ``Verdict:`` output format).
+VERDICT_SCHEMA = {"verdict": ["A", "B", "C"]}
 _TRUE = {"true"}
 _FALSE = {"false"}
 _OBJECT_START = re.compile(r'\{\s*["}]')
@@ -102,7 +106,7 @@ def _loads(text: str) -> Any:
     """``json.loads(text)``, or None when it is not JSON, holds a number past Python's
     integer digit limit (a plain ``ValueError``) or nests past the recursion limit."""
     try:
-        return json.loads(text)
+        return json.loads(text, strict=False)
     except (ValueError, RecursionError):
         return None
 
@@ -400,7 +404,9 @@ def parse_verdict(text: str | None) -> str:
     """The MT-Bench verdict of a pairwise reply: the LAST ``[[A]]``, ``[[B]]`` or ``[[C]]``.
 
     Binding to the last verdict follows inspect_ai's model-graded scorers: a judge often
-    quotes the format (``[[A]]`` / ``[[B]]``) before giving its final verdict.
+    quotes the format (``[[A]]`` / ``[[B]]``) before giving its final verdict. A reply
+    without one that is a JSON object ``{"verdict": "A"}`` (a structured reply, schema
+    :data:`VERDICT_SCHEMA`) gives its verdict.
 
     Returns
     -------
@@ -416,13 +422,19 @@ def parse_verdict(text: str | None) -> str:
     --------
     >>> parse_verdict("Format: [[A]] or [[B]]. Final verdict: [[B]]")
     'B'
+    >>> parse_verdict('{"verdict": "C"}')
+    'C'
     """
     if text is None or not str(text).strip():
         raise ParseError("empty reply", text=text)
     found = _VERDICT.findall(str(text))
-    if not found:
-        raise ParseError(f"no [[A]]/[[B]]/[[C]] verdict in reply: {_snippet(text)!r}", text=text)
-    return found[-1]
+    if found:
+        return found[-1]
+    if str(text).lstrip().startswith("{"):  # a structured reply: {"verdict": "A"}
+        fields = parse_fields(text, VERDICT_SCHEMA)
+        if not isinstance(fields["verdict"], ParseError):
+            return fields["verdict"]
+    raise ParseError(f"no [[A]]/[[B]]/[[C]] verdict in reply: {_snippet(text)!r}", text=text)
 
 
 def count_verdicts(text: str | None) -> int:

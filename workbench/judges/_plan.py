@@ -24,6 +24,7 @@ from workbench.judges._items import (
 )
 from workbench.judges._parse import check_units
 from workbench.judges._spec import JudgeSpec
+from workbench.judges._structured import reply_schema, request_parts, structured_form
 from workbench.llm import Request
 from workbench.prompts import (
     Template,
@@ -86,18 +87,26 @@ class Call:
 
 def make_request(model: str, messages: list[dict], spec: JudgeSpec, *, temperature: float,
                  sample: int, out: OutputSpec | None = None, logprobs: bool = False) -> Request:
-    """A ``workbench.llm.Request`` with the spec's common settings."""
+    """A ``workbench.llm.Request`` with the spec's common settings; the reply's schema
+    in the form the model's route takes (:mod:`workbench.judges._structured`)."""
     json_reply = out is not None and out.form == "json"
+    form = structured_form(spec.structured, model)
+    response_format, extra_body = request_parts(form, reply_schema(out), spec.template_id)
+    if response_format is None and extra_body is None and spec.json_mode and json_reply:
+        response_format = {"type": "json_object"}
+    params = dict(spec.params)
+    if extra_body:
+        params["extra_body"] = {**(params.get("extra_body") or {}), **extra_body}
     return Request(
         model=model,
         messages=messages,
         temperature=float(temperature),
         sample=int(sample),
         max_tokens=spec.max_tokens,
-        response_format={"type": "json_object"} if (spec.json_mode and json_reply) else None,
+        response_format=response_format,
         logprobs=logprobs,
         top_logprobs=spec.top_logprobs if logprobs else None,
-        params=dict(spec.params),
+        params=params,
     )
 
 

@@ -24,6 +24,8 @@ PROTOCOLS: tuple[str, ...] = (
 #: Protocols ``summarize_then`` can wrap (single-answer protocols).
 SUMMARIZABLE: tuple[str, ...] = ("checklist", "dimensions", "geval", "holistic", "holistic_simple")
 GEVAL_MODES: tuple[str, ...] = ("auto", "logprobs", "samples")
+#: ``JudgeSpec.structured`` settings (:mod:`workbench.judges._structured`).
+STRUCTURED: tuple[str, ...] = ("auto", "json_schema", "json_object", "guided_json", "off")
 
 #: Template used when ``JudgeSpec.template`` is None.
 DEFAULT_TEMPLATE: dict[str, str] = {
@@ -117,7 +119,12 @@ class JudgeSpec:
         Passed to every judge call.
     json_mode : bool
         Ask providers for JSON output (``response_format={"type": "json_object"}``) on
-        JSON-reply templates.
+        JSON-reply templates when ``structured`` asks for nothing.
+    structured : str
+        Ask for the reply's JSON schema (from the template's output format, the schema
+        the parser checks): ``auto`` (default: the route's form, off for ``sim/``
+        models), ``json_schema``, ``json_object``, ``guided_json`` or ``off``
+        (:mod:`workbench.judges._structured`).
     params : mapping
         Extra provider keyword arguments for every call (e.g. ``api_base``).
     study : str
@@ -152,6 +159,7 @@ class JudgeSpec:
     domain: str | None = None
     max_tokens: int | None = None
     json_mode: bool = False
+    structured: str = "auto"
     params: Mapping[str, Any] = field(default_factory=dict)
     study: str = ""
     concurrency: int | None = None
@@ -181,6 +189,8 @@ class JudgeSpec:
             if not dims or not all(isinstance(d, str) and d for d in dims):
                 _fail("dimensions", f"must be a non-empty tuple of names, got {self.dimensions!r}")
             set_(self, "dimensions", dims)
+        if self.structured not in STRUCTURED:
+            _fail("structured", f"{self.structured!r} is not one of {', '.join(STRUCTURED)}")
         if self.geval_mode not in GEVAL_MODES:
             _fail("geval_mode", f"{self.geval_mode!r} is not one of {', '.join(GEVAL_MODES)}")
         if not isinstance(self.geval_samples, int) or self.geval_samples < 1:

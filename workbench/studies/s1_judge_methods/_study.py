@@ -9,13 +9,23 @@ import pandas as pd
 
 from workbench.datasets import load_dataset
 from workbench.studies._contract import StudyResults
+from workbench.studies.common.parsing import attempt, headline_parse, with_parse_counts
 from workbench.studies.s1_judge_methods._checklist import (
+    DISAGREEMENT_COLUMNS,
+    FLAG_COLUMNS,
+    WEAKNESS_COLUMNS,
     flagged_conversations,
     judge_disagreement,
     weakness_map,
 )
-from workbench.studies.s1_judge_methods._indices import method_correlations, reliability
+from workbench.studies.s1_judge_methods._indices import (
+    CORRELATION_COLUMNS,
+    RELIABILITY_COLUMNS,
+    method_correlations,
+    reliability,
+)
 from workbench.studies.s1_judge_methods._report import (
+    MEANS_COLUMNS,
     compare_published,
     model_means,
     parse_failures,
@@ -40,24 +50,38 @@ def run(config: Config) -> StudyResults:
     """
     rng = np.random.default_rng(config.seed)
     data = collect(config)
-    scores, criteria = data["scores"], data["criteria"]
-    rel = reliability(scores, n_boot=config.n_boot, rng=rng)
-    corr = method_correlations(scores, n_boot=config.n_boot, rng=rng)
+    scores, criteria, judged = data["scores"], data["criteria"], data["judgments"]
+
+    def tried(label, compute, columns):  # a row saying why, when unparsed replies stop it
+        return attempt(label, compute, judged, columns)
+
+    rel = tried("reliability", lambda: reliability(scores, n_boot=config.n_boot, rng=rng),
+                RELIABILITY_COLUMNS)
+    corr = tried("correlations", lambda: method_correlations(scores, n_boot=config.n_boot, rng=rng),
+                 CORRELATION_COLUMNS)
+    rubric = load_dataset(config.dataset)["rubric"]
     return StudyResults({
         **data,
-        "failures": parse_failures(data["judgments"]),
-        "failures_by_method": parse_failures(data["judgments"], by=["protocol", "temperature"]),
-        "model_means": model_means(scores),
+        "failures": parse_failures(judged),
+        "failures_by_method": parse_failures(judged, by=["protocol", "temperature"]),
+        "model_means": tried("model_means", lambda: model_means(scores), MEANS_COLUMNS),
         "reliability": rel,
         "correlations": corr,
-        "weakness_map": weakness_map(criteria, load_dataset(config.dataset)["rubric"]),
-        "disagreement": judge_disagreement(criteria),
-        "flagged": flagged_conversations(criteria, scores, share=config.flag_share),
-        "published": compare_published(rel, corr),
+        "weakness_map": tried("weakness_map", lambda: weakness_map(criteria, rubric), WEAKNESS_COLUMNS),
+        "disagreement": tried("disagreement", lambda: judge_disagreement(criteria), DISAGREEMENT_COLUMNS),
+        "flagged": tried("flagged", lambda: flagged_conversations(criteria, scores, share=config.flag_share),
+                         FLAG_COLUMNS),
+        "published": tried("published", lambda: compare_published(rel, corr), ()),
     }, config=config)
 
 
 def tables(results: StudyResults) -> dict[str, pd.DataFrame]:
+    """The frames written as CSV (:func:`_tables`) and ``parse_counts``, the parsed and
+    unparsed judge rows per cell."""
+    return with_parse_counts(_tables(results), results)
+
+
+def _tables(results: StudyResults) -> dict[str, pd.DataFrame]:
     """The frames written as CSV under ``data/results/s1_judge_methods/``."""
     return {name: results[name] for name in (
         "answers", "scores", "reliability", "correlations", "model_means", "weakness_map",
@@ -70,6 +94,12 @@ def _nested(frame: pd.DataFrame, outer: str, inner: str, value: str) -> dict:
 
 
 def headline(results: StudyResults) -> dict[str, Any]:
+    """The numbers the notebook records (:func:`_headline`), with the share of judge rows
+    parsed, their counts and the structured-reply form each judge used."""
+    return {**_headline(results), **headline_parse(results)}
+
+
+def _headline(results: StudyResults) -> dict[str, Any]:
     """The numbers the notebook records, at the first judge temperature of the config.
 
     Keys: ``backend``, ``temperature``, ``n_conversations``, ``n_judge_calls``,

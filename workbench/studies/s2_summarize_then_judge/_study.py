@@ -14,6 +14,7 @@ from workbench.stats import correlate
 from workbench.studies._contract import StudyConfig, StudyResults, at_least, in_range, listed
 from workbench.studies.common import ANSWER_KEYS, judge_scores
 from workbench.studies.common import bridge_qa as _qa
+from workbench.studies.common.parsing import headline_parse, with_parse_counts
 from workbench.studies.raters import RATERS
 from workbench.studies.s2_summarize_then_judge import _published
 
@@ -199,6 +200,12 @@ def run(config: Config) -> StudyResults:
 
 
 def tables(results: StudyResults) -> dict[str, pd.DataFrame]:
+    """The frames written as CSV (:func:`_tables`) and ``parse_counts``, the parsed and
+    unparsed judge rows per cell."""
+    return with_parse_counts(_tables(results), results)
+
+
+def _tables(results: StudyResults) -> dict[str, pd.DataFrame]:
     """The frames to write as CSV, without run-dependent columns (latency, cache hits)."""
     out = {name: results[name] for name in ("answers", "ratings", "scores", "parse_summary",
                                              "correlations", "vocabulary", "mean_scores")}
@@ -209,6 +216,12 @@ def tables(results: StudyResults) -> dict[str, pd.DataFrame]:
 
 
 def headline(results: StudyResults) -> dict[str, Any]:
+    """The numbers the notebook records (:func:`_headline`), with the share of judge rows
+    parsed, their counts and the structured-reply form each judge used."""
+    return {**_headline(results), **headline_parse(results)}
+
+
+def _headline(results: StudyResults) -> dict[str, Any]:
     """The numbers the notebook records: rho per metric (pooled, mean), failures, lengths."""
     corr = results["correlations"]
     pick = {level: corr[corr["level"] == level].set_index("metric")["estimate"]

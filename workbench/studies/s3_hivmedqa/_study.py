@@ -10,6 +10,7 @@ import pandas as pd
 
 from workbench.datasets import hivmedqa, load_dataset
 from workbench.studies._contract import StudyConfig, StudyResults, at_least, in_range, one_of, param
+from workbench.studies.common.parsing import attempt, headline_parse, with_parse_counts
 from workbench.studies.s3_hivmedqa import _analysis, _data, _release
 
 
@@ -117,11 +118,12 @@ def run(config: Config) -> StudyResults:
     data = _collect(config)
     scores = data["scores"]
     summary = _analysis.model_summary(scores, data["entity_f1"])
-    tests = _analysis.best_model_tests(scores, dimension=config.test_dimension,
-                                       alpha=config.alpha)
-    by_question = _analysis.best_model_tests(scores, dimension=config.test_dimension,
-                                             alpha=config.alpha, best=tests["a"].iloc[0],
-                                             pairing="question_mean")
+    test_columns = ("a", "b", "padjust", "significant", "p_value", "p_adjusted", "dimension")
+    tests = attempt("tests", lambda: _analysis.best_model_tests(
+        scores, dimension=config.test_dimension, alpha=config.alpha), scores, test_columns)
+    by_question = attempt("tests_question_means", lambda: _analysis.best_model_tests(
+        scores, dimension=config.test_dimension, alpha=config.alpha, best=tests["a"].iloc[0],
+        pairing="question_mean"), scores, test_columns)
     trend = _analysis.category_trend(scores)
     out = {
         **data,
@@ -130,7 +132,8 @@ def run(config: Config) -> StudyResults:
         "iteration_means": _analysis.iteration_means(scores),
         "tests": tests,
         "tests_question_means": by_question,
-        "tests_pairings": _analysis.pairing_comparison(tests, by_question),
+        "tests_pairings": attempt("tests_pairings", lambda: _analysis.pairing_comparison(
+            tests, by_question), scores, ("b", "differs")),
         "category_trend": trend,
         "trend_counts": _analysis.trend_counts(trend),
         "bias_drop": _analysis.bias_drop(scores, per_iteration=bool(config.release_dir)),
@@ -150,10 +153,24 @@ def run(config: Config) -> StudyResults:
 
 
 def tables(results: StudyResults) -> dict[str, pd.DataFrame]:
+    """The frames written as CSV (:func:`_tables`) and ``parse_counts``, the parsed and
+    unparsed judge rows per cell."""
+    return with_parse_counts(_tables(results), results, names=["scores"])
+
+
+def _tables(results: StudyResults) -> dict[str, pd.DataFrame]:
     """The frames written as CSV under ``data/results/s3_hivmedqa/``."""
     return {name: results[name] for name in (
         "model_summary", "tests", "tests_pairings", "category_trend", "bias_drop",
         "supervision_gap", "entity_f1", "scores")}
+
+
+def _best_or_none(summary: pd.DataFrame, dimension: str) -> str | None:
+    """The best model, or None when no model has a score on ``dimension`` (no reply parsed)."""
+    try:
+        return _analysis.best_model(summary, dimension=dimension)
+    except ValueError:
+        return None
 
 
 def _num(value: Any) -> float | None:
@@ -162,6 +179,12 @@ def _num(value: Any) -> float | None:
 
 
 def headline(results: StudyResults) -> dict[str, Any]:
+    """The numbers the notebook records (:func:`_headline`), with the share of judge rows
+    parsed, their counts and the structured-reply form each judge used."""
+    return {**_headline(results), **headline_parse(results, names=["scores"])}
+
+
+def _headline(results: StudyResults) -> dict[str, Any]:
     """The numbers the S3 notebook records (plain Python values).
 
     ``mean_score`` (per model, ``config.test_dimension``, supervised), ``best_model``,
@@ -206,7 +229,7 @@ def headline(results: StudyResults) -> dict[str, Any]:
         "release": "release_issues" in results,
         "dimension": dimension,
         "mean_score": mean_score,
-        "best_model": _analysis.best_model(summary, dimension=dimension),
+        "best_model": _best_or_none(summary, dimension),
         "lower_bound_mean": _num(by_role.get("lower_bound", math.nan)),
         "upper_bound_mean": _num(by_role.get("upper_bound", math.nan)),
         "n_comparisons": int((tests["padjust"] == "bonf").sum()),

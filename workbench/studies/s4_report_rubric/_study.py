@@ -12,6 +12,7 @@ import pandas as pd
 from workbench.datasets import load_dataset
 from workbench.studies._contract import StudyConfig, StudyResults, at_least, in_range, listed, param
 from workbench.studies.common import selected
+from workbench.studies.common.parsing import attempt, headline_parse, with_parse_counts
 from workbench.studies.s4_report_rubric._analysis import (
     failure_counts,
     pilot_components,
@@ -63,6 +64,11 @@ class Config(StudyConfig):
             self.reject("version_a", f"and version_b must differ, both are {self.version_a!r}")
 
 
+#: Columns of ``reports_needed`` (also when no power could be simulated).
+NEEDED_COLUMNS = ("effect", "target", "n_items", "power", "power_analytic", "largest_n_tried",
+                  "power_at_largest_n")
+
+
 def _collect(config: Config) -> dict[str, pd.DataFrame]:
     """``texts`` (one row per report text judged), ``scores`` (one row per judge call,
     ``SCORE_COLUMNS``) and ``log`` (the seed's score log, ``LOG_COLUMNS``)."""
@@ -81,22 +87,30 @@ def _analyze(data: dict[str, pd.DataFrame], config: Config) -> dict[str, pd.Data
     ``verbosity_effect`` (per judge x prompt, on the total), ``versions``, ``components``,
     ``power`` (drawn from ``numpy.random.default_rng(config.seed)``), ``reports_needed``,
     ``failures``."""
-    tot = totals(data["log"])
+    tot, scores = totals(data["log"]), data["scores"]
     pilot = True if True in config.mitigation else config.mitigation[0]
-    components = pilot_components(tot, mitigation=pilot)
-    power = power_table(components, effects=config.power_effects, n_items=config.power_n_items,
-                        n_trials=config.power_trials, n_judges=config.power_judges,
-                        n_sim=config.n_sim, alpha=config.alpha,
-                        rng=np.random.default_rng(config.seed))
+    # with replies that did not parse, an analysis short of complete reports leaves a row
+    # saying why (e.g. variance components need two complete reports)
+    components = attempt("components", lambda: pilot_components(tot, mitigation=pilot), scores,
+                         ("component", "variance", "share"))
+    power = attempt("power", lambda: power_table(
+        components, effects=config.power_effects, n_items=config.power_n_items,
+        n_trials=config.power_trials, n_judges=config.power_judges, n_sim=config.n_sim,
+        alpha=config.alpha, rng=np.random.default_rng(config.seed)), scores,
+        ("effect", "n_items", "estimate", "power_analytic"))
     return {
         "totals": tot,
-        "verbosity_effect": verbosity_effect(tot),
-        "versions": version_comparison(tot, version_a=config.version_a,
-                                       version_b=config.version_b, alpha=config.alpha),
+        "verbosity_effect": attempt("verbosity_effect", lambda: verbosity_effect(tot), scores,
+                                    ("judge_model", "mitigation", "condition", "estimate")),
+        "versions": attempt("versions", lambda: version_comparison(
+            tot, version_a=config.version_a, version_b=config.version_b, alpha=config.alpha),
+            scores, ("judge_model", "mitigation", "estimate")),
         "components": components,
         "power": power,
-        "reports_needed": reports_needed(power, target=config.power_target),
-        "failures": failure_counts(data["scores"]),
+        "reports_needed": attempt("reports_needed", lambda: reports_needed(
+            power, target=config.power_target).reindex(columns=NEEDED_COLUMNS), scores,
+            NEEDED_COLUMNS),
+        "failures": failure_counts(scores),
     }
 
 
@@ -116,6 +130,12 @@ def run(config: Config) -> StudyResults:
 
 
 def tables(results: StudyResults) -> dict[str, pd.DataFrame]:
+    """The frames written as CSV (:func:`_tables`) and ``parse_counts``, the parsed and
+    unparsed judge rows per cell."""
+    return with_parse_counts(_tables(results), results, names=["scores"])
+
+
+def _tables(results: StudyResults) -> dict[str, pd.DataFrame]:
     """The tables written as CSV: the analyses and the scores (without latencies, which
     vary from run to run)."""
     return {
@@ -134,6 +154,12 @@ def _num(value: Any) -> float | None:
 
 
 def headline(results: StudyResults) -> dict[str, Any]:
+    """The numbers the notebook records (:func:`_headline`), with the share of judge rows
+    parsed, their counts and the structured-reply form each judge used."""
+    return {**_headline(results), **headline_parse(results, names=["scores"])}
+
+
+def _headline(results: StudyResults) -> dict[str, Any]:
     """The numbers the S4 notebook records (plain Python values).
 
     ``effect`` maps ``"<judge> | mitigation=<bool> | <condition>"`` to the mean padded -

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from workbench.studies._contract import StudyResults
+from workbench.studies.common.parsing import attempt, with_parse_counts
 from workbench.studies.s5_gist_detail._data import (
     CLASSES,
     PUBLISHED_LABEL,
@@ -117,11 +118,15 @@ def run(config: Config) -> StudyResults:
     results = pd.concat(runs, ignore_index=True)
     spans = predicted_spans(results, answers)
     summary, per_answer = match_spans(results, spans, gold, pairing=config.pairing)
-    if config.n_boot:
-        cis = f1_intervals(per_answer, n_boot=config.n_boot, rng=rng)
-        summary = summary.merge(
-            cis, on=["split", "judge_model", "temperature", "trial", "class"], how="left"
-        )
+    if config.n_boot:  # none when no detection parsed (no answer has a per-class count)
+        cis = attempt("f1_intervals", lambda: f1_intervals(per_answer, n_boot=config.n_boot, rng=rng),
+                      results, ())
+        if "note" not in cis:
+            summary = summary.merge(
+                cis, on=["split", "judge_model", "temperature", "trial", "class"], how="left"
+            )
+        else:
+            summary = summary.assign(f1_ci_low=np.nan, f1_ci_high=np.nan, note=cis["note"].iloc[0])
     frames = {
         "judgments": results[_JUDGMENT_COLUMNS],
         "spans": spans[_SPAN_COLUMNS],
@@ -137,6 +142,12 @@ def run(config: Config) -> StudyResults:
 
 
 def tables(results: StudyResults) -> dict[str, pd.DataFrame]:
+    """The frames written as CSV (:func:`_tables`) and ``parse_counts``, the parsed and
+    unparsed judge rows per cell."""
+    return with_parse_counts(_tables(results), results, names=["judgments"])
+
+
+def _tables(results: StudyResults) -> dict[str, pd.DataFrame]:
     """The tables written as CSV: every frame of ``results``, by name."""
     return dict(results)
 

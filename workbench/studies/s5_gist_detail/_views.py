@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 
 from workbench.llm import model_backend
+from workbench.studies.common.parsing import headline_parse
 from workbench.studies.s5_gist_detail._data import (
     CLASSES,
     PUBLISHED_LABEL,
@@ -73,6 +74,12 @@ def rates_view(rates: pd.DataFrame) -> pd.DataFrame:
 
 
 def headline(results: dict[str, pd.DataFrame]) -> dict:
+    """The numbers the notebook records (:func:`_headline`), with the share of judge rows
+    parsed, their counts and the structured-reply form each judge used."""
+    return {**_headline(results), **headline_parse(results, names=["judgments"])}
+
+
+def _headline(results: dict[str, pd.DataFrame]) -> dict:
     """The numbers the notebook records: F per split, judge and class (trial mean), the
     published F, unit-split F, the per-class metric per annotator and answer model, the
     table-1 counts, and the counts of answers, failed runs and unlocated spans."""

@@ -38,6 +38,7 @@ import pandas as pd
 from workbench.llm import model_backend
 from workbench.studies._contract import StudyResults
 from workbench.studies.common import generate_answers
+from workbench.studies.common.parsing import with_parse_counts
 from workbench.studies.x1_bias_probes._analysis import (
     EFFECT_COLUMNS,
     JUDGEBENCH_COLUMNS,
@@ -224,6 +225,12 @@ def run(config: Config) -> StudyResults:
 
 
 def tables(results: StudyResults) -> dict[str, pd.DataFrame]:
+    """The frames written as CSV (:func:`_tables`) and ``parse_counts``, the parsed and
+    unparsed judge rows per cell."""
+    return with_parse_counts(_tables(results), results, names=["scores", "verdicts"])
+
+
+def _tables(results: StudyResults) -> dict[str, pd.DataFrame]:
     """The tables written as CSV: every frame of ``results``, by name (the JudgeBench
     table only when a release was analysed)."""
     return {name: frame for name, frame in results.items()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from workbench.studies.common.parsing import headline_parse
+
 
 def effect_view(effects: pd.DataFrame) -> pd.DataFrame:
     """The score probes' effects for the figure: one row per operator x judge with
@@ -66,6 +68,12 @@ def _judgebench(accuracy: pd.DataFrame | None) -> dict:
 
 
 def headline(results: dict[str, pd.DataFrame]) -> dict:
+    """The numbers the notebook records (:func:`_headline`), with the share of judge rows
+    parsed, their counts and the structured-reply form each judge used."""
+    return {**_headline(results), **headline_parse(results, names=["scores", "verdicts"])}
+
+
+def _headline(results: dict[str, pd.DataFrame]) -> dict:
     """The numbers the notebook records: effect (and its CI and p) per operator and judge,
     flip rate and agreement per judge, the LLMBar consistency when analysed (its rows
     keyed ``judge``, as recorded since the first release), the JudgeBench accuracy when

@@ -15,6 +15,7 @@ from workbench.stats import correlate, fleiss_kappa, icc, krippendorff_alpha
 from workbench.studies._contract import StudyResults, in_range, listed
 from workbench.studies.common import ANSWER_KEYS, bridge_qa, judge_scores
 from workbench.studies.common import pairwise as _pairwise
+from workbench.studies.common.parsing import headline_parse, with_parse_counts
 from workbench.studies.raters import RATERS
 from workbench.studies.x2_human_agreement import _releases
 
@@ -235,6 +236,12 @@ def user_table_agreement(path: str, spec: dict, *, by: str = "group", n_boot: in
 
 
 def tables(results: StudyResults) -> dict[str, pd.DataFrame]:
+    """The frames written as CSV (:func:`_tables`) and ``parse_counts``, the parsed and
+    unparsed judge rows per cell."""
+    return with_parse_counts(_tables(results), results)
+
+
+def _tables(results: StudyResults) -> dict[str, pd.DataFrame]:
     """The non-empty frames to write as CSV, without latency and cache-hit columns."""
     return {name: results[name].drop(columns=["latency_s", "cached"], errors="ignore")
             for name in _TABLES if len(results[name])}
@@ -248,6 +255,12 @@ def _estimates(frame: pd.DataFrame, key: str | list[str], column: str = "estimat
 
 
 def headline(results: StudyResults) -> dict[str, Any]:
+    """The numbers the notebook records (:func:`_headline`), with the share of judge rows
+    parsed, their counts and the structured-reply form each judge used."""
+    return {**_headline(results), **headline_parse(results)}
+
+
+def _headline(results: StudyResults) -> dict[str, Any]:
     """The numbers the notebook records (present analyses only)."""
     out: dict[str, Any] = {}
     if len(results["ratings"]):

@@ -38,6 +38,7 @@ from workbench.studies.common.pairwise import (
     pairwise_judgments,
     rater_preferences,
 )
+from workbench.studies.common.parsing import attempt, headline_parse, with_parse_counts
 from workbench.studies.raters import RATERS
 from workbench.studies.x3_judge_qualification._bundled import (
     item_split,
@@ -247,6 +248,7 @@ _TABLES: dict[str, list[str]] = {
     "table_selective": [c if c != "judge_model" else "judge" for c in _SELECTIVE
                         if c != "backend"],
     "table_skipped": ["section", "reason"],
+    "not_computed": ["section", "reason"],
 }
 
 #: The user-table frames and the :func:`workbench.qualify.qualification_tables` name of each.
@@ -295,8 +297,15 @@ def run(config: Config) -> StudyResults:
         judges = wide_scores(scores, humans.index)
         human = human_means(ratings).set_index(humans.index.names)["human"].reindex(humans.index)
         out.update(ratings=ratings, scores=scores)
-        out.update(qualification(humans, judges, epsilon=config.epsilon, fdr=config.fdr,
-                                 n_boot=config.n_boot, rng=rng))
+        skipped: list[dict] = []
+
+        def guarded(label: str, step) -> None:  # a row saying why, when unparsed replies stop it
+            note = attempt(label, lambda: step() or pd.DataFrame(), scores)
+            if "note" in note.columns and len(note) == 1 and str(note["note"].iloc[0]).startswith("not computed"):
+                skipped.append({"section": label, "reason": note["note"].iloc[0]})
+
+        guarded("agreement", lambda: out.update(qualification(
+            humans, judges, epsilon=config.epsilon, fdr=config.fdr, n_boot=config.n_boot, rng=rng)))
         pairs = pairwise_items(answers, config.answer_models)
         majority = majority_label(rater_preferences(ratings, pairs))
         judged = majority.merge(score_preferences(scores, pairs).query(
@@ -304,22 +313,32 @@ def run(config: Config) -> StudyResults:
         model = config.answer_models[0]
         wins = (win_indicators(judged["majority"], judged["model_a"], judged["model_b"], model),
                 win_indicators(judged["verdict"], judged["model_a"], judged["model_b"], model))
-        out.update(ppi_analysis(human.to_numpy(float), judges[config.ppi_judge].to_numpy(float),
-                                config, rng, wins=wins))
-        out["ppi"]["measure"] = out["ppi"]["measure"].replace("win rate", f"win rate: {model}")
+
+        def ppi() -> None:
+            found = ppi_analysis(human.to_numpy(float), judges[config.ppi_judge].to_numpy(float),
+                                 config, rng, wins=wins)
+            found["ppi"]["measure"] = found["ppi"]["measure"].replace("win rate", f"win rate: {model}")
+            out.update(found)
+
+        guarded("ppi", ppi)
         calibration = item_split(humans.reset_index()["item_id"], config.calibration_share, rng)
-        out["jury"] = jury_vs_best(judges, human, calibration)
+        guarded("jury", lambda: out.update(jury=jury_vs_best(judges, human, calibration)))
         pairwise = pairwise_judgments(pairs, config.pairwise_judges,
                                       use_reference=config.pairwise_reference, study=STUDY,
                                       progress=config.progress)
-        out.update(bt_analysis(shown_order(pairwise, pairs), config.lc_baseline))
-        sel = selective_frame(pairwise, score_preferences(scores, pairs), majority,
-                              config.selective_judge)
-        split = item_split(sel["item_id"], config.calibration_share, rng)
-        out["selective"] = selective_report(sel["confidence"], sel["correct"], split,
-                                            alpha=config.risk_alpha, delta=config.risk_delta
-                                            ).assign(judge_model=config.selective_judge)
-        out["selective_items"] = sel.assign(calibration=split)
+        guarded("bradley_terry", lambda: out.update(bt_analysis(shown_order(pairwise, pairs),
+                                                                config.lc_baseline)))
+
+        def selective() -> None:
+            sel = selective_frame(pairwise, score_preferences(scores, pairs), majority,
+                                  config.selective_judge)
+            split = item_split(sel["item_id"], config.calibration_share, rng)
+            out["selective"] = selective_report(sel["confidence"], sel["correct"], split,
+                                                alpha=config.risk_alpha, delta=config.risk_delta
+                                                ).assign(judge_model=config.selective_judge)
+            out["selective_items"] = sel.assign(calibration=split)
+
+        guarded("selective", selective)
         # the judges' numbers come from their calls (``backend`` of the scores and
         # verdicts); the human labels they are compared with from the simulated raters
         backend = _backend(scores["backend"])
@@ -328,6 +347,7 @@ def run(config: Config) -> StudyResults:
             out[name] = out[name].assign(backend=backend, rater_source=raters)
         out["selective"] = out["selective"].assign(backend=_backend(pairwise["backend"]),
                                                    rater_source=raters)
+        out["not_computed"] = pd.DataFrame(skipped, columns=["section", "reason"])
     if config.pandalm_dir:
         out.update(pandalm_qualification(config.pandalm_dir, epsilon=config.epsilon,
                                          fdr=config.fdr, n_boot=config.n_boot, rng=rng))
@@ -349,6 +369,12 @@ def run(config: Config) -> StudyResults:
 
 
 def tables(results: StudyResults) -> dict[str, pd.DataFrame]:
+    """The frames written as CSV (:func:`_tables`) and ``parse_counts``, the parsed and
+    unparsed judge rows per cell."""
+    return with_parse_counts(_tables(results), results, names=["scores"])
+
+
+def _tables(results: StudyResults) -> dict[str, pd.DataFrame]:
     """The non-empty frames to write as CSV."""
     return {name: results[name] for name in _TABLES if len(results[name])}
 
@@ -358,9 +384,20 @@ def _round(value: Any) -> Any:
 
 
 def headline(results: StudyResults) -> dict[str, Any]:
+    """The numbers the notebook records (:func:`_headline`), with the share of judge rows
+    parsed, their counts and the structured-reply form each judge used."""
+    return {**_headline(results), **headline_parse(results, names=["scores"])}
+
+
+def _headline(results: StudyResults) -> dict[str, Any]:
     """The numbers the notebook records (present analyses only)."""
     out: dict[str, Any] = {}
-    if len(results["agreement"]):
+    bundled = ("agreement", "alt_test_summary", "ppi", "ppi_simulation", "ppi_needed", "jury",
+               "bradley_terry", "lc_win_rate", "selective")
+    if len(results["not_computed"]):  # replies that did not parse left these out
+        out["not_computed"] = dict(zip(results["not_computed"]["section"],
+                                       results["not_computed"]["reason"], strict=True))
+    if all(len(results[name]) for name in bundled):
         agree = results["agreement"].set_index("who")
         summary = results["alt_test_summary"].set_index("judge_model")
         ppi = results["ppi"][results["ppi"]["measure"] == "mean score"].set_index("method")
