@@ -46,6 +46,7 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
+from json.encoder import c_make_encoder, encode_basestring
 from pathlib import Path
 from typing import Any
 
@@ -129,13 +130,20 @@ def unicode_text(text: str) -> str:
     return text
 
 
+# The C encoder ``json.dumps(value, ensure_ascii=False, separators=(",", ":"))`` builds
+# anew at every call, built once with the same settings (so the same text) but no
+# circular-reference check: an entry is a tree.
+_encode_entry = c_make_encoder(None, json.JSONEncoder().default, encode_basestring, None, ":",
+                               ",", False, False, True)
+
+
 def encode_entry(entry: Mapping[str, Any]) -> str:
     """The stored JSON of an entry: the reply fields first, then ``"attempts"`` (so that
     :func:`read_reply` decodes that prefix alone), always text UTF-8 can encode."""
     ordered = {name: entry[name] for name in _REPLY_FIELDS if name in entry}
     ordered.setdefault("model", entry["request"]["model"])
     ordered.update((name, value) for name, value in entry.items() if name not in ordered)
-    raw = json.dumps(ordered, ensure_ascii=False, separators=(",", ":"))
+    raw = "".join(_encode_entry(ordered, 0))
     try:
         raw.encode("utf-8")
     except UnicodeEncodeError:  # an unpaired surrogate somewhere: kept as its JSON escape

@@ -133,6 +133,8 @@ class Request:
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
+        if _plain(self):  # the usual request: nothing to name, the same values set
+            return
         for name in _FIELDS:  # in order: the first malformed field is the one named
             value = getattr(self, name)
             if name == "messages":
@@ -202,6 +204,42 @@ class Request:
         if "model" not in data or "messages" not in data:
             raise ValueError("a request needs the fields 'model' and 'messages'")
         return cls(**{k: v for k, v in data.items() if v is not None or k in ("model", "messages")})
+
+
+def _plain(request: Request) -> bool:
+    """Set ``messages`` and ``params`` as :meth:`Request.__post_init__` does and return
+    True for the usual request (string model, a finite float or int temperature >= 0, int
+    sample >= 0, optional int max_tokens >= 1, string-content messages of known roles, no
+    other field set, plain dict params with string keys); False (nothing set) for any
+    other, which the general path checks field by field, naming the first malformed one.
+    The same checks as the general path, by exact type (a bool is no int here)."""
+    model, temperature, sample = request.model, request.temperature, request.sample
+    max_tokens, messages, params = request.max_tokens, request.messages, request.params
+    kind = type(temperature)
+    if not (type(model) is str and model.strip()
+            and (kind is float and math.isfinite(temperature) or kind is int)
+            and temperature >= 0 and type(sample) is int and sample >= 0
+            and (max_tokens is None or type(max_tokens) is int and max_tokens >= 1)
+            and request.response_format is None and request.logprobs is False
+            and request.top_logprobs is None and request.top_p is None
+            and request.stop is None and request.seed is None
+            and type(params) is dict and type(messages) is list and messages):
+        return False
+    out = []
+    for message in messages:
+        if (type(message) is not dict or type(message.get("content")) is not str
+                or message.get("role") not in ROLES):
+            return False
+        out.append(message.copy())
+    if params:
+        if any(type(name) is not str or name in _RESERVED_PARAMS for name in params):
+            return False
+        api_base = params.get("api_base")
+        if api_base is not None and not isinstance(api_base, str):
+            return False
+    object.__setattr__(request, "messages", out)
+    object.__setattr__(request, "params", MappingProxyType(dict(params)))
+    return True
 
 
 # Request fields but ``params``; params may not shadow them (nor litellm's own call plumbing).

@@ -225,7 +225,97 @@ def lookup(question: str | None, *, reference: str | None = None) -> Item | None
     return found
 
 
+class _Index:
+    """Lookup tables over ``_by_length`` (built once per registry version).
+
+    Every table keeps ``_by_length``'s order (the position ``rank``), so the indexed
+    lookup returns exactly the item the plain scan (:func:`_scan`) returns:
+
+    - ``by_gram``: the first 8 characters of each registered question (of length >= 8)
+      -> its ranks; a registered question contained in a text starts at one of the
+      text's 8-character windows, so only those candidates are checked.
+    - ``by_token``: content token -> ranks of the registered questions with at least 4
+      content tokens that hold it (a question sharing no token has overlap 0, which
+      never beats the scan's starting best of 0).
+    - ``by_reference``: stripped reference -> the first item in order with it.
+    """
+
+    __slots__ = ("by_gram", "by_reference", "by_token", "entries", "sizes", "version")
+
+    def __init__(self, entries: list[tuple[str, Item]], version: int) -> None:
+        self.version = version
+        self.entries = entries
+        self.by_gram: dict[str, list[int]] = {}
+        self.by_token: dict[str, list[int]] = {}
+        self.sizes: list[int] = []
+        self.by_reference: dict[str, Item] = {}
+        for rank, (registered, item) in enumerate(entries):
+            if len(registered) >= 8:
+                self.by_gram.setdefault(registered[:8], []).append(rank)
+            rt = content_tokens(registered)
+            self.sizes.append(len(rt))
+            if len(rt) >= 4:
+                for tok in rt:
+                    self.by_token.setdefault(tok, []).append(rank)
+            if item.reference:
+                self.by_reference.setdefault(item.reference.strip(), item)
+
+
+_index: _Index | None = None
+
+
+def _current_index() -> _Index:
+    global _index
+    index = _index
+    if index is None or index.version != _version:
+        with _lock:
+            index = _Index(list(_by_length), _version)
+        _index = index
+    return index
+
+
 def _find(question: str | None, reference: str | None) -> Item | None:
+    index = _current_index()
+    entries = index.entries
+    key = normalize(question) if question else ""
+    if key:
+        item = _by_question.get(key)
+        if item is not None:
+            return item
+        by_gram = index.by_gram
+        first = None
+        for start in range(len(key) - 7):
+            ranks = by_gram.get(key[start : start + 8])
+            if ranks:
+                for rank in ranks:
+                    if (first is None or rank < first) and entries[rank][0] in key:
+                        first = rank
+                        break  # ranks ascend: a later one cannot be earlier
+        if first is not None:
+            return entries[first][1]
+        # a question with a sentence inserted (e.g. a cognitive-bias cue in the middle)
+        toks = content_tokens(key)
+        hits: dict[int, int] = {}
+        by_token = index.by_token
+        for tok in toks:
+            for rank in by_token.get(tok, ()):
+                hits[rank] = hits.get(rank, 0) + 1
+        best, best_share = None, 0.0
+        sizes = index.sizes
+        for rank in sorted(hits):
+            share = hits[rank] / sizes[rank]
+            if share > best_share:
+                best, best_share = entries[rank][1], share
+        if best is not None and best_share >= 0.9:
+            return best
+    if reference:
+        return index.by_reference.get(reference.strip())
+    return None
+
+
+def _scan(question: str | None, reference: str | None) -> Item | None:
+    """The plain scan over every registered item that :func:`_find` indexes (tests
+    compare the two)."""
     key = normalize(question) if question else ""
     if key:
         item = _by_question.get(key)
