@@ -143,6 +143,8 @@ COLUMNS: dict[str, str] = {
     "n_groups": "number of groups that entered the estimate",
     "n_raters": "number of raters (or judges)",
     "n_categories": "number of distinct labels",
+    "n_parsed": "replies or rows whose reply parsed (a study's parse_counts table)",
+    "parse_share": "share of rows whose reply parsed: n_parsed / (n_parsed + n_unparsed)",
     "n_unparsed": "verdicts or replies that were missing (unparsed), kept as a value of their own",
     "n_incomplete": "items lacking one of the two orders or conditions",
     "n_items": "number of items",

@@ -8,61 +8,69 @@ Environment settings, read at each use (a notebook or test may change them). Tho
 marked * may also be set in code with :func:`workbench.llm.configure`, which keeps
 them in this process's :func:`overrides`, winning over the environment.
 
-================================  ================================================
-``WORKBENCH_ROOT``                project root (default: the checkout holding
-                                  this package, else the current directory)
-``WORKBENCH_OUTPUT_DIR``          write figures and results tables below this
-                                  folder instead of the project (the tests use it)
-``WORKBENCH_CACHE_DIR`` *         LLM cache folder (default ``data/cache/llm``)
-``WORKBENCH_CACHE_MODE`` *        ``readwrite`` (default) | ``readonly`` |
-                                  ``refresh`` | ``off``
-``WORKBENCH_CONCURRENCY`` *       calls in flight per model
-``WORKBENCH_TIMEOUT`` *           per-call timeout in seconds
-``WORKBENCH_MAX_RETRIES`` *       retries of a retryable error
-``WORKBENCH_RETRY_BACKOFF`` *     first retry backoff in seconds (full jitter,
-                                  doubling per attempt, capped at 60)
-``WORKBENCH_CIRCUIT_BREAKER`` *   after this many consecutive connection
-                                  failures of a model, its other requests in the
-                                  batch are not run (``0``: never stop)
-``WORKBENCH_CALL_MODE`` *         ``online`` (default) | ``batch`` | ``ray``: how
-                                  ``complete_many`` sends uncached requests
-                                  (``batch``: provider batch jobs, half price;
-                                  ``ray``: a Ray Data job, ``WORKBENCH_RAY_*``
-                                  in docs/real-models.md)
-``WORKBENCH_BATCH_POLL`` *        first wait in seconds before polling a batch
-                                  job (doubling per poll, capped at 300)
-``WORKBENCH_RAY_ENGINE``          ``http`` (default) | ``vllm`` | ``sglang``: the
-                                  ``ray.data.llm`` processor of ``mode="ray"``
-``WORKBENCH_RAY_ENDPOINTS``       base URLs (comma-separated) of replicas that
-                                  share ``mode="ray"``'s HTTP rows
-``WORKBENCH_RAY_BATCH_SIZE``      rows per batch of a Ray engine actor (16)
-``WORKBENCH_RAY_CONCURRENCY``     engine actors per Ray processor (2)
-``WORKBENCH_MAX_WAIT`` *          the longest a call waits for its turn at a
-                                  quota or for a 429's ``Retry-After`` (seconds,
-                                  default 300): a longer wait is a failure row
-                                  saying why, never a stalled run
-``WORKBENCH_RPM``                 requests per minute a run never exceeds, per
-                                  model (default: none; the quota is learned from
-                                  the provider's ``x-ratelimit-*`` headers and 429s;
-                                  ``rpm=`` of ``complete_many``/``configure`` wins)
-``WORKBENCH_TPM``                 tokens per minute a run never exceeds, per
-                                  model (prompt estimate + ``max_tokens`` charged
-                                  before each call, as providers count them)
-``WORKBENCH_HTTP_PATH``           ``direct`` (default): ``openai/<model>`` calls
-                                  to an ``api_base`` skip litellm (one aiohttp
-                                  POST, same body and entry) | ``litellm``
-``WORKBENCH_MAX_REPLY_BYTES``     a reply body larger than this (bytes, as read
-                                  after decompression; default 16 MiB) is not read
-                                  further: that request fails ``too_large``
-``WORKBENCH_MAX_REPLY_CHARS``     a reply text longer than this (characters;
-                                  default 1,000,000, more than any model's output
-                                  window) fails ``too_large`` and is not cached
-``WORKBENCH_GC_FREEZE``           ``0`` leaves litellm's import-time heap in the
-                                  cyclic collector's view (default: frozen)
-``WORKBENCH_LOCAL_API_BASE``      the local model server ``make real-local`` and the
-                                  ``local`` tests use (default
-                                  ``http://127.0.0.1:8000/v1``)
-================================  ================================================
+====================================  ================================================
+``WORKBENCH_ROOT``                    project root (default: the checkout holding
+                                      this package, else the current directory)
+``WORKBENCH_OUTPUT_DIR``              write figures and results tables below this
+                                      folder instead of the project (the tests use it)
+``WORKBENCH_CACHE_DIR`` *             LLM cache folder (default ``data/cache/llm``)
+``WORKBENCH_CACHE_MODE`` *            ``readwrite`` (default) | ``readonly`` |
+                                      ``refresh`` | ``off``
+``WORKBENCH_CONCURRENCY`` *           calls in flight per model
+``WORKBENCH_TIMEOUT`` *               per-call timeout in seconds
+``WORKBENCH_MAX_RETRIES`` *           retries of a retryable error
+``WORKBENCH_RETRY_BACKOFF`` *         first retry backoff in seconds (full jitter,
+                                      doubling per attempt, capped at 60)
+``WORKBENCH_CIRCUIT_BREAKER`` *       after this many consecutive connection
+                                      failures of a model, its other requests in the
+                                      batch are not run (``0``: never stop)
+``WORKBENCH_CALL_MODE`` *             ``online`` (default) | ``batch`` | ``ray``: how
+                                      ``complete_many`` sends uncached requests
+                                      (``batch``: provider batch jobs, half price;
+                                      ``ray``: a Ray Data job, ``WORKBENCH_RAY_*``
+                                      in docs/real-models.md)
+``WORKBENCH_BATCH_POLL`` *            first wait in seconds before polling a batch
+                                      job (doubling per poll, capped at 300)
+``WORKBENCH_RAY_ENGINE``              ``http`` (default) | ``vllm`` | ``sglang``: the
+                                      ``ray.data.llm`` processor of ``mode="ray"``
+``WORKBENCH_RAY_ENDPOINTS``           base URLs (comma-separated) of replicas that
+                                      share ``mode="ray"``'s HTTP rows
+``WORKBENCH_RAY_BATCH_SIZE``          rows per batch of a Ray engine actor (16)
+``WORKBENCH_RAY_CONCURRENCY``         engine actors per Ray processor (2)
+``WORKBENCH_MAX_WAIT`` *              the longest a call waits for its turn at a
+                                      quota or for a 429's ``Retry-After`` (seconds,
+                                      default 300): a longer wait is a failure row
+                                      saying why, never a stalled run
+``WORKBENCH_STRUCTURED``              the structured-reply form a model's requests take:
+                                      ``json_schema`` | ``json_object`` | ``guided_json``
+                                      | ``off``, or ``model=form`` pairs (default: where
+                                      litellm says the model takes a schema)
+``WORKBENCH_STRUCTURED_MAX_TEXT``     free text allowed by the grammar forms
+                                      (characters, default 200)
+``WORKBENCH_STRUCTURED_MAX_ITEMS``    lists allowed by the grammar forms (items,
+                                      default 8)
+``WORKBENCH_RPM``                     requests per minute a run never exceeds, per
+                                      model (default: none; the quota is learned from
+                                      the provider's ``x-ratelimit-*`` headers and 429s;
+                                      ``rpm=`` of ``complete_many``/``configure`` wins)
+``WORKBENCH_TPM``                     tokens per minute a run never exceeds, per
+                                      model (prompt estimate + ``max_tokens`` charged
+                                      before each call, as providers count them)
+``WORKBENCH_HTTP_PATH``               ``direct`` (default): ``openai/<model>`` calls
+                                      to an ``api_base`` skip litellm (one aiohttp
+                                      POST, same body and entry) | ``litellm``
+``WORKBENCH_MAX_REPLY_BYTES``         a reply body larger than this (bytes, as read
+                                      after decompression; default 16 MiB) is not read
+                                      further: that request fails ``too_large``
+``WORKBENCH_MAX_REPLY_CHARS``         a reply text longer than this (characters;
+                                      default 1,000,000, more than any model's output
+                                      window) fails ``too_large`` and is not cached
+``WORKBENCH_GC_FREEZE``               ``0`` leaves litellm's import-time heap in the
+                                      cyclic collector's view (default: frozen)
+``WORKBENCH_LOCAL_API_BASE``          the local model server ``make real-local`` and the
+                                      ``local`` tests use (default
+                                      ``http://127.0.0.1:8000/v1``)
+====================================  ================================================
 
 The defaults of the numeric settings are :data:`CALL_SETTINGS`, their one table:
 

@@ -130,9 +130,9 @@ def test_the_route_form_comes_from_the_setting_the_environment_or_litellm(monkey
         return model == "known/model"
 
     monkeypatch.setattr(litellm, "supports_response_schema", knows)
-    from workbench.judges import _structured
+    from workbench.llm._providers import supports_response_schema
 
-    _structured._litellm_knows.cache_clear()
+    supports_response_schema.cache_clear()
     assert structured_form("auto", "known/model") == "json_schema"
     assert structured_form("auto", "openai/smollm2") == "off"
     assert calls == ["known/model", "openai/smollm2"]
@@ -145,7 +145,7 @@ def test_the_route_form_comes_from_the_setting_the_environment_or_litellm(monkey
     monkeypatch.setenv(ENV, "grammar")
     with pytest.raises(ValueError, match="WORKBENCH_STRUCTURED"):
         structured_form("auto", "known/model")
-    _structured._litellm_knows.cache_clear()
+    supports_response_schema.cache_clear()
 
 
 def test_a_bare_score_takes_a_schema_only_where_the_route_takes_a_non_object():

@@ -26,12 +26,12 @@ and committed numbers stay as they were), else ``WORKBENCH_STRUCTURED`` (one for
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 from typing import Any
 
 from workbench.judges._format import OutputSpec
+from workbench.llm import supports_response_schema
 
 #: The forms a route can take a reply schema in (``auto`` picks one per model).
 FORMS: tuple[str, ...] = ("json_schema", "json_object", "guided_json", "off")
@@ -136,17 +136,6 @@ def _declared(model: str) -> str | None:
     return form
 
 
-@functools.lru_cache(maxsize=256)
-def _litellm_knows(model: str) -> bool:
-    """litellm's public ``supports_response_schema`` (False where it does not know the model)."""
-    try:
-        import litellm
-
-        return bool(litellm.supports_response_schema(model=model, custom_llm_provider=None))
-    except Exception:  # an unknown model or provider: no declared support
-        return False
-
-
 def structured_form(setting: str, model: str) -> str:
     """The form a request of ``model`` takes its reply schema in (``setting``: the spec's)."""
     if setting != "auto":
@@ -156,7 +145,7 @@ def structured_form(setting: str, model: str) -> str:
     declared = _declared(model)
     if declared is not None:
         return declared
-    return "json_schema" if _litellm_knows(model) else "off"
+    return "json_schema" if supports_response_schema(model) else "off"
 
 
 def bounded(schema: dict[str, Any]) -> dict[str, Any]:

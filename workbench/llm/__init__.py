@@ -43,7 +43,7 @@ from workbench.llm._maintenance import (
     validate_entry,
     write_replay_file,
 )
-from workbench.llm._providers import batch_price, model_backend, price
+from workbench.llm._providers import batch_price, model_backend, price, supports_response_schema
 from workbench.llm._secrets import scrub
 from workbench.llm._settings import configure, settings, temporary_settings
 from workbench.llm._types import (
@@ -85,6 +85,7 @@ __all__ = [
     "replay_entry",
     "scrub",
     "settings",
+    "supports_response_schema",
     "temporary_settings",
     "validate_entry",
     "write_replay_file",

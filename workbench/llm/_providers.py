@@ -9,6 +9,7 @@ to an OpenAI-compatible URL on the direct path never import it.
 
 from __future__ import annotations
 
+import functools
 import gc
 import logging
 import math
@@ -68,6 +69,16 @@ def get_litellm() -> Any:
             gc.freeze()
         _litellm_module = litellm
     return _litellm_module
+
+
+@functools.lru_cache(maxsize=256)
+def supports_response_schema(model: str) -> bool:
+    """litellm's public ``supports_response_schema`` for ``model`` (False where litellm
+    does not know the model or its provider): whether its route takes a JSON schema."""
+    try:
+        return bool(get_litellm().supports_response_schema(model=model, custom_llm_provider=None))
+    except Exception:  # an unknown model or provider: no declared support
+        return False
 
 
 def model_backend(model: str) -> str:
