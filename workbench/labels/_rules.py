@@ -29,10 +29,15 @@ def _number(row: dict, name: str) -> float | None:
     value = row.get(name)
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
+    return finite(value, name)
+
+
+def finite(value, name: str) -> float:
+    """``value`` as a finite float, or a ValueError naming the field."""
     try:
         out = float(value)
     except (TypeError, ValueError):
-        raise ValueError(f"field {name!r} is not a number: {value!r}") from None
+        raise ValueError(f"field {name!r} is not a number: {value!r:.60}") from None
     if not math.isfinite(out):
         raise ValueError(f"field {name!r} is not a finite number: {value!r}")
     return out

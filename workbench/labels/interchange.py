@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from workbench.labels._rules import validated, when
+from workbench.labels._rules import finite, validated, when
 from workbench.labels.store import COLUMNS, LabelStore
 
 __all__ = ["LS_CONFIG_PAIRWISE", "LS_CONFIG_SCORE", "export_csv", "export_label_studio",
@@ -216,12 +216,9 @@ def _region_value(region, where: str) -> tuple[str, object]:
 
 def _finite(value, where: str, name: str) -> float:
     try:
-        out = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{where}: field {name!r} is not a number: {value!r:.60}") from None
-    if not np.isfinite(out):
-        raise ValueError(f"{where}: field {name!r} is not a finite number: {value!r}")
-    return out
+        return finite(value, name)
+    except ValueError as exc:
+        raise ValueError(f"{where}: {exc}") from None
 
 
 def _edit_id(label_id: str, value: float, rationale: str, updated) -> str:

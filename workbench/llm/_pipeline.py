@@ -295,14 +295,7 @@ class _Sender:
         mine = {key: request for key, request in jobs.items() if routes[key].provider != "sim"}
         for route in dict.fromkeys(routes[key] for key in mine):
             _batch.check(route)
-        claimed: list[str] = []
-        stored: dict[str, Completion] = {}
-        if self.claims and mine:
-            claimed = [key for key in mine if self._claim(key, _BATCH_CLAIM_S)]
-            stored, _ = _cache.replay_many(self.cache.rows(claimed))
-            mine = {key: mine[key] for key in claimed if key not in stored}
-            for key, hit in stored.items():  # sent elsewhere since the first read
-                self._done(key, hit)
+        claimed, stored, mine = self._claim_jobs(mine)
 
         try:
             if not mine:
@@ -314,6 +307,19 @@ class _Sender:
             for key in claimed:
                 _cache.release(self.cache, key)
 
+    def _claim_jobs(self, mine: dict[str, Request]
+                    ) -> tuple[list[str], dict[str, Completion], dict[str, Request]]:
+        """Claim a job's requests for the length of a job: ``(claimed, stored, left)``,
+        ``stored`` the replies another process recorded meanwhile (handed on as done),
+        ``left`` the claimed requests still to send."""
+        if not (self.claims and mine):
+            return [], {}, mine
+        claimed = [key for key in mine if self._claim(key, _BATCH_CLAIM_S)]
+        stored, _ = _cache.replay_many(self.cache.rows(claimed))
+        for key, hit in stored.items():  # sent elsewhere since the first read
+            self._done(key, hit)
+        return claimed, stored, {key: mine[key] for key in claimed if key not in stored}
+
     # --- a Ray Data job ------------------------------------------------------------------
 
     def ray(self, jobs: dict[str, Request]) -> dict[str, Result]:
@@ -321,14 +327,7 @@ class _Sender:
         ``sim/`` models, answered online), claimed first as batch jobs are."""
         mine = {key: request for key, request in jobs.items()
                 if self.routes[_providers.route_id(request)].provider != "sim"}
-        claimed: list[str] = []
-        stored: dict[str, Completion] = {}
-        if self.claims and mine:
-            claimed = [key for key in mine if self._claim(key, _BATCH_CLAIM_S)]
-            stored, _ = _cache.replay_many(self.cache.rows(claimed))
-            mine = {key: mine[key] for key in claimed if key not in stored}
-            for key, hit in stored.items():  # sent elsewhere since the first read
-                self._done(key, hit)
+        claimed, stored, mine = self._claim_jobs(mine)
         renewed = [time.monotonic()]
 
         def tick() -> None:  # between reply rows: keep the claims alive
