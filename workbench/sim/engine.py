@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from workbench.sim import _judge, _textops
-from workbench.sim._answer import answer
+from workbench.sim._answer import answer, unknown_answer
 from workbench.sim._profiles import (
     ANSWERERS,
     JUDGE_ANSWERS_AS,
@@ -67,14 +67,22 @@ def profiles() -> list[str]:
     return list(_NAMES)
 
 
+_SEED_JSON = json.JSONEncoder(ensure_ascii=False, sort_keys=True, default=str)
+
+
 def _seed(profile: str, messages: list[dict], temperature: float, sample: int) -> int:
-    payload = json.dumps(
-        [profile, messages, repr(float(temperature)), int(sample)],
-        ensure_ascii=False,
-        sort_keys=True,
-        default=str,
-    )
+    payload = _SEED_JSON.encode([profile, messages, repr(float(temperature)), int(sample)])
     return int.from_bytes(hashlib.sha256(payload.encode("utf-8")).digest()[:16], "big")
+
+
+def _plain(messages: list[dict]) -> bool:
+    """True when :func:`_seed` cannot raise on ``messages``: ASCII text keys and values only
+    (else it seeds at once, raising what it always raised)."""
+    return all(
+        type(k) is str and type(v) is str and k.isascii() and v.isascii()
+        for m in messages
+        for k, v in m.items()
+    )
 
 
 def _check(profile: str, messages: object, temperature: float, sample: int) -> None:
@@ -190,11 +198,13 @@ def respond(
     operation = prompt.output.operation
     is_answer = form == "text" and operation == "answer"
     seed_sample = sample if (temperature > 0 or not is_answer) else 0
-    rng = random.Random(_seed(profile, messages, temperature, seed_sample))
     judge: JudgeProfile = PROFILES[profile]  # type: ignore[assignment]
     if profile in ANSWERERS:
         judge = JudgeProfile(profile, ANSWERERS[profile].family)
     extra: dict = {"profile": profile, "task": form if form != "text" else operation}
+    rng = None  # text replies of plain messages seed it only if they use it (below)
+    if form != "text" or not _plain(messages):
+        rng = random.Random(_seed(profile, messages, temperature, seed_sample))
     malformed = form != "text" and judge.malformed_rate > 0 and rng.random() < judge.malformed_rate
     reply_logprobs: list[dict] | None = None
     if form == "json":
@@ -223,8 +233,13 @@ def respond(
             text = "Both answers have merits." if kind == "no_verdict" else "Verdict: [[D]]"
             extra["malformed"] = kind
     elif is_answer:
-        answerer = ANSWERERS.get(profile, ANSWERERS[JUDGE_ANSWERS_AS])
-        text = answer(answerer, prompt.get("question") or prompt.plain.strip(), rng)
+        question = prompt.get("question") or prompt.plain.strip()
+        text = unknown_answer(question)  # None for a registered item
+        if text is None:
+            answerer = ANSWERERS.get(profile, ANSWERERS[JUDGE_ANSWERS_AS])
+            if rng is None:
+                rng = random.Random(_seed(profile, messages, temperature, seed_sample))
+            text = answer(answerer, question, rng)
     else:
         text = _textops.text_operation(operation, prompt)
     completion = approx_tokens(text)
