@@ -130,7 +130,15 @@ def parse_output_format(text: str) -> OutputFormat:
     return OutputFormat("text", operation="answer")
 
 
-def _cut_blocks(text: str) -> tuple[dict[str, str], str]:
+_CLOSERS = tuple(f"</{tag}>" for tag in DATA_TAGS)
+
+
+@lru_cache(maxsize=512)
+def _cut_blocks(text: str) -> tuple[tuple[tuple[str, str], ...], str]:
+    """The data blocks of one message text, ``((tag, body), ...)``, and the rest of it
+    (cached: system prompts and instructions repeat)."""
+    if "</" not in text:  # every block ends with a closing tag
+        return (), text
     blocks: dict[str, str] = {}
     pieces: list[str] = []
     pos = 0
@@ -141,7 +149,7 @@ def _cut_blocks(text: str) -> tuple[dict[str, str], str]:
         pos = match.end()
     pieces.append(text[pos:])
     rest = "".join(pieces)
-    if any(f"</{tag}>" in rest for tag in DATA_TAGS):
+    if "</" in rest and any(closer in rest for closer in _CLOSERS):
         pieces, pos = [], 0
         for match in _BLOCK_INLINE.finditer(rest):
             tag = match.group("tag")
@@ -151,7 +159,25 @@ def _cut_blocks(text: str) -> tuple[dict[str, str], str]:
                 pos = match.end()
         pieces.append(rest[pos:])
         rest = "".join(pieces)
-    return blocks, rest
+    return tuple(blocks.items()), rest
+
+
+@lru_cache(maxsize=1024)
+def _instructions(plain: str) -> tuple[frozenset[str], OutputFormat | None, str]:
+    """Judging rules, output format (None: the prompt states none) and the instruction
+    text of a prompt's text outside data blocks (cached: many prompts share it)."""
+    rules: set[str] = set()
+    for body in _RULES.findall(plain):
+        rules.update(r.lower() for r in _RULE_LINE.findall(body))
+    has_format = bool(_OUTPUT.search(plain)) or any(
+        p.search(plain) for p in (_JSON_LINE, _SCORE_LINE, _VERDICT_LINE, _TEXT_LINE)
+    )
+    if not has_format:
+        return frozenset(rules), None, plain
+    return frozenset(rules), parse_output_format(plain), _OUTPUT.sub("", _RULES.sub("", plain))
+
+
+_ANSWER = OutputFormat("text", operation="answer")
 
 
 @lru_cache(maxsize=4096)
@@ -160,29 +186,20 @@ def _parse(texts: tuple[str, ...]) -> Prompt:
     plain_parts: list[str] = []
     for text in texts:
         found, rest = _cut_blocks(text)
-        for tag, body in found.items():
+        for tag, body in found:
             blocks.setdefault(tag, body)
         plain_parts.append(rest)
     plain = "\n".join(plain_parts)
-    rules: set[str] = set()
-    for body in _RULES.findall(plain):
-        rules.update(r.lower() for r in _RULE_LINE.findall(body))
-    has_format = bool(_OUTPUT.search(plain)) or any(
-        p.search(plain) for p in (_JSON_LINE, _SCORE_LINE, _VERDICT_LINE, _TEXT_LINE)
-    )
-    if has_format:
-        output = parse_output_format(plain)
-        instructions = _OUTPUT.sub("", _RULES.sub("", plain))
-    else:  # CONVENTION §5: no output format -> "Text only: answer"
-        output = OutputFormat("text", operation="answer")
-        instructions = plain
+    rules, output, instructions = _instructions(plain)
+    if output is None:  # CONVENTION §5: no output format -> "Text only: answer"
+        output = _ANSWER
         if "question" not in blocks and plain.strip():
             blocks["question"] = plain.strip()
     probe = instructions if len(instructions.strip()) > 10 else " ".join(blocks.values())
     return Prompt(
         blocks=blocks,
         output=output,
-        rules=frozenset(rules),
+        rules=rules,
         lang=detect_lang(probe, head=LANG_HEAD),
         plain=plain,
     )
