@@ -157,6 +157,7 @@ _ABBREV = re.compile(r"(?:\b(?:dr|mr|mrs|ms|st|vs|etc|fig|no|approx|e\.g|i\.e)|\
 _LEAD = re.compile(r"^[\s・•\-–*#>]+|^\(?\d{1,2}[.)）]\s+")
 _CLAUSE_JA = re.compile(r"(?:が|ため|ので|から|おり|であり|一方|なお|また|および)、")
 _COMMA = re.compile("[、，]")
+_ALNUM = re.compile(r"[^\W_]")  # exactly the characters for which str.isalnum() is True
 _CLAUSE_EN = re.compile(r",\s+(?=(?:and|but|which|while|whereas|so|although|because)\b)|;\s+")
 
 
@@ -229,7 +230,7 @@ def sentence_spans(text: str) -> tuple[tuple[int, int], ...]:
     pos = 0
     for end, after in [*cuts, (len(text), len(text))]:
         s, e = _trim(text, pos, end)
-        if e - s > 0 and any(ch.isalnum() for ch in text[s:e]):
+        if e - s > 0 and _ALNUM.search(text, s, e):
             spans.append((s, e))
         pos = after
     return tuple(spans)

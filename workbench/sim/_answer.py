@@ -18,9 +18,9 @@ import re
 
 from workbench.sim import registry
 from workbench.sim._profiles import AnswerProfile
-from workbench.sim._text import LANG_HEAD, content_tokens, key_terms, overlap
+from workbench.sim._text import content_tokens, key_terms, lang_of, overlap
 from workbench.sim._textops import paraphrase
-from workbench.text import detect_lang, sentence_spans
+from workbench.text import sentence_spans
 
 _MEDICAL = re.compile(
     r"症状|受診|治療|薬|痛|病|診断|感染|患者|発熱|血|patient|hiv|therapy|diagnos|treat|infect"
@@ -175,7 +175,7 @@ def unknown_answer(question: str) -> str | None:
 def _generic(question: str, item: registry.Item | None) -> str | None:
     if item is not None and item.reference:
         return None
-    lang = item.lang if item else detect_lang(question, head=LANG_HEAD)
+    lang = item.lang if item else lang_of(question)
     return generic_answer(question, "en" if lang == "en" else "ja")
 
 

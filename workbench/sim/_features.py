@@ -40,14 +40,14 @@ from workbench.sim._lexicon import (
     SPECIFIC,
 )
 from workbench.sim._text import (
-    LANG_HEAD,
     content_tokens,
     key_terms,
+    lang_of,
     latin_share,
     overlap,
     term_present,
 )
-from workbench.text import clause_spans, detect_lang, split_sentences
+from workbench.text import clause_spans, split_sentences
 
 
 @lru_cache(maxsize=16384)
@@ -246,7 +246,7 @@ def _features(
     good_example: str | None,
 ) -> Features:
     item = registry.lookup(question, reference=reference) if (question or reference) else None
-    target = item.lang if item else detect_lang(reference or question or response, head=LANG_HEAD)
+    target = item.lang if item else lang_of(reference or question or response)
     (toks, redund, n_auth, n_band, sent, demo, inj, cites, nums, acts, latin) = _fixed(response)
     ref = reference if reference and reference.strip() else None
     f = Features(supervised=ref is not None, lang=target)

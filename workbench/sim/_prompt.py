@@ -13,8 +13,8 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from workbench.sim._text import LANG_HEAD
-from workbench.text import DATA_TAGS, detect_lang
+from workbench.sim._text import lang_of
+from workbench.text import DATA_TAGS
 
 _TAGS = "|".join(sorted(DATA_TAGS, key=len, reverse=True))
 # a block on its own lines (the convention) ...
@@ -200,7 +200,7 @@ def _parse(texts: tuple[str, ...]) -> Prompt:
         blocks=blocks,
         output=output,
         rules=rules,
-        lang=detect_lang(probe, head=LANG_HEAD),
+        lang=lang_of(probe),
         plain=plain,
     )
 

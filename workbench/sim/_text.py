@@ -21,6 +21,8 @@ import re
 import unicodedata
 from functools import lru_cache
 
+from workbench.text import detect_lang
+
 _HIRA_ONLY = re.compile(r"^[\u3040-\u309f]+$")
 _HIRA_MASK = {c: "\0" for c in range(0x3040, 0x30A0)}
 _CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\u30fc]+")
@@ -45,6 +47,12 @@ STOPWORDS = frozenset(
 )
 
 
+def lang_of(text: str) -> str:
+    """:func:`workbench.text.detect_lang` of the first :data:`LANG_HEAD` characters
+    (``en`` at once for ASCII text)."""
+    return "en" if text.isascii() else detect_lang(text, head=LANG_HEAD)
+
+
 def normalize(text: str) -> str:
     """NFKC, collapsed whitespace, lower case: the registry's matching key."""
     return _SPACES.sub(" ", unicodedata.normalize("NFKC", text)).strip().lower()
@@ -60,10 +68,9 @@ def _stem(word: str) -> str:
 def content_tokens(text: str) -> frozenset[str]:
     """The set of content tokens of ``text`` (see the module docstring)."""
     low = unicodedata.normalize("NFKC", text).lower()
-    out: set[str] = set()
-    for word in _LATIN_WORD.findall(low):
-        if word not in STOPWORDS and len(word) > 1:
-            out.add(_stem(word))
+    out = {_stem(w) for w in _LATIN_WORD.findall(low) if len(w) > 1 and w not in STOPWORDS}
+    if low.isascii():  # no CJK runs
+        return frozenset(out)
     for run in _CJK_RUN.findall(low):
         if len(run) == 1:
             if not _HIRA_ONLY.match(run):
@@ -80,11 +87,10 @@ def content_tokens(text: str) -> frozenset[str]:
 def key_terms(text: str) -> tuple[str, ...]:
     """Salient terms of a short text (rubric item, criterion, keyword line), in order."""
     low = unicodedata.normalize("NFKC", text).lower()
-    seen: dict[str, None] = {}
-    for term in _TERM_CJK.findall(low):
-        seen.setdefault(term, None)
+    seen = {} if low.isascii() else dict.fromkeys(_TERM_CJK.findall(low))
     for word in _LATIN_WORD.findall(low):
-        if word not in STOPWORDS and (len(word) > 2 or any(c.isdigit() for c in word)):
+        # a word of <= 2 characters is [a-z0-9]{1,2}: it holds a digit unless all letters
+        if word not in STOPWORDS and (len(word) > 2 or not word.isalpha()):
             seen.setdefault(_stem(word), None)
     return tuple(seen)
 
@@ -122,5 +128,7 @@ def approx_tokens(text: str) -> int:
     """
     if not text:
         return 0
+    if text.isascii():
+        return max(1, round(len(text) / 4))
     cjk = max(0, (len(text.encode("utf-8")) - len(text)) // 2)
     return max(1, round(cjk / 1.5 + (len(text) - cjk) / 4))

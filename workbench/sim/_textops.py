@@ -16,8 +16,8 @@ import math
 import random
 import re
 
-from workbench.sim._text import LANG_HEAD, content_tokens, key_terms, latin_share, overlap
-from workbench.text import clause_spans, detect_lang, sentence_spans
+from workbench.sim._text import content_tokens, key_terms, lang_of, latin_share, overlap
+from workbench.text import clause_spans, sentence_spans
 
 # --- decomposition and excess/missing -----------------------------------------------
 
@@ -166,7 +166,7 @@ def summarize(text: str, question: str | None = None) -> str:
     if len(spans) <= 1:
         return text.strip()
     sents = [text[s:e] for s, e in spans]
-    target = detect_lang(text, head=LANG_HEAD)
+    target = lang_of(text)
     toks = [content_tokens(s) for s in sents]
     qt = content_tokens(question) if question else frozenset()
     central: list[float] = []
@@ -220,7 +220,7 @@ _PARA_JA = (
 
 def paraphrase(text: str, rng: random.Random | None = None, *, rate: float = 1.0) -> str:
     """Content-keeping rewording: connectives and function phrases swapped."""
-    pairs = _PARA_EN if detect_lang(text, head=LANG_HEAD) == "en" else _PARA_JA
+    pairs = _PARA_EN if lang_of(text) == "en" else _PARA_JA
     out = text
     for a, b in pairs:
         if rng is not None and rate < 1.0 and rng.random() >= rate:
@@ -234,7 +234,7 @@ def paraphrase(text: str, rng: random.Random | None = None, *, rate: float = 1.0
 
 def rewrite(text: str, sentiment: str) -> str:
     """Same content, other sentiment (a framing sentence and softened/hardened wording)."""
-    en = detect_lang(text, head=LANG_HEAD) == "en"
+    en = lang_of(text) == "en"
     if sentiment.startswith("pos"):
         return (
             "Fortunately, the situation is encouraging. "
@@ -280,7 +280,7 @@ SYNONYMS = {
 def entities(text: str) -> list[str]:
     """Medical/technical entities of ``text``, one per item, in order of appearance."""
     seen: dict[str, None] = {}
-    if detect_lang(text, head=LANG_HEAD) == "en":
+    if lang_of(text) == "en":
         low = text.lower()
         for name in SYNONYMS:
             if len(name) > 3 and name in low:

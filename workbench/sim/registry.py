@@ -22,8 +22,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from workbench.sim._text import LANG_HEAD, content_tokens, normalize, overlap
-from workbench.text import detect_lang, is_missing
+from workbench.sim._text import content_tokens, lang_of, normalize, overlap
+from workbench.text import is_missing
 
 __all__ = [
     "Item",
@@ -133,7 +133,7 @@ def register_items(records: object, *, source: str = "records") -> int:
         if not question:
             raise ValueError(f"{source}, row {row}, field 'question': empty")
         reference = _text(record["reference"])
-        lang = _text(record.get("lang")) or detect_lang(reference or question, head=LANG_HEAD)
+        lang = _text(record.get("lang")) or lang_of(reference or question)
         items.append(
             Item(
                 item_id=_text(record.get("item_id")) or f"item-{row}",
