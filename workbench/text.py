@@ -152,7 +152,12 @@ _EN_PIECE = re.compile(r".+?(?:[.!?]+[\"')\]]*(?:\s+|$)|\n+|$)", re.S)
 _CJK_PIECE = re.compile(r".+?(?:[。！？!?]+[」』）)]*\s*|\n+|$)", re.S)
 # Rule 2 (reading): sentences cut at 。．.!?！？；; and line breaks, a "." only before
 # whitespace and not after a common abbreviation or an initial; trimmed spans.
-_BOUNDARY = re.compile(r"[。．！？!?；;]+[」』）)\]]*|\n+|\.(?=\s|$)[」』）)\]\"']*")
+# (one leading character class, so the regex engine skips to candidates in C; the same
+# matches as [。．！？!?；;]+[」』）)\]]*|\n+|\.(?=\s|$)[」』）)\]\"']*)
+_BOUNDARY = re.compile(
+    r"[。．！？!?；;\n.](?:(?<=[。．！？!?；;])[。．！？!?；;]*[」』）)\]]*|(?<=\n)\n*"
+    r"|(?<=\.)(?=\s|$)[」』）)\]\"']*)"
+)
 _ABBREV = re.compile(r"(?:\b(?:dr|mr|mrs|ms|st|vs|etc|fig|no|approx|e\.g|i\.e)|\b[A-Z])$", re.I)
 _LEAD = re.compile(r"^[\s・•\-–*#>]+|^\(?\d{1,2}[.)）]\s+")
 _CLAUSE_JA = re.compile(r"(?:が|ため|ので|から|おり|であり|一方|なお|また|および)、")
