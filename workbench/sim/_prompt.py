@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -23,6 +24,8 @@ _BLOCK_LINES = re.compile(
 )
 # ... or, leniently, inline (used only for tags not found on their own lines)
 _BLOCK_INLINE = re.compile(rf"<(?P<tag>{_TAGS})>(?P<body>.*?)</(?P=tag)>", re.S)
+_OPENER = re.compile(rf"<(?:{_TAGS})>")
+_CLOSER = re.compile(rf"</(?:{_TAGS})>")
 _OUTPUT = re.compile(r"<output_format>(.*?)</output_format>", re.S)
 _RULES = re.compile(r"<judging_rules>(.*?)</judging_rules>", re.S)
 _RULE_LINE = re.compile(r"^\s*-\s*([A-Za-z_]+)\s*:", re.M)
@@ -130,7 +133,20 @@ def parse_output_format(text: str) -> OutputFormat:
     return OutputFormat("text", operation="answer")
 
 
-_CLOSERS = tuple(f"</{tag}>" for tag in DATA_TAGS)
+def _line_blocks(text: str) -> Iterator[re.Match]:
+    """The matches of ``_BLOCK_LINES.finditer(text)``, tried only at the line starts that
+    an opening data tag follows (found in C), not at every character."""
+    pos = 0
+    for opener in _OPENER.finditer(text):
+        at = opener.start()
+        if at < pos:  # inside the last block
+            continue
+        start = text.rfind("\n", 0, at) + 1
+        if not text[start:at].strip(" \t"):
+            match = _BLOCK_LINES.match(text, start)
+            if match:
+                yield match
+                pos = match.end()
 
 
 @lru_cache(maxsize=512)
@@ -142,14 +158,14 @@ def _cut_blocks(text: str) -> tuple[tuple[tuple[str, str], ...], str]:
     blocks: dict[str, str] = {}
     pieces: list[str] = []
     pos = 0
-    for match in _BLOCK_LINES.finditer(text):
+    for match in _line_blocks(text):
         body = match.group("body").removesuffix("\n").removesuffix("\r")
         blocks.setdefault(match.group("tag"), body)
         pieces.append(text[pos : match.start()])
         pos = match.end()
     pieces.append(text[pos:])
     rest = "".join(pieces)
-    if "</" in rest and any(closer in rest for closer in _CLOSERS):
+    if _CLOSER.search(rest):
         pieces, pos = [], 0
         for match in _BLOCK_INLINE.finditer(rest):
             tag = match.group("tag")
