@@ -102,3 +102,32 @@ def test_index_matches_scan_on_ties_and_nested_questions():
         assert sim_registry._find(q, None).reference == "Rome."
     finally:
         sim_registry.restore(state)
+
+
+@pytest.mark.parametrize("shortest", [8, 9, 12, 20])
+def test_index_matches_scan_at_every_offset_and_stride(shortest):
+    """Registries whose shortest question sets the window stride (1, 2, 5, 13): a
+    registered question embedded at every offset of a text is still found first."""
+    rng = random.Random(shortest)
+    words = ["ab", "cd", "aaaa", "橋梁", "x1", "of", "the", "bridge", "load", "aaaaaaaa"]
+    questions = {"a" * 30, ("ab" * 12)[:shortest]}
+    while len(questions) < 40:
+        q = " ".join(rng.choices(words, k=rng.randint(1, 9)))
+        if len(q) >= shortest:
+            questions.add(q)
+    state = sim_registry.snapshot()
+    try:
+        clear_registry()
+        register_items([{"question": q, "reference": f"r{i}"} for i, q in enumerate(questions)])
+        assert sim_registry._current_index().stride == shortest - 7
+        compared = 0
+        for q in sorted(questions):
+            for offset in range(14):
+                text = " ".join(rng.choices(words, k=6))[:offset] + q + rng.choice(["", " x", "?"])
+                for variant in (text, text[1:], text[:-1]):
+                    expected = sim_registry._scan(variant, None)
+                    assert sim_registry._find(variant, None) is expected, variant
+                    compared += expected is not None
+        assert compared > 1000
+    finally:
+        sim_registry.restore(state)

@@ -231,16 +231,18 @@ class _Index:
     Every table keeps ``_by_length``'s order (the position ``rank``), so the indexed
     lookup returns exactly the item the plain scan (:func:`_scan`) returns:
 
-    - ``by_gram``: the first 8 characters of each registered question (of length >= 8)
-      -> its ranks; a registered question contained in a text starts at one of the
-      text's 8-character windows, so only those candidates are checked.
+    - ``by_gram``: the 8-character windows at offsets ``0 .. stride - 1`` of each
+      registered question of length >= 8 -> its ranks, where ``stride`` is the shortest
+      such length minus 7. A registered question contained in a text covers one of the
+      text's windows at ``0, stride, 2 * stride, ...``, so only those are looked up and
+      only their candidates are checked.
     - ``by_token``: content token -> ranks of the registered questions with at least 4
       content tokens that hold it (a question sharing no token has overlap 0, which
       never beats the scan's starting best of 0).
     - ``by_reference``: stripped reference -> the first item in order with it.
     """
 
-    __slots__ = ("by_gram", "by_reference", "by_token", "entries", "sizes", "version")
+    __slots__ = ("by_gram", "by_reference", "by_token", "entries", "sizes", "stride", "version")
 
     def __init__(self, entries: list[tuple[str, Item]], version: int) -> None:
         self.version = version
@@ -249,9 +251,13 @@ class _Index:
         self.by_token: dict[str, list[int]] = {}
         self.sizes: list[int] = []
         self.by_reference: dict[str, Item] = {}
+        self.stride = min((len(r) - 7 for r, _ in entries if len(r) >= 8), default=1)
         for rank, (registered, item) in enumerate(entries):
             if len(registered) >= 8:
-                self.by_gram.setdefault(registered[:8], []).append(rank)
+                for offset in range(self.stride):
+                    ranks = self.by_gram.setdefault(registered[offset : offset + 8], [])
+                    if not ranks or ranks[-1] != rank:  # a window repeated in a question
+                        ranks.append(rank)
             rt = content_tokens(registered)
             self.sizes.append(len(rt))
             if len(rt) >= 4:
@@ -284,7 +290,7 @@ def _find(question: str | None, reference: str | None) -> Item | None:
             return item
         by_gram = index.by_gram
         first = None
-        for start in range(len(key) - 7):
+        for start in range(0, len(key) - 7, index.stride):
             ranks = by_gram.get(key[start : start + 8])
             if ranks:
                 for rank in ranks:
