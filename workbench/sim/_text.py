@@ -29,7 +29,6 @@ _CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\u30fc]+")
 _LATIN_WORD = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")
 _TERM_CJK = re.compile(r"[\u30a0-\u30ff\u3400-\u9fff\uf900-\ufaff\u30fc]{2,}")
 _LETTER_LATIN = re.compile(r"[A-Za-z]")
-_SPACES = re.compile(r"\s+")
 
 #: How many leading characters the simulator reads to tell the language of a text.
 LANG_HEAD = 2000
@@ -55,7 +54,8 @@ def lang_of(text: str) -> str:
 
 def normalize(text: str) -> str:
     """NFKC, collapsed whitespace, lower case: the registry's matching key."""
-    return _SPACES.sub(" ", unicodedata.normalize("NFKC", text)).strip().lower()
+    # str.split() splits at exactly the characters regex \s matches
+    return " ".join(unicodedata.normalize("NFKC", text).split()).lower()
 
 
 def _stem(word: str) -> str:
