@@ -179,18 +179,20 @@ def _cut_blocks(text: str) -> tuple[tuple[tuple[str, str], ...], str]:
 
 
 @lru_cache(maxsize=1024)
-def _instructions(plain: str) -> tuple[frozenset[str], OutputFormat | None, str]:
-    """Judging rules, output format (None: the prompt states none) and the instruction
-    text of a prompt's text outside data blocks (cached: many prompts share it)."""
+def _instructions(plain: str) -> tuple[frozenset[str], OutputFormat | None, str | None]:
+    """Judging rules, output format (None: the prompt states none) and language (None:
+    too little instruction text to tell) of a prompt's text outside data blocks (cached:
+    many prompts share it)."""
     rules: set[str] = set()
     for body in _RULES.findall(plain):
         rules.update(r.lower() for r in _RULE_LINE.findall(body))
     has_format = bool(_OUTPUT.search(plain)) or any(
         p.search(plain) for p in (_JSON_LINE, _SCORE_LINE, _VERDICT_LINE, _TEXT_LINE)
     )
-    if not has_format:
-        return frozenset(rules), None, plain
-    return frozenset(rules), parse_output_format(plain), _OUTPUT.sub("", _RULES.sub("", plain))
+    output = parse_output_format(plain) if has_format else None
+    instructions = _OUTPUT.sub("", _RULES.sub("", plain)) if has_format else plain
+    lang = lang_of(instructions) if len(instructions.strip()) > 10 else None
+    return frozenset(rules), output, lang
 
 
 _ANSWER = OutputFormat("text", operation="answer")
@@ -206,17 +208,16 @@ def _parse(texts: tuple[str, ...]) -> Prompt:
             blocks.setdefault(tag, body)
         plain_parts.append(rest)
     plain = "\n".join(plain_parts)
-    rules, output, instructions = _instructions(plain)
+    rules, output, lang = _instructions(plain)
     if output is None:  # CONVENTION §5: no output format -> "Text only: answer"
         output = _ANSWER
         if "question" not in blocks and plain.strip():
             blocks["question"] = plain.strip()
-    probe = instructions if len(instructions.strip()) > 10 else " ".join(blocks.values())
     return Prompt(
         blocks=blocks,
         output=output,
         rules=rules,
-        lang=lang_of(probe),
+        lang=lang or lang_of(" ".join(blocks.values())),
         plain=plain,
     )
 

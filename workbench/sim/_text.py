@@ -68,7 +68,8 @@ def _stem(word: str) -> str:
 def content_tokens(text: str) -> frozenset[str]:
     """The set of content tokens of ``text`` (see the module docstring)."""
     low = unicodedata.normalize("NFKC", text).lower()
-    out = {_stem(w) for w in _LATIN_WORD.findall(low) if len(w) > 1 and w not in STOPWORDS}
+    words = [w for w in _LATIN_WORD.findall(low) if len(w) > 1 and w not in STOPWORDS]
+    out = {_stem(w) if w[-1] == "s" else w for w in words}  # _stem changes only a final s
     if low.isascii():  # no CJK runs
         return frozenset(out)
     for run in _CJK_RUN.findall(low):
@@ -91,7 +92,7 @@ def key_terms(text: str) -> tuple[str, ...]:
     for word in _LATIN_WORD.findall(low):
         # a word of <= 2 characters is [a-z0-9]{1,2}: it holds a digit unless all letters
         if word not in STOPWORDS and (len(word) > 2 or not word.isalpha()):
-            seen.setdefault(_stem(word), None)
+            seen.setdefault(_stem(word) if word[-1] == "s" else word, None)
     return tuple(seen)
 
 

@@ -78,11 +78,11 @@ def _seed(profile: str, messages: list[dict], temperature: float, sample: int) -
 def _plain(messages: list[dict]) -> bool:
     """True when :func:`_seed` cannot raise on ``messages``: ASCII text keys and values only
     (else it seeds at once, raising what it always raised)."""
-    return all(
-        type(k) is str and type(v) is str and k.isascii() and v.isascii()
-        for m in messages
-        for k, v in m.items()
-    )
+    for message in messages:
+        for key, value in message.items():
+            if not (type(key) is str and type(value) is str and key.isascii() and value.isascii()):
+                return False
+    return True
 
 
 def _check(profile: str, messages: object, temperature: float, sample: int) -> None:
