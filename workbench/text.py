@@ -234,9 +234,10 @@ def sentence_spans(text: str) -> tuple[tuple[int, int], ...]:
     spans: list[tuple[int, int]] = []
     pos = 0
     for end, after in [*cuts, (len(text), len(text))]:
-        s, e = _trim(text, pos, end)
-        if e - s > 0 and _ALNUM.search(text, s, e):
-            spans.append((s, e))
+        if end > pos:  # (an empty piece trims to nothing)
+            s, e = _trim(text, pos, end)
+            if e - s > 0 and _ALNUM.search(text, s, e):
+                spans.append((s, e))
         pos = after
     return tuple(spans)
 

@@ -93,7 +93,7 @@ def _check(profile: str, messages: object, temperature: float, sample: int) -> N
     for i, message in enumerate(messages):
         if not isinstance(message, dict) or "content" not in message:
             raise ValueError(f"messages[{i}] must be a dict with 'role' and 'content'")
-    if not isinstance(temperature, int | float) or math.isnan(temperature) or temperature < 0:
+    if not isinstance(temperature, (int, float)) or math.isnan(temperature) or temperature < 0:
         raise ValueError(f"temperature must be a number >= 0, got {temperature!r}")
     if not isinstance(sample, int) or sample < 0:
         raise ValueError(f"sample must be an int >= 0, got {sample!r}")
