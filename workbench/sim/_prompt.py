@@ -19,8 +19,10 @@ from workbench.text import DATA_TAGS
 
 _TAGS = "|".join(sorted(DATA_TAGS, key=len, reverse=True))
 # a block on its own lines (the convention) ...
+# (the body taken line by line: the same matches as (?P<body>.*?)^ with re.S, faster)
 _BLOCK_LINES = re.compile(
-    rf"^[ \t]*<(?P<tag>{_TAGS})>[ \t]*\r?\n(?P<body>.*?)^[ \t]*</(?P=tag)>[ \t]*$", re.M | re.S
+    rf"^[ \t]*<(?P<tag>{_TAGS})>[ \t]*\r?\n(?P<body>(?:[^\n]*\n)*?)[ \t]*</(?P=tag)>[ \t]*$",
+    re.M,
 )
 # ... or, leniently, inline (used only for tags not found on their own lines)
 _BLOCK_INLINE = re.compile(rf"<(?P<tag>{_TAGS})>(?P<body>.*?)</(?P=tag)>", re.S)
