@@ -106,7 +106,7 @@ def test_index_matches_scan_on_ties_and_nested_questions():
 
 @pytest.mark.parametrize("shortest", [8, 9, 12, 20])
 def test_index_matches_scan_at_every_offset_and_stride(shortest):
-    """Registries whose shortest question sets the window stride (1, 2, 5, 13): a
+    """Registries whose shortest question sets the window stride (1, 2, 5, 8 at most): a
     registered question embedded at every offset of a text is still found first."""
     rng = random.Random(shortest)
     words = ["ab", "cd", "aaaa", "橋梁", "x1", "of", "the", "bridge", "load", "aaaaaaaa"]
@@ -119,7 +119,7 @@ def test_index_matches_scan_at_every_offset_and_stride(shortest):
     try:
         clear_registry()
         register_items([{"question": q, "reference": f"r{i}"} for i, q in enumerate(questions)])
-        assert sim_registry._current_index().stride == shortest - 7
+        assert sim_registry._current_index().stride == min(shortest - 7, 8)
         compared = 0
         for q in sorted(questions):
             for offset in range(14):

@@ -233,9 +233,9 @@ class _Index:
 
     - ``by_gram``: the 8-character windows at offsets ``0 .. stride - 1`` of each
       registered question of length >= 8 -> its ranks, where ``stride`` is the shortest
-      such length minus 7. A registered question contained in a text covers one of the
-      text's windows at ``0, stride, 2 * stride, ...``, so only those are looked up and
-      only their candidates are checked.
+      such length minus 7, at most 8 (so at most 8 windows per question). A registered
+      question contained in a text covers one of the text's windows at ``0, stride,
+      2 * stride, ...``, so only those are looked up and only their candidates checked.
     - ``by_token``: content token -> ranks of the registered questions with at least 4
       content tokens that hold it (a question sharing no token has overlap 0, which
       never beats the scan's starting best of 0).
@@ -251,7 +251,7 @@ class _Index:
         self.by_token: dict[str, list[int]] = {}
         self.sizes: list[int] = []
         self.by_reference: dict[str, Item] = {}
-        self.stride = min((len(r) - 7 for r, _ in entries if len(r) >= 8), default=1)
+        self.stride = min([8] + [len(r) - 7 for r, _ in entries if len(r) >= 8])
         for rank, (registered, item) in enumerate(entries):
             if len(registered) >= 8:
                 for offset in range(self.stride):
