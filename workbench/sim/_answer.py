@@ -166,25 +166,26 @@ def generic_answer(question: str, lang: str) -> str:
     return f"{t}については、状況によって異なりますので、専門家にご相談ください。"
 
 
+def _lang(question: str, item: registry.Item | None) -> str:
+    lang = item.lang if item else lang_of(question)
+    return "en" if lang == "en" else "ja"
+
+
 def unknown_answer(question: str) -> str | None:
     """The generic answer when ``question`` has no registered item with a reference, else
     None (every answerer gives it, without randomness)."""
-    return _generic(question, registry.lookup(question))
-
-
-def _generic(question: str, item: registry.Item | None) -> str | None:
+    item = registry.lookup(question)
     if item is not None and item.reference:
         return None
-    lang = item.lang if item else lang_of(question)
-    return generic_answer(question, "en" if lang == "en" else "ja")
+    return generic_answer(question, _lang(question, item))
 
 
 def answer(profile: AnswerProfile, question: str, rng: random.Random) -> str:
     """The profile's answer to ``question`` (see the module docstring)."""
     item = registry.lookup(question)
+    lang = _lang(question, item)
     if item is None or not item.reference:
-        return _generic(question, item)  # type: ignore[return-value]
-    lang = "en" if item.lang == "en" else "ja"
+        return generic_answer(question, lang)
     if rng.random() < profile.refuse:
         return REFUSAL[lang]
     reference = item.reference
