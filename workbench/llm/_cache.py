@@ -190,13 +190,12 @@ def completion_from_entry(entry: Mapping[str, Any], *, cached: bool = True) -> C
     response, usage = entry["response"], entry["usage"]
     if not isinstance(response["text"], str):
         raise TypeError("entry text is not a string")
-    return build_completion(
-        text=response["text"], model=entry.get("model") or entry["request"]["model"],
-        prompt_tokens=int(usage["prompt_tokens"]),
-        completion_tokens=int(usage["completion_tokens"]),
-        cost_usd=float(entry["cost_usd"]), latency_s=float(entry["latency_s"]), cached=cached,
-        key=entry["key"], logprobs=response.get("logprobs"), backend=entry["backend"],
-        cost_known=response.get("cost_known", True) is not False)
+    return build_completion(  # by position: text, model, prompt and completion tokens, ...
+        response["text"], entry.get("model") or entry["request"]["model"],
+        int(usage["prompt_tokens"]), int(usage["completion_tokens"]),
+        float(entry["cost_usd"]), float(entry["latency_s"]), cached, entry["key"],
+        response.get("logprobs"), entry["backend"],
+        response.get("cost_known", True) is not False)
 
 
 # --- the seal: how an entry is checked -------------------------------------------------------
@@ -219,6 +218,16 @@ def seal(raw: str) -> str:
 
 #: key -> ``hash()`` of the stored value that passed :func:`check_entry` in this process.
 _checked: dict[str, int] = {}
+#: At most this many keys are remembered in :data:`_checked` (when full, it is emptied):
+#: it only spares a second check in one process, and a million-call replay kept a
+#: million-key dict (about 150 MB) for it.
+CHECKED_MAX = 65_536
+
+
+def _passed(key: str, fingerprint: int) -> None:
+    if len(_checked) >= CHECKED_MAX:
+        _checked.clear()
+    _checked[key] = fingerprint
 
 
 def check_entry(key: str, raw: Any, tag: Any, *, full: bool = False) -> None:
@@ -247,7 +256,7 @@ def check_entry(key: str, raw: Any, tag: Any, *, full: bool = False) -> None:
             raise CorruptEntry("it is the entry of another key")
         if cache_key(request) != key:
             raise CorruptEntry("its request does not hash to its key (edited or foreign)")
-    _checked[key] = fingerprint
+    _passed(key, fingerprint)
 
 
 def replay(store: Store, key: str) -> Completion | None:
