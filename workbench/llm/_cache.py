@@ -216,18 +216,19 @@ def seal(raw: str) -> str:
     return "sha256:" + hashlib.sha256(raw.encode("utf-8")).hexdigest()
 
 
-#: key -> ``hash()`` of the stored value that passed :func:`check_entry` in this process.
-_checked: dict[str, int] = {}
+#: key -> the stored text that passed :func:`check_entry` in this process (the text
+#: itself: comparing it costs less than hashing it, and nothing can be forged).
+_checked: dict[str, str] = {}
 #: At most this many keys are remembered in :data:`_checked` (when full, it is emptied):
 #: it only spares a second check in one process, and a million-call replay kept a
 #: million-key dict (about 150 MB) for it.
-CHECKED_MAX = 65_536
+CHECKED_MAX = 32_768
 
 
-def _passed(key: str, fingerprint: int) -> None:
+def _passed(key: str, raw: str) -> None:
     if len(_checked) >= CHECKED_MAX:
         _checked.clear()
-    _checked[key] = fingerprint
+    _checked[key] = raw
 
 
 def check_entry(key: str, raw: Any, tag: Any, *, full: bool = False) -> None:
@@ -235,13 +236,12 @@ def check_entry(key: str, raw: Any, tag: Any, *, full: bool = False) -> None:
 
     ``raw`` must be text. Sealed (``tag`` set): the seal must match it. Unsealed, or
     ``full`` (``workbench cache check``): its stored ``key`` must be ``key`` and its
-    request must hash to it. A value that passed in this process is known by its
-    ``hash()`` (keyed per process, so not forgeable) and not checked again.
+    request must hash to it. The same text that passed in this process (one of the last
+    :data:`CHECKED_MAX`) is not checked again.
     """
     if type(raw) is not str:
         raise CorruptEntry(f"not text but {type(raw).__name__}")
-    fingerprint = hash(raw)
-    if not full and _checked.get(key) == fingerprint:
+    if not full and _checked.get(key) == raw:
         return
     if tag is not None and tag != seal(raw):
         raise CorruptEntry("its text does not match the seal it was written with (edited)")
@@ -256,7 +256,7 @@ def check_entry(key: str, raw: Any, tag: Any, *, full: bool = False) -> None:
             raise CorruptEntry("it is the entry of another key")
         if cache_key(request) != key:
             raise CorruptEntry("its request does not hash to its key (edited or foreign)")
-    _passed(key, fingerprint)
+    _passed(key, raw)
 
 
 def replay(store: Store, key: str) -> Completion | None:
@@ -282,10 +282,10 @@ def replay_many(rows: Iterable[tuple[str, Any, Any]]
     try:
         for key, raw, tag in rows:
             text = type(raw) is str
-            if text and passed(key) == hash(raw):
+            if text and passed(key) == raw:
                 pass  # passed check_entry before in this process
             elif text and type(tag) is str and tag == seal(raw):
-                _passed(key, hash(raw))  # sealed, and the seal matches: check_entry's pass
+                _passed(key, raw)  # sealed, and the seal matches: check_entry's pass
             else:
                 try:
                     check_entry(key, raw, tag)
