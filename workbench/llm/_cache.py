@@ -268,18 +268,29 @@ def replay(store: Store, key: str) -> Completion | None:
     return hits.get(key)
 
 
-def replay_many(rows: Iterable[tuple[str, Any, Any]]
-                ) -> tuple[dict[str, Completion], dict[str, str]]:
-    """The completions of stored rows ``(key, entry, seal)`` (:meth:`Store.rows`) by key,
-    and the corrupt entries met (key -> why). The cyclic garbage collector is off
-    meanwhile: these objects hold no cycle, yet its passes took an eighth of the time of
-    a 100,000-entry replay (measured)."""
-    hits: dict[str, Completion] = {}
-    corrupt: dict[str, str] = {}
-    passed = _checked.get
+@contextmanager
+def paused_collector() -> Iterator[None]:
+    """The cyclic garbage collector off for the ``with`` block (then as it was): a warm
+    replay allocates many containers that hold no cycle and live a window long, and the
+    collector's passes over them took an eighth of its time (measured)."""
     collecting = gc.isenabled()
     gc.disable()
     try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def replay_many(rows: Iterable[tuple[str, Any, Any]]
+                ) -> tuple[dict[str, Completion], dict[str, str]]:
+    """The completions of stored rows ``(key, entry, seal)`` (:meth:`Store.rows`) by key,
+    and the corrupt entries met (key -> why), the collector paused
+    (:func:`paused_collector`)."""
+    hits: dict[str, Completion] = {}
+    corrupt: dict[str, str] = {}
+    passed = _checked.get
+    with paused_collector():
         for key, raw, tag in rows:
             text = type(raw) is str
             if text and passed(key) == raw:
@@ -300,9 +311,6 @@ def replay_many(rows: Iterable[tuple[str, Any, Any]]
                     hits[key] = completion_from_entry(reply)
             except Exception as exc:
                 corrupt[key] = f"malformed reply fields ({type(exc).__name__})"
-    finally:
-        if collecting:
-            gc.enable()
     return hits, corrupt
 
 
