@@ -111,3 +111,31 @@ def test_bench_scale_prints_a_row_per_size(app):
     assert row["cold"]["peak_rss_mb"] > 0 and row["cache_mb"] > 0
     shown = CliRunner().invoke(app, ["bench", "scale", "--calls", "0"])
     assert shown.exit_code == 1 and "--calls and --window must be >= 1" in shown.output
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_complete_iter_pauses_the_collector_while_planning_only(enabled):
+    """The cyclic garbage collector is off while a window is planned, as it was while its
+    results are used, and as it was after a failed plan."""
+    import gc
+
+    planning: list[bool] = []
+
+    def asks(fail: bool):
+        for i in range(6):
+            planning.append(gc.isenabled())
+            if fail and i == 4:
+                raise RuntimeError("planning failed")
+            yield _ask(i)
+
+    was = gc.isenabled()
+    try:
+        (gc.enable if enabled else gc.disable)()
+        using = [gc.isenabled() for _ in complete_iter(asks(False), window=2, progress=False)]
+        assert planning == [False] * 6 and using == [enabled] * 6
+        with pytest.raises(RuntimeError, match="planning failed"):
+            for _ in complete_iter(asks(True), window=2, progress=False):
+                pass
+        assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was else gc.disable)()

@@ -242,3 +242,44 @@ def test_bench_replay_reports_per_call_times_and_the_progress_line():
     assert out["n"] == 40 and out["ratio"] > 0
     assert out["bare_us"] > 0 and out["replay_us"] > 0 and out["first_replay_us"] > 0
     assert out["progress"] == "LLM calls: 40 replayed from cache"
+
+
+# --- bounded memory: the keys known to be checked ------------------------------------------
+
+def test_the_checked_keys_are_bounded_and_every_entry_still_checked(stored, monkeypatch):
+    cache, keys, edited = stored
+    monkeypatch.setattr(_cache, "CHECKED_MAX", 3)
+    _cache._checked.clear()
+    for _ in range(2):
+        hits, corrupt = _cache.replay_many(cache.rows(keys))
+        assert len(_cache._checked) <= 3
+        assert set(corrupt) == {edited} and "seal" in corrupt[edited]
+        assert set(hits) == set(keys) - {edited, "f" * 64}
+    remembered = next(iter(_cache._checked))  # a key remembered, then its entry edited
+    raw, tag = cache.get(remembered, tag=True)
+    cache.set(remembered, raw.replace('"text":"', '"text":"edited ', 1), tag=tag)
+    hits, corrupt = _cache.replay_many(cache.rows(keys))
+    assert set(corrupt) == {edited, remembered}
+
+
+# --- Request's constructor: the dataclass's, all fields set at once ------------------------
+
+def test_request_constructor_takes_the_dataclass_fields():
+    import inspect
+
+    names = [f.name for f in dataclasses.fields(Request)]
+    parameters = list(inspect.signature(Request).parameters.values())
+    assert [p.name for p in parameters] == names
+    for field, parameter in zip(dataclasses.fields(Request), parameters, strict=True):
+        if field.default is not dataclasses.MISSING:
+            assert parameter.default == field.default, field.name
+    first, second = Request(SIM, msgs("a")), Request(SIM, msgs("a"))
+    assert first.params == {} and first == second and first.params is not second.params
+    assert Request(SIM, msgs("a"), 0.0, 0, None, None, False, None, None, None, None, {}) == first
+    changed = dataclasses.replace(first, sample=2, params={"timeout": 5})
+    assert (changed.sample, dict(changed.params)) == (2, {"timeout": 5})
+    assert vars(changed).keys() == set(names)
+    with pytest.raises(ValueError, match="'params': expected a mapping"):
+        Request(SIM, msgs("a"), params=None)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        first.model = "x"  # type: ignore[misc]

@@ -190,13 +190,12 @@ def completion_from_entry(entry: Mapping[str, Any], *, cached: bool = True) -> C
     response, usage = entry["response"], entry["usage"]
     if not isinstance(response["text"], str):
         raise TypeError("entry text is not a string")
-    return build_completion(
-        text=response["text"], model=entry.get("model") or entry["request"]["model"],
-        prompt_tokens=int(usage["prompt_tokens"]),
-        completion_tokens=int(usage["completion_tokens"]),
-        cost_usd=float(entry["cost_usd"]), latency_s=float(entry["latency_s"]), cached=cached,
-        key=entry["key"], logprobs=response.get("logprobs"), backend=entry["backend"],
-        cost_known=response.get("cost_known", True) is not False)
+    return build_completion(  # by position: text, model, prompt and completion tokens, ...
+        response["text"], entry.get("model") or entry["request"]["model"],
+        int(usage["prompt_tokens"]), int(usage["completion_tokens"]),
+        float(entry["cost_usd"]), float(entry["latency_s"]), cached, entry["key"],
+        response.get("logprobs"), entry["backend"],
+        response.get("cost_known", True) is not False)
 
 
 # --- the seal: how an entry is checked -------------------------------------------------------
@@ -217,8 +216,19 @@ def seal(raw: str) -> str:
     return "sha256:" + hashlib.sha256(raw.encode("utf-8")).hexdigest()
 
 
-#: key -> ``hash()`` of the stored value that passed :func:`check_entry` in this process.
-_checked: dict[str, int] = {}
+#: key -> the stored text that passed :func:`check_entry` in this process (the text
+#: itself: comparing it costs less than hashing it, and nothing can be forged).
+_checked: dict[str, str] = {}
+#: At most this many keys are remembered in :data:`_checked` (when full, it is emptied):
+#: it only spares a second check in one process, and a million-call replay kept a
+#: million-key dict (about 150 MB) for it.
+CHECKED_MAX = 32_768
+
+
+def _passed(key: str, raw: str) -> None:
+    if len(_checked) >= CHECKED_MAX:
+        _checked.clear()
+    _checked[key] = raw
 
 
 def check_entry(key: str, raw: Any, tag: Any, *, full: bool = False) -> None:
@@ -226,13 +236,12 @@ def check_entry(key: str, raw: Any, tag: Any, *, full: bool = False) -> None:
 
     ``raw`` must be text. Sealed (``tag`` set): the seal must match it. Unsealed, or
     ``full`` (``workbench cache check``): its stored ``key`` must be ``key`` and its
-    request must hash to it. A value that passed in this process is known by its
-    ``hash()`` (keyed per process, so not forgeable) and not checked again.
+    request must hash to it. The same text that passed in this process (one of the last
+    :data:`CHECKED_MAX`) is not checked again.
     """
     if type(raw) is not str:
         raise CorruptEntry(f"not text but {type(raw).__name__}")
-    fingerprint = hash(raw)
-    if not full and _checked.get(key) == fingerprint:
+    if not full and _checked.get(key) == raw:
         return
     if tag is not None and tag != seal(raw):
         raise CorruptEntry("its text does not match the seal it was written with (edited)")
@@ -247,7 +256,7 @@ def check_entry(key: str, raw: Any, tag: Any, *, full: bool = False) -> None:
             raise CorruptEntry("it is the entry of another key")
         if cache_key(request) != key:
             raise CorruptEntry("its request does not hash to its key (edited or foreign)")
-    _checked[key] = fingerprint
+    _passed(key, raw)
 
 
 def replay(store: Store, key: str) -> Completion | None:
@@ -259,21 +268,37 @@ def replay(store: Store, key: str) -> Completion | None:
     return hits.get(key)
 
 
-def replay_many(rows: Iterable[tuple[str, Any, Any]]
-                ) -> tuple[dict[str, Completion], dict[str, str]]:
-    """The completions of stored rows ``(key, entry, seal)`` (:meth:`Store.rows`) by key,
-    and the corrupt entries met (key -> why). The cyclic garbage collector is off
-    meanwhile: these objects hold no cycle, yet its passes took an eighth of the time of
-    a 100,000-entry replay (measured)."""
-    hits: dict[str, Completion] = {}
-    corrupt: dict[str, str] = {}
-    passed = _checked.get
+@contextmanager
+def paused_collector() -> Iterator[None]:
+    """The cyclic garbage collector off for the ``with`` block (then as it was): a warm
+    replay allocates many containers that hold no cycle and live a window long, and the
+    collector's passes over them took an eighth of its time (measured)."""
     collecting = gc.isenabled()
     gc.disable()
     try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def replay_many(rows: Iterable[tuple[str, Any, Any]]
+                ) -> tuple[dict[str, Completion], dict[str, str]]:
+    """The completions of stored rows ``(key, entry, seal)`` (:meth:`Store.rows`) by key,
+    and the corrupt entries met (key -> why), the collector paused
+    (:func:`paused_collector`)."""
+    hits: dict[str, Completion] = {}
+    corrupt: dict[str, str] = {}
+    passed = _checked.get
+    with paused_collector():
         for key, raw, tag in rows:
-            if type(raw) is not str or passed(key) != hash(raw):  # else: check_entry's
-                try:                                              # own first test passes
+            text = type(raw) is str
+            if text and passed(key) == raw:
+                pass  # passed check_entry before in this process
+            elif text and type(tag) is str and tag == seal(raw):
+                _passed(key, raw)  # sealed, and the seal matches: check_entry's pass
+            else:
+                try:
                     check_entry(key, raw, tag)
                 except CorruptEntry as exc:
                     corrupt[key] = str(exc)
@@ -286,9 +311,6 @@ def replay_many(rows: Iterable[tuple[str, Any, Any]]
                     hits[key] = completion_from_entry(reply)
             except Exception as exc:
                 corrupt[key] = f"malformed reply fields ({type(exc).__name__})"
-    finally:
-        if collecting:
-            gc.enable()
     return hits, corrupt
 
 
@@ -317,7 +339,8 @@ _CHUNK = 500
 
 @functools.lru_cache(maxsize=8)
 def _wanted(size: int) -> str:
-    return ",".join(f"({i},?)" for i in range(size))
+    """The query of :data:`_ROWS` for ``size`` keys."""
+    return _ROWS.format(",".join(f"({i},?)" for i in range(size)))
 
 
 def make_tables(store: Store) -> None:
@@ -382,7 +405,7 @@ class Store:
         for start in range(0, len(keys), _CHUNK):
             chunk = keys[start: start + _CHUNK]
             try:
-                found = self.execute(_ROWS.format(_wanted(len(chunk))), chunk).fetchall()
+                found = self.execute(_wanted(len(chunk)), chunk).fetchall()
             except sqlite3.Error as exc:
                 if is_damage(exc):
                     raise damaged(self.directory, exc) from None

@@ -188,7 +188,8 @@ def stream(requests: Iterable[Request], *, window: int = WINDOW, progress: bool 
     missing = 0
     try:
         while True:
-            chunk = list(itertools.islice(iterator, window))
+            with _cache.paused_collector():  # planning a window: no cycle, many objects
+                chunk = list(itertools.islice(iterator, window))
             if not chunk:
                 break
             left = None if budget_usd is None else max(0.0, budget_usd - spent)

@@ -86,7 +86,11 @@ def _check_messages(messages: Any) -> list[dict]:
     return out
 
 
-@dataclass(frozen=True, repr=False)
+#: ``Request``'s default ``params``: a new empty dict for each request.
+_NEW_DICT: Any = object()
+
+
+@dataclass(frozen=True, repr=False, init=False)
 class Request:
     """One chat-completion request: everything that can change the reply (a malformed
     field raises ``ValueError`` naming it).
@@ -130,6 +134,21 @@ class Request:
     stop: str | list[str] | None = None
     seed: int | None = None
     params: Mapping[str, Any] = field(default_factory=dict)
+
+    def __init__(self, model: str, messages: list[dict], temperature: float = 0.0,
+                 sample: int = 0, max_tokens: int | None = None,
+                 response_format: dict | None = None, logprobs: bool = False,
+                 top_logprobs: int | None = None, top_p: float | None = None,
+                 stop: str | list[str] | None = None, seed: int | None = None,
+                 params: Mapping[str, Any] = _NEW_DICT) -> None:
+        # The dataclass's own __init__, with every field set at once (a frozen one sets
+        # them one ``object.__setattr__`` at a time: a fifth of a warm replay's planning).
+        object.__setattr__(self, "__dict__", {
+            "model": model, "messages": messages, "temperature": temperature,
+            "sample": sample, "max_tokens": max_tokens, "response_format": response_format,
+            "logprobs": logprobs, "top_logprobs": top_logprobs, "top_p": top_p, "stop": stop,
+            "seed": seed, "params": {} if params is _NEW_DICT else params})
+        self.__post_init__()
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
