@@ -15,7 +15,9 @@ before seals has its request hashed back to its key instead). An entry that fail
 **Claims** (table ``claims``) name the process sending a request until they expire, so
 that processes sharing a folder send each request once.
 
-**Writes** are committed one reply at a time, as its call ends; ``readonly`` never writes.
+**Writes** are committed as their calls end: one reply at a time, or a round of
+replies (:func:`grouped`: the in-process ``sim/`` calls answered together) in one
+transaction, committed before any other call starts; ``readonly`` never writes.
 A full disk or a damaged store stops a run with one :class:`~workbench.errors.CacheError`
 naming the folder.
 
@@ -625,9 +627,10 @@ def require_writable(store: Store) -> None:
 
 
 def store(cache: Store, entry: Mapping[str, Any]) -> bool:
-    """Write ``entry`` under its key with its seal, committed; True if written. A full
-    disk, a read-only or a damaged store raises :class:`~workbench.errors.CacheError` (the
-    run stops once); any other failure (e.g. locked too long) is logged, and the run goes on.
+    """Write ``entry`` under its key with its seal, committed (inside :func:`grouped`: when
+    the group commits); True if written. A full disk, a read-only or a damaged store raises
+    :class:`~workbench.errors.CacheError` (the run stops once); any other failure (e.g.
+    locked too long) is logged, and the run goes on.
     """
     if cache.readonly:
         raise unwritable(cache.directory, cache.why or "read-only")
@@ -636,13 +639,50 @@ def store(cache: Store, entry: Mapping[str, Any]) -> bool:
         cache.set(entry["key"], raw, tag=seal(raw))
         return True
     except (sqlite3.Error, OSError) as exc:
-        if is_damage(exc):
-            raise damaged(cache.directory, exc) from None
-        why = cannot_write(exc)
-        if why is not None:
-            raise unwritable(cache.directory, why) from None
+        _fatal(cache, exc)
         log.warning("could not write cache entry %s: %s", entry["key"][:16], exc)
     return False
+
+
+def _fatal(cache: Store, exc: BaseException) -> None:
+    """Raise the :class:`~workbench.errors.CacheError` of a failed write when ``exc`` says
+    the store is damaged, read-only or full."""
+    if is_damage(exc):
+        raise damaged(cache.directory, exc) from None
+    why = cannot_write(exc)
+    if why is not None:
+        raise unwritable(cache.directory, why) from None
+
+
+@contextmanager
+def grouped(cache: Store) -> Iterator[None]:
+    """The :func:`store` calls of the ``with`` block (a round of replies) in one write
+    transaction: committed when the block ends, rolled back if it raises; never open
+    across an ``await`` (other processes wait for the write lock meanwhile). A failed
+    ``BEGIN`` leaves each :func:`store` to commit its own; a failed ``COMMIT`` loses the
+    round: raised as :func:`store` raises (damaged, read-only, full), else logged."""
+    try:
+        cache.execute("BEGIN IMMEDIATE")
+    except (sqlite3.Error, OSError) as exc:
+        _fatal(cache, exc)
+        log.warning("cache %s: no write transaction (%s): one commit per reply",
+                    cache.directory, exc)
+        yield
+        return
+    try:
+        yield
+    except BaseException:
+        with suppress(sqlite3.Error):  # (SQLite may have rolled it back already)
+            cache.execute("ROLLBACK")
+        raise
+    try:
+        cache.execute("COMMIT")
+    except (sqlite3.Error, OSError) as exc:
+        with suppress(sqlite3.Error):
+            cache.execute("ROLLBACK")
+        _fatal(cache, exc)
+        log.warning("cache %s: a round of replies could not be committed: %s",
+                    cache.directory, exc)
 
 
 def checkpoint(store: Store, *, truncate: bool = False) -> None:
