@@ -554,29 +554,35 @@ class _Sender:
 
     def _answer(self) -> None:
         """7.-8. A round of ``sim/`` calls in one callback: each answered (its latency its
-        own compute time) and recorded, all in one transaction, committed before any other
-        call can start; only then are their futures set. A failed store fails the round."""
+        own compute time), then all recorded in one transaction, committed before any
+        other call can start; only then are their futures set. The write lock is held
+        while recording only. A failed store fails the round."""
         calls = [call for call in self.round if not call[0].done()]  # (cancelled ones)
         self.round = None
-        outcomes: list[tuple[asyncio.Future, Any]] = []
+        replies: list[Any] = []
+        for _, _, request, _ in calls:
+            started = time.perf_counter()
+            try:
+                replies.append((_transports.SIM.answer(request), time.perf_counter() - started))
+            except Exception as exc:  # this call's failure: its task classifies it
+                replies.append(exc)
+        outcomes: list[Any] = []
         try:
             with _cache.grouped(self.cache) if self.cache is not None else _UNGROUPED:
-                for future, key, request, attempts in calls:
-                    started = time.perf_counter()
+                for (_, key, request, attempts), reply in zip(calls, replies, strict=True):
+                    if isinstance(reply, Exception):
+                        outcomes.append(reply)
+                        continue
                     try:
-                        reply = _transports.SIM.answer(request)
-                        outcome = self._record(key, request, reply, attempts=attempts,
-                                               latency=time.perf_counter() - started)
+                        outcomes.append(self._record(key, request, reply[0], latency=reply[1],
+                                                     attempts=attempts))
                     except CacheError:
                         raise
-                    except Exception as exc:  # this call's failure: its task classifies it
-                        outcome = exc
-                    outcomes.append((future, outcome))
+                    except Exception as exc:  # a reply not kept (check_text)
+                        outcomes.append(exc)
         except Exception as exc:  # CacheError: nothing of the round is stored
-            outcomes = [(future, exc) for future, *_ in calls]
-        for future, outcome in outcomes:
-            if future.done():
-                continue
+            outcomes = [exc] * len(calls)
+        for (future, *_), outcome in zip(calls, outcomes, strict=True):
             if isinstance(outcome, BaseException):
                 future.set_exception(outcome)
             else:
