@@ -35,6 +35,7 @@ import errno
 import functools
 import gc
 import hashlib
+import itertools
 import json
 import logging
 import os
@@ -105,7 +106,7 @@ def make_entry(key: str, request: Request, *, text: str, logprobs: list | None,
         "response": {"text": unicode_text(text), "logprobs": logprobs,
                      "finish_reason": finish_reason, "model": provider_model},
         "attempts": attempts,
-        "timestamp": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "timestamp": _now(),
         "workbench_version": config.__version__,
         "schema": ENTRY_SCHEMA,
         "request": request.to_dict(),
@@ -113,6 +114,19 @@ def make_entry(key: str, request: Request, *, text: str, logprobs: list | None,
     if not cost_known:
         entry["response"]["cost_known"] = False
     return entry
+
+
+_second: tuple[int, str] = (0, "")
+
+
+def _now() -> str:
+    """The UTC time to the second, ISO 8601 (``2025-01-31T12:00:00+00:00``), made once a
+    second: what ``datetime.now(UTC).isoformat(timespec="seconds")`` says (it truncates)."""
+    global _second
+    now = int(time.time())
+    if _second[0] != now:
+        _second = (now, _dt.datetime.fromtimestamp(now, _dt.UTC).isoformat())
+    return _second[1]
 
 
 def unicode_text(text: str) -> str:
@@ -141,10 +155,15 @@ _encode_entry = c_make_encoder(None, json.JSONEncoder().default, encode_basestri
 
 def encode_entry(entry: Mapping[str, Any]) -> str:
     """The stored JSON of an entry: the reply fields first, then ``"attempts"`` (so that
-    :func:`read_reply` decodes that prefix alone), always text UTF-8 can encode."""
-    ordered = {name: entry[name] for name in _REPLY_FIELDS if name in entry}
-    ordered.setdefault("model", entry["request"]["model"])
-    ordered.update((name, value) for name, value in entry.items() if name not in ordered)
+    :func:`read_reply` decodes that prefix alone), always text UTF-8 can encode. An entry
+    already in that order (:func:`make_entry`'s) is not copied."""
+    if type(entry) is dict and tuple(itertools.islice(entry, len(_REPLY_FIELDS))) \
+            == _REPLY_FIELDS:
+        ordered = entry
+    else:
+        ordered = {name: entry[name] for name in _REPLY_FIELDS if name in entry}
+        ordered.setdefault("model", entry["request"]["model"])
+        ordered.update((name, value) for name, value in entry.items() if name not in ordered)
     raw = "".join(_encode_entry(ordered, 0))
     try:
         raw.encode("utf-8")
