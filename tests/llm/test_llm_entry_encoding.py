@@ -60,5 +60,6 @@ def test_an_entry_in_stored_order_or_not_encodes_the_same():
     entry = _cache.make_entry("k" * 64, request, text="7", logprobs=None, usage=Usage(3, 1),
                               cost_usd=0.0, latency_s=0.25, backend="sim")
     assert list(entry)[:len(_cache._REPLY_FIELDS)] == list(_cache._REPLY_FIELDS)
-    shuffled = dict(reversed(entry.items()))
+    shuffled = {**{name: entry[name] for name in reversed(_cache._REPLY_FIELDS)}, **entry}
+    assert list(shuffled) != list(entry)
     assert _cache.encode_entry(entry) == _cache.encode_entry(shuffled) == _old(entry)
