@@ -182,3 +182,36 @@ def test_a_killed_run_keeps_its_committed_rounds_and_the_rerun_sends_the_rest(
                            for i in range(n)], concurrency=concurrency, progress=False)
     assert all(r.ok for r in rerun) and sum(r.cached for r in rerun) == finished
     assert len(calls) == n - finished
+
+
+def test_a_cancelled_run_keeps_its_committed_rounds_and_leaves_nothing_open(_llm_cache):
+    """Cancelled (as a KeyboardInterrupt cancels it) after a few event-loop turns: the
+    rounds answered so far are stored whole, the write lock is free, the next run sends
+    only the rest."""
+    import asyncio
+
+    from workbench.llm import _pipeline, _providers, cache_key
+    from workbench.llm._loop import run_sync
+
+    requests = asks(64, "cancel")
+    jobs = {cache_key(request): request for request in requests}
+    sender = _pipeline._Sender(
+        {_providers.route_id(requests[0]): _providers.route(requests[0])},
+        slots=dict.fromkeys(jobs, 1), cache=_cache.open_cache(), claims=True,
+        bar=_pipeline._progress_bar(64, False), concurrency=4, budget_usd=None, rpm=None,
+        timeout=None, max_retries=None, deadline=None)
+
+    async def cancel_soon() -> None:
+        task = asyncio.ensure_future(sender.online(jobs))
+        for _ in range(8):
+            await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    run_sync(cancel_soon())
+    assert write_lock_free(_llm_cache)
+    stored = len(_cache.open_cache(_llm_cache, readonly=True))
+    assert 0 < stored < 64 and stored % 4 == 0
+    again = complete_many(requests, concurrency=4, progress=False)
+    assert all(r.ok for r in again) and sum(r.cached for r in again) == stored

@@ -357,8 +357,8 @@ class _Sender:
     # --- online: one task per distinct request ------------------------------------------
 
     async def online(self, jobs: dict[str, Request]) -> dict[str, Result]:
-        tasks = {key: asyncio.ensure_future(self._job(key, request))
-                 for key, request in jobs.items()}
+        task = asyncio.get_running_loop().create_task  # (ensure_future: a tenth slower)
+        tasks = {key: task(self._job(key, request)) for key, request in jobs.items()}
         try:
             await asyncio.gather(*tasks.values())
         except BaseException:
@@ -559,6 +559,8 @@ class _Sender:
         while recording only. A failed store fails the round."""
         calls = [call for call in self.round if not call[0].done()]  # (cancelled ones)
         self.round = None
+        if not calls:
+            return
         replies: list[Any] = []
         for _, _, request, _ in calls:
             started = time.perf_counter()
