@@ -556,7 +556,9 @@ class _Sender:
         """7.-8. A round of ``sim/`` calls in one callback: each answered (its latency its
         own compute time), then all recorded in one transaction, committed before any
         other call can start; only then are their futures set. The write lock is held
-        while recording only. A failed store fails the round."""
+        while recording only. A store that fails (full disk) fails the calls from there
+        on (those before it are committed, as one commit each would have kept them); a
+        failed commit fails the round."""
         calls = [call for call in self.round if not call[0].done()]  # (cancelled ones)
         self.round = None
         if not calls:
@@ -569,20 +571,22 @@ class _Sender:
             except Exception as exc:  # this call's failure: its task classifies it
                 replies.append(exc)
         outcomes: list[Any] = []
+        stop: CacheError | None = None  # the store failed: the calls after it fail with it
         try:
             with _cache.grouped(self.cache) if self.cache is not None else _UNGROUPED:
                 for (_, key, request, attempts), reply in zip(calls, replies, strict=True):
-                    if isinstance(reply, Exception):
-                        outcomes.append(reply)
+                    if stop is not None or isinstance(reply, Exception):
+                        outcomes.append(stop or reply)
                         continue
                     try:
                         outcomes.append(self._record(key, request, reply[0], latency=reply[1],
                                                      attempts=attempts))
-                    except CacheError:
-                        raise
+                    except CacheError as exc:
+                        stop = exc
+                        outcomes.append(exc)
                     except Exception as exc:  # a reply not kept (check_text)
                         outcomes.append(exc)
-        except Exception as exc:  # CacheError: nothing of the round is stored
+        except Exception as exc:  # the commit failed (a CacheError): nothing is stored
             outcomes = [exc] * len(calls)
         for (future, *_), outcome in zip(calls, outcomes, strict=True):
             if isinstance(outcome, BaseException):
