@@ -15,9 +15,10 @@ before seals has its request hashed back to its key instead). An entry that fail
 **Claims** (table ``claims``) name the process sending a request until they expire, so
 that processes sharing a folder send each request once.
 
-**Writes** are committed as their calls end: one reply at a time, or a round of
-replies (:func:`grouped`: the in-process ``sim/`` calls answered together) in one
-transaction, committed before any other call starts; ``readonly`` never writes.
+**Writes** are committed as their calls end, before the next call starts: one reply at a
+time, or a round of replies in one transaction (:func:`grouped`: the in-process ``sim/``
+calls answered together, committed in the same callback, never across an ``await``), so
+a killed run loses at most the round in progress; ``readonly`` never writes.
 A full disk or a damaged store stops a run with one :class:`~workbench.errors.CacheError`
 naming the folder.
 
