@@ -156,7 +156,7 @@ def test_a_killed_run_keeps_its_committed_rounds_and_the_rerun_sends_the_rest(
     missing calls."""
     from workbench.sim import engine
 
-    n, concurrency = 600, 8
+    n, concurrency = 2000, 8  # (8 s of answers: killed long before the end)
     script = tmp_path / "run.py"
     script.write_text(_KILL_SCRIPT)
     child = subprocess.Popen([sys.executable, str(script), str(n), str(concurrency)],
