@@ -41,3 +41,25 @@ def test_encode_entry_same_text_as_json_dumps():
         assert _cache.encode_entry(entry) == _old(entry)
     unpaired = {"key": "k", "request": {"model": "m"}, "response": {"text": "\udc80"}}
     assert _cache.encode_entry(unpaired) == _old(unpaired)
+
+
+def test_entry_timestamp_is_the_utc_second_datetime_writes():
+    import datetime as dt
+
+    for _ in range(5):  # (again if a second ended in between)
+        before = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+        stamp = _cache._now()
+        if dt.datetime.now(dt.UTC).isoformat(timespec="seconds") == before:
+            assert stamp == before
+            return
+    raise AssertionError("the clock never held still for a second")
+
+
+def test_an_entry_in_stored_order_or_not_encodes_the_same():
+    request = Request("sim/judge-a", [{"role": "user", "content": "Rate this."}])
+    entry = _cache.make_entry("k" * 64, request, text="7", logprobs=None, usage=Usage(3, 1),
+                              cost_usd=0.0, latency_s=0.25, backend="sim")
+    assert list(entry)[:len(_cache._REPLY_FIELDS)] == list(_cache._REPLY_FIELDS)
+    shuffled = {**{name: entry[name] for name in reversed(_cache._REPLY_FIELDS)}, **entry}
+    assert list(shuffled) != list(entry)
+    assert _cache.encode_entry(entry) == _cache.encode_entry(shuffled) == _old(entry)

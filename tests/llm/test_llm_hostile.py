@@ -415,6 +415,8 @@ def test_a_disk_filling_up_mid_run_stops_it_with_one_error(_llm_cache, monkeypat
 # --- damaged stores -------------------------------------------------------------------------
 
 def _damage(folder: Path, pages: range) -> None:
+    # the WAL emptied first: else a reader takes these pages' last versions from it
+    _cache.checkpoint(_cache.open_cache(folder), truncate=True)
     _cache.close_caches()
     db = folder / "replies.db"
     size = sql(folder, "PRAGMA page_size")[0][0]

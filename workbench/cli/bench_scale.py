@@ -3,10 +3,11 @@
 For each size ``n`` (``--calls``), two child processes run ``complete_iter`` over a
 generator that plans ``n`` distinct ``sim/judge-a`` requests lazily, into one temporary
 cache folder: **cold** (every call answered by the in-process simulator and stored, one
-committed transaction per reply) then **warm** (every call replayed). Each child reports
-its calls per second and its peak resident memory (``VmHWM`` of ``/proc/self/status``, the
-high-water mark of the whole process: a process per measurement, so nothing of an earlier
-run is counted); the table adds the cache folder's size on disk after the cold run.
+committed transaction per round of calls answered together) then **warm** (every call
+replayed). Each child reports its calls per second and its peak resident memory
+(``VmHWM`` of ``/proc/self/status``, the high-water mark of the whole process: a process
+per measurement, so nothing of an earlier run is counted); the table adds the cache
+folder's size on disk after the cold run.
 
 Targets (issue 34): peak RSS under :data:`RSS_TARGET_MB` at 1,000,000 calls, at least
 :data:`COLD_TARGET` calls/s cold and :data:`WARM_TARGET` replayed. No test asserts them.

@@ -15,7 +15,10 @@ before seals has its request hashed back to its key instead). An entry that fail
 **Claims** (table ``claims``) name the process sending a request until they expire, so
 that processes sharing a folder send each request once.
 
-**Writes** are committed one reply at a time, as its call ends; ``readonly`` never writes.
+**Writes** are committed as their calls end, before the next call starts: one reply at a
+time, or a round of replies in one transaction (:func:`grouped`: the in-process ``sim/``
+calls answered together, committed in the same callback, never across an ``await``), so
+a killed run loses at most the round in progress; ``readonly`` never writes.
 A full disk or a damaged store stops a run with one :class:`~workbench.errors.CacheError`
 naming the folder.
 
@@ -33,6 +36,7 @@ import errno
 import functools
 import gc
 import hashlib
+import itertools
 import json
 import logging
 import os
@@ -103,7 +107,7 @@ def make_entry(key: str, request: Request, *, text: str, logprobs: list | None,
         "response": {"text": unicode_text(text), "logprobs": logprobs,
                      "finish_reason": finish_reason, "model": provider_model},
         "attempts": attempts,
-        "timestamp": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "timestamp": _now(),
         "workbench_version": config.__version__,
         "schema": ENTRY_SCHEMA,
         "request": request.to_dict(),
@@ -111,6 +115,19 @@ def make_entry(key: str, request: Request, *, text: str, logprobs: list | None,
     if not cost_known:
         entry["response"]["cost_known"] = False
     return entry
+
+
+_second: tuple[int, str] = (0, "")
+
+
+def _now() -> str:
+    """The UTC time to the second, ISO 8601 (``2025-01-31T12:00:00+00:00``), made once a
+    second: what ``datetime.now(UTC).isoformat(timespec="seconds")`` says (it truncates)."""
+    global _second
+    now = int(time.time())
+    if _second[0] != now:
+        _second = (now, _dt.datetime.fromtimestamp(now, _dt.UTC).isoformat())
+    return _second[1]
 
 
 def unicode_text(text: str) -> str:
@@ -139,10 +156,15 @@ _encode_entry = c_make_encoder(None, json.JSONEncoder().default, encode_basestri
 
 def encode_entry(entry: Mapping[str, Any]) -> str:
     """The stored JSON of an entry: the reply fields first, then ``"attempts"`` (so that
-    :func:`read_reply` decodes that prefix alone), always text UTF-8 can encode."""
-    ordered = {name: entry[name] for name in _REPLY_FIELDS if name in entry}
-    ordered.setdefault("model", entry["request"]["model"])
-    ordered.update((name, value) for name, value in entry.items() if name not in ordered)
+    :func:`read_reply` decodes that prefix alone), always text UTF-8 can encode. An entry
+    already in that order (:func:`make_entry`'s) is not copied."""
+    if type(entry) is dict and tuple(itertools.islice(entry, len(_REPLY_FIELDS))) \
+            == _REPLY_FIELDS:
+        ordered = entry
+    else:
+        ordered = {name: entry[name] for name in _REPLY_FIELDS if name in entry}
+        ordered.setdefault("model", entry["request"]["model"])
+        ordered.update((name, value) for name, value in entry.items() if name not in ordered)
     raw = "".join(_encode_entry(ordered, 0))
     try:
         raw.encode("utf-8")
@@ -648,9 +670,10 @@ def require_writable(store: Store) -> None:
 
 
 def store(cache: Store, entry: Mapping[str, Any]) -> bool:
-    """Write ``entry`` under its key with its seal, committed; True if written. A full
-    disk, a read-only or a damaged store raises :class:`~workbench.errors.CacheError` (the
-    run stops once); any other failure (e.g. locked too long) is logged, and the run goes on.
+    """Write ``entry`` under its key with its seal, committed (inside :func:`grouped`: when
+    the group commits); True if written. A full disk, a read-only or a damaged store raises
+    :class:`~workbench.errors.CacheError` (the run stops once); any other failure (e.g.
+    locked too long) is logged, and the run goes on.
     """
     if cache.readonly:
         raise unwritable(cache.directory, cache.why or "read-only")
@@ -659,13 +682,50 @@ def store(cache: Store, entry: Mapping[str, Any]) -> bool:
         cache.set(entry["key"], raw, tag=seal(raw))
         return True
     except (sqlite3.Error, OSError) as exc:
-        if is_damage(exc):
-            raise damaged(cache.directory, exc) from None
-        why = cannot_write(exc)
-        if why is not None:
-            raise unwritable(cache.directory, why) from None
+        _fatal(cache, exc)
         log.warning("could not write cache entry %s: %s", entry["key"][:16], exc)
     return False
+
+
+def _fatal(cache: Store, exc: BaseException) -> None:
+    """Raise the :class:`~workbench.errors.CacheError` of a failed write when ``exc`` says
+    the store is damaged, read-only or full."""
+    if is_damage(exc):
+        raise damaged(cache.directory, exc) from None
+    why = cannot_write(exc)
+    if why is not None:
+        raise unwritable(cache.directory, why) from None
+
+
+@contextmanager
+def grouped(cache: Store) -> Iterator[None]:
+    """The :func:`store` calls of the ``with`` block (a round of replies) in one write
+    transaction: committed when the block ends, rolled back if it raises; never open
+    across an ``await`` (other processes wait for the write lock meanwhile). A failed
+    ``BEGIN`` leaves each :func:`store` to commit its own; a failed ``COMMIT`` loses the
+    round: raised as :func:`store` raises (damaged, read-only, full), else logged."""
+    try:
+        cache.execute("BEGIN IMMEDIATE")
+    except (sqlite3.Error, OSError) as exc:
+        _fatal(cache, exc)
+        log.warning("cache %s: no write transaction (%s): one commit per reply",
+                    cache.directory, exc)
+        yield
+        return
+    try:
+        yield
+    except BaseException:
+        with suppress(sqlite3.Error):  # (SQLite may have rolled it back already)
+            cache.execute("ROLLBACK")
+        raise
+    try:
+        cache.execute("COMMIT")
+    except (sqlite3.Error, OSError) as exc:
+        with suppress(sqlite3.Error):
+            cache.execute("ROLLBACK")
+        _fatal(cache, exc)
+        log.warning("cache %s: a round of replies could not be committed: %s",
+                    cache.directory, exc)
 
 
 def checkpoint(store: Store, *, truncate: bool = False) -> None:

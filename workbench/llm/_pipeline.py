@@ -17,7 +17,12 @@
    retryable ones sent again after a backoff (or a 429's ``Retry-After``); a circuit
    breaker per model.
 7. **send** -- a transport (:mod:`workbench.llm._transports`) makes one attempt.
-8. **record** -- ``_Sender._record`` checks the reply, prices it and stores it at once.
+8. **record** -- ``_Sender._record`` checks the reply, prices it and stores it, committed
+   before the call counts as done. The in-process ``sim/`` calls sent in one event-loop
+   turn (at most ``concurrency``) are a *round*: answered, recorded and committed in one
+   transaction by one callback (``_Sender._answer``), before any other call starts. So
+   every finished call is in the cache before the next starts; a killed run loses at
+   most its current round, and a rerun sends only what is missing.
 
 ``mode="batch"`` sends what is left after stage 3 in provider batch jobs
 (:mod:`workbench.llm._batch`); ``mode="ray"`` sends it in a Ray Data job
@@ -219,8 +224,8 @@ def stream(requests: Iterable[Request], *, window: int = WINDOW, progress: bool 
                            "`workbench cache explain --last` to see why", missing)
 
 
-#: The context of a send that no timeout can interrupt (see ``_attempts``).
-_UNTIMED = nullcontext()
+#: The write context of a round of ``sim/`` calls when the cache is off.
+_UNGROUPED = nullcontext()
 
 #: The answer for a request ``mode="auto"`` sends in a batch job (which fills its slot).
 DEFERRED: Any = object()
@@ -255,6 +260,7 @@ class _Sender:
         self.gates: dict[tuple, Gate] = {}
         self.wake: dict[str, asyncio.Event] = {}  # per model: set when its breaker opens
         self.shown: str | None = None  # the quota on the progress bar
+        self.round: list[tuple] | None = None  # the sim calls of this loop turn (_answer)
 
     def _done(self, key: str, result: Result) -> None:
         if isinstance(result, CallFailure):
@@ -352,8 +358,8 @@ class _Sender:
     # --- online: one task per distinct request ------------------------------------------
 
     async def online(self, jobs: dict[str, Request]) -> dict[str, Result]:
-        tasks = {key: asyncio.ensure_future(self._job(key, request))
-                 for key, request in jobs.items()}
+        task = asyncio.get_running_loop().create_task  # (ensure_future: a tenth slower)
+        tasks = {key: task(self._job(key, request)) for key, request in jobs.items()}
         try:
             await asyncio.gather(*tasks.values())
         except BaseException:
@@ -458,10 +464,10 @@ class _Sender:
         retries = request.params.get("num_retries")
         retries = self.max_retries if retries is None else int(retries)
         transport = _transports.transport_for(request, route)
-        # the in-process simulator answers without ever yielding to the loop: a timeout
-        # could not fire during its send (its timer handle per call cost a tenth of a call)
-        timed = type(transport) is not _transports.Sim
-        prepared = await transport.prepare(request, route, timeout)
+        # the in-process simulator answers in rounds (_answer) and never yields to the
+        # loop meanwhile: no timeout (its timer handle per call cost a tenth of a call)
+        sim = type(transport) is _transports.Sim
+        prepared = {} if sim else await transport.prepare(request, route, timeout)
         gate = self._gate(request, route, prepared.get("api_base"))
         charge = gate.estimate(prompt_estimate(request.messages), request.max_tokens)
         attempts = waited = 0  # waited: 429s retried at the time the provider named
@@ -483,14 +489,17 @@ class _Sender:
             if ttl is not None:
                 _cache.extend(self.cache, key, ttl)
             attempts += 1
-            started = time.perf_counter()
             try:
-                async with (asyncio.timeout(timeout) if timed  # wait_for without its task
-                            else _UNTIMED):
-                    reply = await transport.send(prepared)
-                latency = time.perf_counter() - started
-                completion = self._record(key, request, reply, latency=latency,
-                                          attempts=attempts)
+                if sim:  # 7.-8. in this turn's round
+                    completion = await self._round(key, request, attempts)
+                    latency, headers = completion.latency_s, None
+                else:
+                    started = time.perf_counter()
+                    async with asyncio.timeout(timeout):  # wait_for without its task
+                        reply = await transport.send(prepared)
+                    latency, headers = time.perf_counter() - started, reply.headers
+                    completion = self._record(key, request, reply, latency=latency,
+                                              attempts=attempts)
             except asyncio.CancelledError:
                 gate.release(ticket, ok=False)
                 raise
@@ -526,12 +535,65 @@ class _Sender:
                     if model not in self.down:
                         continue
                 return failed
-            gate.release(ticket, ok=True, headers=reply.headers,
+            gate.release(ticket, ok=True, headers=headers,
                          completion_tokens=completion.usage.completion_tokens)
             self._count(model, None, "")
             self._show(gate)
             gate.latency = 0.8 * gate.latency + 0.2 * latency if gate.latency else latency
             return completion
+
+    def _round(self, key: str, request: Request, attempts: int) -> asyncio.Future:
+        """7. (``sim/``) The future of the call's completion: it joins the round of this
+        event-loop turn, answered by :meth:`_answer` in the next."""
+        loop = asyncio.get_running_loop()
+        if self.round is None:
+            self.round = []
+            loop.call_soon(self._answer)
+        future = loop.create_future()
+        self.round.append((future, key, request, attempts))
+        return future
+
+    def _answer(self) -> None:
+        """7.-8. A round of ``sim/`` calls in one callback: each answered (its latency its
+        own compute time), then all recorded in one transaction, committed before any
+        other call can start; only then are their futures set. The write lock is held
+        while recording only. A store that fails (full disk) fails the calls from there
+        on (those before it are committed, as one commit each would have kept them); a
+        failed commit fails the round."""
+        calls = [call for call in self.round if not call[0].done()]  # (cancelled ones)
+        self.round = None
+        if not calls:
+            return
+        replies: list[Any] = []
+        for _, _, request, _ in calls:
+            started = time.perf_counter()
+            try:
+                replies.append((_transports.SIM.answer(request), time.perf_counter() - started))
+            except Exception as exc:  # this call's failure: its task classifies it
+                replies.append(exc)
+        outcomes: list[Any] = []
+        stop: CacheError | None = None  # the store failed: the calls after it fail with it
+        try:
+            with _cache.grouped(self.cache) if self.cache is not None else _UNGROUPED:
+                for (_, key, request, attempts), reply in zip(calls, replies, strict=True):
+                    if stop is not None or isinstance(reply, Exception):
+                        outcomes.append(stop or reply)
+                        continue
+                    try:
+                        outcomes.append(self._record(key, request, reply[0], latency=reply[1],
+                                                     attempts=attempts))
+                    except CacheError as exc:
+                        stop = exc
+                        outcomes.append(exc)
+                    except Exception as exc:  # a reply not kept (check_text)
+                        outcomes.append(exc)
+        except Exception as exc:  # the commit failed (a CacheError): nothing is stored
+            outcomes = [exc] * len(calls)
+        for (future, *_), outcome in zip(calls, outcomes, strict=True):
+            if isinstance(outcome, BaseException):
+                future.set_exception(outcome)
+            else:
+                future.set_result(outcome)
 
     async def _admit(self, gate: Gate, charge: float, key: str, ttl: float | None) -> Any:
         """The gate's ticket; while waiting for it (a queue at a low quota may take longer

@@ -48,16 +48,21 @@ def reply_of(response: Any, headers: Any = None, cost_usd: float | None = None) 
 
 
 class Sim:
-    """``sim/<profile>``: :mod:`workbench.sim.engine` in this process."""
+    """``sim/<profile>``: :mod:`workbench.sim.engine` in this process. The pipeline calls
+    :meth:`answer` for a round of requests at a time (those sent in one event-loop turn),
+    in one callback, and records the round in one transaction."""
 
     async def prepare(self, request: Request, route: _providers.Route,
                       timeout: float) -> dict[str, Any]:
         return {"request": request}
 
     async def send(self, prepared: dict[str, Any]) -> Reply:
+        return self.answer(prepared["request"])
+
+    def answer(self, request: Request) -> Reply:
+        """The reply to ``request``, computed at once."""
         from workbench.sim import engine
 
-        request: Request = prepared["request"]
         profile = request.model[len(_providers.SIM_PREFIX):]
         try:
             reply = engine.respond(profile, list(request.messages),
