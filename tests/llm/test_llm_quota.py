@@ -73,8 +73,11 @@ def test_refill_is_credited_from_the_send():
     60 RPM quota at 200 ms latency in ``workbench bench quota``)."""
     async def go():
         gate = Gate(8, probe=False)
+        first = await gate.acquire(1.0)
+        await asyncio.sleep(0.3)
+        gate.release(first, ok=True)  # the fastest round trip: 0.3 s (its way out unknown)
         ticket = await gate.acquire(150.0)
-        await asyncio.sleep(0.3)  # a slow round trip: 59 tokens of refill at 197/s
+        await asyncio.sleep(0.3)  # as long as the fastest: 59 tokens of refill at 197/s
         gate.release(ticket, ok=True, headers={"x-ratelimit-limit-tokens": "12000",
                                                "x-ratelimit-remaining-tokens": "50",
                                                "x-ratelimit-reset-tokens": "750ms"})
@@ -84,6 +87,22 @@ def test_refill_is_credited_from_the_send():
     assert gate.tokens.rate == pytest.approx(200 * QUOTA_MARGIN)
     assert 50 + 0.3 * gate.tokens.rate <= gate.tokens.level + 1e-9
     assert gate.tokens.level <= gate.tokens.capacity
+
+
+def test_the_first_reply_is_credited_refill_only_from_its_arrival():
+    """No round trip timed yet (a probe's reply): how long its way out took is not known,
+    so none of its round trip is credited as refill (a fresh bucket's ``remaining`` is
+    exact: refill credited for the probe's way out let the first sends paced after the
+    first burst reach the server before their token, 3 429s in the in-process test)."""
+    async def go():
+        gate = Gate(8, probe=False)
+        ticket = await gate.acquire(1.0)
+        await asyncio.sleep(0.2)  # 2 requests of refill at 10/s, were it all on the way back
+        gate.release(ticket, ok=True, headers={"x-ratelimit-limit-requests": "600",
+                                               "x-ratelimit-remaining-requests": "5"})
+        return gate
+
+    assert run(go()).requests.level == pytest.approx(5.0)  # (from the send: 6.97)
 
 
 def test_a_late_arrival_is_not_credited_refill_it_already_had():

@@ -120,7 +120,9 @@ def preload() -> None:
         except BaseException as exc:  # (raised again where the session is made)
             future.set_exception(exc)
 
-    threading.Thread(target=load, name="workbench-import-aiohttp", daemon=True).start()
+    # not a daemon: an exit meanwhile (a run stopped in its set-up) waits for the import
+    # to end, instead of freezing the thread in it while it holds the import locks
+    threading.Thread(target=load, name="workbench-import-aiohttp").start()
 
 
 async def _ready() -> None:

@@ -632,14 +632,31 @@ def quota_reported(provider: str, api_base: str | None) -> bool:
                if known == provider and base == (api_base or ""))
 
 
-def _progress_bar(total: int, progress: bool, replayed: int = 0) -> Any:
-    """The tqdm bar of a run that sends requests (disabled: ``progress=False``); the
-    ``replayed`` ones (cached) are its starting count, so that its rate counts only the
-    calls made (tqdm's ``initial``)."""
+class _NoBar:
+    """The progress bar of ``progress=False``: tqdm is not imported (its import, ~25 ms
+    with the modules it brings, was the largest part of a fresh process's set-up before
+    its first call)."""
+
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def set_postfix(self, **fields: Any) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _progress_bar(total: int | None, progress: bool, replayed: int = 0) -> Any:
+    """The tqdm bar of a run that sends requests (``progress=False``: :class:`_NoBar`);
+    the ``replayed`` ones (cached) are its starting count, so that its rate counts only
+    the calls made (tqdm's ``initial``)."""
+    if not progress or total == 0:
+        return _NoBar()
     from tqdm.auto import tqdm
 
     return tqdm(total=total, initial=replayed, unit="call", mininterval=0.2,
-                dynamic_ncols=True, disable=not progress or total == 0,
+                dynamic_ncols=True,
                 desc=f"LLM calls ({replayed} cached)" if replayed else "LLM calls")
 
 

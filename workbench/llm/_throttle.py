@@ -235,7 +235,8 @@ class Gate:
       once and its replies teach the quota.
     * **Send delays**: a reply's ``remaining`` is the provider's level when the request
       reached it; a round trip longer than the fastest one seen is taken as a late
-      arrival (a busy client loop, new connections), whose refill the level already has.
+      arrival (a busy client loop, new connections), whose refill the level already has;
+      the first reply, whose way out nothing measures yet, is credited none.
 
     References
     ----------
@@ -341,10 +342,11 @@ class Gate:
         now = asyncio.get_running_loop().time()
         self.in_flight -= 1
         self.probing = False
+        timed = self.fastest < math.inf  # a round trip before this one was timed
         if ok:
             self.fastest = min(self.fastest, now - ticket.sent)
         if headers is not None:
-            self._learn(headers, ticket, now, answered=ok)
+            self._learn(headers, ticket, now, answered=ok, timed=timed)
         wait = None
         if rate_limited:
             self.rate_limited += 1
@@ -367,7 +369,8 @@ class Gate:
         self.changed.set()
         return wait
 
-    def _learn(self, headers: Any, ticket: Ticket, now: float, *, answered: bool) -> None:
+    def _learn(self, headers: Any, ticket: Ticket, now: float, *, answered: bool,
+               timed: bool = True) -> None:
         """Sync the buckets with a reply's ``x-ratelimit-*`` headers. A success whose
         headers report no longer a bucket learned before makes it forgotten: providers
         that have a quota report it on every reply, so the endpoint has none now (e.g.
@@ -387,8 +390,13 @@ class Gate:
             self.reported = True
             # refill is credited from the arrival: the send, plus what this round trip
             # took longer than the fastest (one late arrival credited from its send was
-            # a 429 in each 30-s run at 600 and 3,000 RPM, issue 34)
-            late = max(0.0, now - ticket.sent - self.fastest)
+            # a 429 in each 30-s run at 600 and 3,000 RPM, issue 34). Before a round trip
+            # was timed (``timed``: the probe's reply, a first wave's first), the way out
+            # is not known: from the reply. (Credited from the send, a probe's way out of
+            # 6 ms was 0.1 request at 20/s, while the first sends paced after the burst
+            # reached the server with 0.04 to spare: a fresh bucket's ``remaining`` is
+            # exact, no rounding down leaves slack.)
+            late = max(0.0, now - ticket.sent - self.fastest) if timed else now - ticket.sent
             bucket.learn(limit, remaining,
                          parse_reset(_header(headers, f"x-ratelimit-reset-{name}")),
                          ticket.sent + late, after, ticket.seq, now)
