@@ -28,6 +28,8 @@ def test_bench_llm_runs_and_prints_its_ratios():
     assert "batch_completion / ideal" in result.output
     assert result.output.count("short run, cold gate") == 1  # at the first concurrency
     assert "16 calls of a model not called before, 0 failed" in result.output
+    assert result.output.count("first run, fresh process") == 1
+    assert "16 calls from a new process to an endpoint it has not seen, 0 failed" in result.output
 
 
 @pytest.mark.slow

@@ -94,6 +94,7 @@ def test_an_impossible_remaining_is_ignored(stub_server, always):
 def test_a_quota_that_would_hold_a_call_past_max_wait_fails_it_and_says_why(stub_server, always):
     stub = stub_server(always(200, {"x-ratelimit-limit-requests": "0.001",
                                     "x-ratelimit-remaining-requests": "0"}))
+    run(ask(stub.url, 1, "warm", "openai/first"), max_wait=2.0)  # a quota is reported here
     out = run(ask(stub.url, 5, "tiny"), max_wait=2.0)
     kinds = Counter(r.error_type if not r.ok else "ok" for r in out)
     assert kinds == {"ok": 1, "rate_limit": 4}  # the probe, then nothing more is sent
@@ -102,7 +103,7 @@ def test_a_quota_that_would_hold_a_call_past_max_wait_fails_it_and_says_why(stub
                                      "(x-ratelimit-limit-requests: 0.001 per minute) would "
                                      "hold it")
     assert "max_wait setting (2 s, WORKBENCH_MAX_WAIT)" in failed.message
-    assert sum(stub.sent.values()) == 1
+    assert sum(stub.sent.values()) == 2  # the warm-up's and the probe
     # the next run does not inherit the absurd quota: it asks the server again
     again = run(ask(stub.url, 1, "tiny again"), max_wait=2.0)
     assert again[0].ok
@@ -172,6 +173,33 @@ def test_first_calls_of_a_new_model_at_a_quota_free_endpoint_do_not_wait_for_a_p
                                             concurrency=n, progress=False))
     assert first[0].ok and all(r.ok for r in out)
     assert seen == [n]  # all at once (was 1: the probe went alone)
+
+
+def test_the_first_wave_at_an_endpoint_not_seen_goes_before_any_reply(stub_server, chat_reply,
+                                                                      monkeypatch):
+    """An endpoint this process has not called (it reports a quota, which nothing knows
+    yet): every call of the first wave arrives before the first reply is released."""
+    n = 8
+    seen: list[int] = []
+    quota = {"x-ratelimit-limit-requests": "6000", "x-ratelimit-remaining-requests": "99"}
+
+    async def handler(request, body):
+        if not seen:
+            seen.append(0)
+            for _ in range(300):
+                if stub.arrived >= n:
+                    break
+                await asyncio.sleep(0.1)
+            seen[0] = stub.arrived
+        return chat_reply(headers=quota)
+
+    stub = stub_server(handler)
+    monkeypatch.setattr(_pipeline, "_gates", {})
+    with temporary_settings(cache_mode="off"):
+        out = bounded(lambda: complete_many(ask(stub.url, n, "wave", "openai/first"),
+                                            concurrency=n, progress=False))
+    assert all(r.ok for r in out) and seen == [n]  # (was 1: a probe went alone)
+    assert _pipeline.quota_reported("openai", stub.url)
 
 
 def test_a_new_model_at_an_endpoint_that_reports_a_quota_still_probes(stub_server, chat_reply,

@@ -213,6 +213,21 @@ def test_progress_bar_goes_to_stderr(capsys):
     assert "LLM calls" in capsys.readouterr().err
 
 
+def test_a_run_without_a_progress_bar_does_not_import_tqdm():
+    """(its import was the largest part of a fresh process's set-up before its first call)"""
+    import subprocess
+    import sys
+
+    child = ("import sys\n"
+             "from workbench.llm import Request, complete_many\n"
+             "out = complete_many([Request('sim/judge-a', [{'role': 'user', 'content': 'x'}])],"
+             " progress=False)\n"
+             "print(out[0].ok, 'tqdm' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True,
+                          check=True, timeout=120)
+    assert done.stdout.split() == ["True", "False"]
+
+
 def test_works_inside_a_running_event_loop():
     async def notebook_cell():
         return complete(SIM, msgs("from a running loop")), complete_many(

@@ -21,9 +21,12 @@ llama.cpp server README, "POST /v1/chat/completions" (``response_format`` with a
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import json
 import os
+import sys
+import threading
 from typing import Any
 
 from workbench import config
@@ -96,6 +99,39 @@ def body_of(kwargs: dict, provider: str = "openai") -> dict[str, Any]:
     return body
 
 
+_loaded: concurrent.futures.Future | None = None  # aiohttp's import in a thread
+
+
+def preload() -> None:
+    """Start importing aiohttp in a thread, once per process, so that the import (0.1 to
+    0.35 s on a loaded 2-core machine, half of it the TLS contexts ``aiohttp.connector``
+    makes) runs beside a run's set-up, not on its event loop (aiohttp: "imports should
+    be done before the event loop starts or in a thread")."""
+    global _loaded
+    if _loaded is not None or "aiohttp.client" in sys.modules:
+        return
+    _loaded = future = concurrent.futures.Future()
+
+    def load() -> None:
+        try:
+            import aiohttp  # noqa: F401
+
+            future.set_result(None)
+        except BaseException as exc:  # (raised again where the session is made)
+            future.set_exception(exc)
+
+    # not a daemon: an exit meanwhile (a run stopped in its set-up) waits for the import
+    # to end, instead of freezing the thread in it while it holds the import locks
+    threading.Thread(target=load, name="workbench-import-aiohttp").start()
+
+
+async def _ready() -> None:
+    """Wait, without holding the loop, for :func:`preload`'s import."""
+    if _loaded is not None and not _loaded.done():
+        with contextlib.suppress(Exception):
+            await asyncio.wrap_future(_loaded)
+
+
 def _session() -> Any:
     """The pooled aiohttp session of the running event loop (one per loop)."""
     import aiohttp
@@ -149,6 +185,7 @@ async def send(kwargs: dict) -> tuple[dict[str, Any], Any]:
     ``WORKBENCH_MAX_REPLY_BYTES`` never read whole (a gzip bomb costs at most that much
     memory); aiohttp's connection errors come as they are; the caller's
     ``asyncio.timeout`` bounds it."""
+    await _ready()
     session = _session()
     async with session.post(_url(kwargs["api_base"], "/chat/completions"),
                             data=json.dumps(body_of(kwargs)), headers=_headers(kwargs),
@@ -180,6 +217,7 @@ async def schema_form(kwargs: dict) -> str:
     if base not in _forms:
         form = "json_schema"
         # (an unreachable or odd /models says nothing about the form)
+        await _ready()
         with contextlib.suppress(Exception):
             async with asyncio.timeout(5):
                 async with _session().get(_url(base, "/models"), headers=_headers(kwargs)) as reply:

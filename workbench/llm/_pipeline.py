@@ -44,7 +44,7 @@ from typing import Any
 
 from workbench import config
 from workbench.errors import BudgetExceeded, CacheError
-from workbench.llm import _batch, _cache, _maintenance, _providers, _ray, _transports
+from workbench.llm import _batch, _cache, _http, _maintenance, _providers, _ray, _transports
 from workbench.llm._keys import cache_key
 from workbench.llm._loop import run_sync
 from workbench.llm._settings import rpm_for
@@ -131,6 +131,8 @@ def run(requests: Iterable[Request], *, concurrency: int | None = None, progress
     one = {_providers.route_id(request): request for request in jobs.values()}  # per route
     # unknown models and missing keys: before any call
     routes = {ident: _providers.route(request) for ident, request in one.items()}
+    if any(route.provider == "openai" for route in routes.values()) and _http.enabled():
+        _http.preload()  # (the direct path's client) beside the set-up below
     bar = _progress_bar(len(requests), progress, replayed)
     try:
         with (_maintenance.writing(cache.directory) if cache is not None else nullcontext()):
@@ -519,6 +521,8 @@ class _Sender:
                                              timeout=timeout)
                 self._count(model, kind, failed.message)
                 if wait is not None and wait > self.max_wait:
+                    if by_deadline:  # (a first wave past a small quota): the batch job's
+                        return DEFERRED
                     return CallFailure(key, "rate_limit", (
                         f"{failed.message} (the server asked to wait {wait:.3g} s, more than "
                         f"the max_wait setting: {self.max_wait:g} s, WORKBENCH_MAX_WAIT)")[:1000],
@@ -633,7 +637,7 @@ class _Sender:
             shared = (id(asyncio.get_running_loop()), *ident)
             gate = _gates.get(shared)
             if gate is None or not gate.reuse(self.concurrency, rpm, tpm, self.max_wait):
-                probe = route.provider != "sim" and not quota_free(route.provider, api_base)
+                probe = route.provider != "sim" and quota_reported(route.provider, api_base)
                 gate = _gates[shared] = Gate(self.concurrency, rpm, tpm, probe=probe,
                                              max_wait=self.max_wait)
             self.gates[ident] = gate
@@ -678,24 +682,44 @@ class _Sender:
         return ceiling / 2 + self.rng.uniform(0, ceiling / 2)
 
 
-def quota_free(provider: str, api_base: str | None) -> bool:
-    """Whether the endpoint (provider, ``api_base``) has answered this process and never
-    with an ``x-ratelimit-*`` header (a local server: vLLM, llama.cpp, a sim-server without
-    ``--quota``): the gate of a model not called there before then sends its first calls
-    at once, with no probe round trip. A provider with a quota reports it on every reply."""
-    seen = [gate for (_, known, _, base), gate in _gates.items()
-            if known == provider and base == (api_base or "")]
-    return bool(seen) and all(gate.answered and not gate.reported for gate in seen)
+def quota_reported(provider: str, api_base: str | None) -> bool:
+    """Whether a reply from the endpoint (provider, ``api_base``) has reported an
+    ``x-ratelimit-*`` quota in this process: then the gate of a model not called there
+    before sends its first call alone (a probe), as the first burst could overrun a
+    bucket. At an endpoint not seen yet, or seen without a quota (a local server: vLLM,
+    llama.cpp, a sim-server without ``--quota``), the first calls go at once, up to the
+    concurrency, and the quota is learned from their replies (issue 34: a probe cost the
+    first round trip of every run; a 429 of that first wave names its wait and teaches
+    the gate, :meth:`~workbench.llm._throttle.Gate.release`)."""
+    return any(gate.reported for (_, known, _, base), gate in _gates.items()
+               if known == provider and base == (api_base or ""))
 
 
-def _progress_bar(total: int, progress: bool, replayed: int = 0) -> Any:
-    """The tqdm bar of a run that sends requests (disabled: ``progress=False``); the
-    ``replayed`` ones (cached) are its starting count, so that its rate counts only the
-    calls made (tqdm's ``initial``)."""
+class _NoBar:
+    """The progress bar of ``progress=False``: tqdm is not imported (its import, ~25 ms
+    with the modules it brings, was the largest part of a fresh process's set-up before
+    its first call)."""
+
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def set_postfix(self, **fields: Any) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _progress_bar(total: int | None, progress: bool, replayed: int = 0) -> Any:
+    """The tqdm bar of a run that sends requests (``progress=False``: :class:`_NoBar`);
+    the ``replayed`` ones (cached) are its starting count, so that its rate counts only
+    the calls made (tqdm's ``initial``)."""
+    if not progress or total == 0:
+        return _NoBar()
     from tqdm.auto import tqdm
 
     return tqdm(total=total, initial=replayed, unit="call", mininterval=0.2,
-                dynamic_ncols=True, disable=not progress or total == 0,
+                dynamic_ncols=True,
                 desc=f"LLM calls ({replayed} cached)" if replayed else "LLM calls")
 
 

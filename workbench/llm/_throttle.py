@@ -65,6 +65,11 @@ RATE_LIMIT_RETRIES = 50
 RETRY_FLOOR_S = 0.05
 
 
+#: Seconds a burst from a full bucket may take to reach the provider (new connections,
+#: the client loop's turns): its refill is credited only from then.
+SEND_SPREAD_S = 0.05
+
+
 class Stalled(Exception):
     """A call not sent: the wait it was held for is longer than the ``max_wait`` setting."""
 
@@ -154,19 +159,26 @@ class _Bucket:
     def wait(self, amount: float, now: float) -> float:
         if self.rate is None:
             return 0.0
-        self.level = min(self.capacity, self.level + (now - self.stamp) * self.rate)
-        self.stamp = now
+        if now > self.stamp:
+            self.level = min(self.capacity, self.level + (now - self.stamp) * self.rate)
+            self.stamp = now
         need = min(amount, self.capacity) - self.level
-        return 0.0 if need <= 0 else need / self.rate
+        return 0.0 if need <= 0 else max(0.0, self.stamp - now) + need / self.rate
 
-    def take(self, amount: float) -> None:
+    def take(self, amount: float, now: float) -> None:
         if self.rate is not None:
+            if self.capacity > 1 and self.level >= self.capacity:
+                # a burst from a full bucket: the provider's refill starts when its first
+                # request arrives; it is credited from :data:`SEND_SPREAD_S` later (the
+                # first send after a burst of 10 at 600 RPM was a 429, issue 34)
+                self.stamp = now + SEND_SPREAD_S
             self.level -= amount
 
     def learn(self, limit: float, remaining: float, reset_s: float | None, since: float,
               sent_after: float, seq: int, now: float) -> None:
         """Sync with the provider's bucket as a reply reported it for the send ``seq``
-        made at time ``since``; ``sent_after``: what later sends took from it since."""
+        that reached it at time ``since`` (as the gate reckons it); ``sent_after``: what
+        later sends took from it since."""
         if seq < self.synced or not limit > 0:
             return
         self.synced, self.limit = seq, limit
@@ -180,11 +192,11 @@ class _Bucket:
         if self.cap_capacity is not None:
             self.capacity = min(self.capacity, self.cap_capacity)
         # ``remaining`` is the provider's level when the request reached it, some time
-        # between ``since`` (sent) and ``now``: refill is credited from ``since``, which
-        # is exact when requests take equally long on their way. Taken at ``now``
-        # instead, each re-sync loses a round trip of refill (0.82 of a 60 RPM quota at
-        # 200 ms latency, measured); the 1.5% margin absorbs ordinary jitter, and a 429
-        # after a larger one re-syncs from its headers and is retried when it says.
+        # between the send and ``now``: refill is credited from ``since``, the gate's
+        # reckoning of that arrival (:meth:`Gate._learn`). Taken at ``now`` instead,
+        # each re-sync loses a round trip of refill (0.82 of a 60 RPM quota at 200 ms
+        # latency, measured); a 429 after a larger slip re-syncs from its headers and is
+        # retried when it says.
         self.level = min(self.capacity, remaining + (now - since) * self.rate) - sent_after
         self.stamp = now
 
@@ -218,8 +230,13 @@ class Gate:
       (:class:`Stalled`), nor does a longer ``Retry-After`` hold the gate.
     * **Probe** (``probe``): the first call goes alone, so that its reply's headers say
       what the quota is before a burst of calls can overrun it (one round trip at the
-      start of a run). Not at an endpoint known to report no quota (the pipeline's
-      :func:`~workbench.llm._pipeline.quota_free`).
+      start of a run). Only at an endpoint known to report a quota (the pipeline's
+      :func:`~workbench.llm._pipeline.quota_reported`); elsewhere the first wave goes at
+      once and its replies teach the quota.
+    * **Send delays**: a reply's ``remaining`` is the provider's level when the request
+      reached it; a round trip longer than the fastest one seen is taken as a late
+      arrival (a busy client loop, new connections), whose refill the level already has;
+      the first reply, whose way out nothing measures yet, is credited none.
 
     References
     ----------
@@ -246,6 +263,7 @@ class Gate:
         self.queue: deque[asyncio.Future] = deque()
         self.completion_tokens: float | None = None  # learned mean, for requests without max_tokens
         self.latency = 0.0  # seconds per call, a moving mean (the runner keeps it)
+        self.fastest = math.inf  # the shortest round trip of a success (seconds)
 
     def reuse(self, concurrency: int, rpm: float | None, tpm: float | None,
               max_wait: float = math.inf) -> bool:
@@ -298,8 +316,8 @@ class Gate:
             if head and self.queue and not self.queue[0].done():
                 self.queue[0].set_result(None)
         self.in_flight += 1
-        self.requests.take(1.0)
-        self.tokens.take(tokens)
+        self.requests.take(1.0, now)
+        self.tokens.take(tokens, now)
         ticket = Ticket(self.seq, now, tokens, self.sent)
         self.seq += 1
         self.sent += tokens
@@ -324,8 +342,11 @@ class Gate:
         now = asyncio.get_running_loop().time()
         self.in_flight -= 1
         self.probing = False
+        timed = self.fastest < math.inf  # a round trip before this one was timed
+        if ok:
+            self.fastest = min(self.fastest, now - ticket.sent)
         if headers is not None:
-            self._learn(headers, ticket, now, answered=ok)
+            self._learn(headers, ticket, now, answered=ok, timed=timed)
         wait = None
         if rate_limited:
             self.rate_limited += 1
@@ -348,7 +369,8 @@ class Gate:
         self.changed.set()
         return wait
 
-    def _learn(self, headers: Any, ticket: Ticket, now: float, *, answered: bool) -> None:
+    def _learn(self, headers: Any, ticket: Ticket, now: float, *, answered: bool,
+               timed: bool = True) -> None:
         """Sync the buckets with a reply's ``x-ratelimit-*`` headers. A success whose
         headers report no longer a bucket learned before makes it forgotten: providers
         that have a quota report it on every reply, so the endpoint has none now (e.g.
@@ -366,9 +388,18 @@ class Gate:
             if limit is None or remaining is None or not limit > 0 or remaining < 0:
                 continue  # impossible values (not a number, infinite, negative): ignored
             self.reported = True
+            # refill is credited from the arrival: the send, plus what this round trip
+            # took longer than the fastest (one late arrival credited from its send was
+            # a 429 in each 30-s run at 600 and 3,000 RPM, issue 34). Before a round trip
+            # was timed (``timed``: the probe's reply, a first wave's first), the way out
+            # is not known: from the reply. (Credited from the send, a probe's way out of
+            # 6 ms was 0.1 request at 20/s, while the first sends paced after the burst
+            # reached the server with 0.04 to spare: a fresh bucket's ``remaining`` is
+            # exact, no rounding down leaves slack.)
+            late = max(0.0, now - ticket.sent - self.fastest) if timed else now - ticket.sent
             bucket.learn(limit, remaining,
                          parse_reset(_header(headers, f"x-ratelimit-reset-{name}")),
-                         ticket.sent, after, ticket.seq, now)
+                         ticket.sent + late, after, ticket.seq, now)
 
     def held(self) -> float | None:
         """The requests per minute the gate aims at (``None``: no limit known)."""
