@@ -300,3 +300,13 @@ def test_opening_a_store_waits_for_another_process_creating_it(tmp_path):
         assert store.execute("PRAGMA user_version").fetchone()[0] == 1
     finally:
         store.close()
+
+
+def test_a_writable_store_moves_its_wal_into_the_file_every_wal_pages(tmp_path):
+    """The writers' connection checkpoints every ``WAL_PAGES`` pages (not SQLite's 1,000:
+    fewer, larger checkpoints, each page moved once); a read-only one leaves it alone."""
+    from workbench.llm import _cache
+
+    store = _cache.open_cache(tmp_path / "c")
+    assert store.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == _cache.WAL_PAGES > 1000
+    assert store.execute("PRAGMA journal_mode").fetchone()[0] == "wal"

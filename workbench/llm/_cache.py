@@ -77,6 +77,9 @@ KEY_FORM = re.compile(r"^[0-9a-f]{64}$")
 #: Below this much free space on the store's disk, a run that would write stops first.
 MIN_FREE_BYTES = 32 * 2**20
 _HOST = socket.gethostname()
+#: Pages the WAL grows to before a writer moves them into ``replies.db`` (16 MB at
+#: SQLite's 4 KB page; its default is 1,000).
+WAL_PAGES = 4000
 
 
 # --- the entry: what is stored ---------------------------------------------------------------
@@ -405,6 +408,10 @@ class Store:
                 local.con = sqlite3.connect(self.db, timeout=60, isolation_level=None)
                 # a killed process loses no commit; a power cut the last ones, never the file
                 local.con.execute("PRAGMA synchronous = NORMAL")
+                # the WAL moved into the file every WAL_PAGES pages, not SQLite's 1,000: a
+                # page written again meanwhile is moved once (1,000,000 sim calls cold:
+                # 3,713 -> 5,076 calls/s, 210 -> 178 CPU us per call; 16,000 pages: 4,861)
+                local.con.execute(f"PRAGMA wal_autocheckpoint = {WAL_PAGES}")
             local.pid = os.getpid()
         return local.con.execute(statement, tuple(args))
 
