@@ -310,3 +310,24 @@ def test_a_writable_store_moves_its_wal_into_the_file_every_wal_pages(tmp_path):
     store = _cache.open_cache(tmp_path / "c")
     assert store.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == _cache.WAL_PAGES > 1000
     assert store.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_rows_together_are_the_rows_or_none(tmp_path):
+    """``Store.rows_together`` (the lookahead's one row per query) finds what ``rows``
+    finds, or gives None where its lengths could not split the texts."""
+    from workbench.llm import _cache
+
+    store = _cache.open_cache(tmp_path / "together")
+    store.set("a", '{"x": "é ✓"}', tag="s1")
+    store.set("b", "{}")  # no seal
+    store.set("c", "", tag="")
+    keys = ["z", "c", "a", "b", "y"]
+    assert sorted(store.rows_together(keys)) == sorted(store.rows(keys)) == [
+        ("a", '{"x": "é ✓"}', "s1"), ("b", "{}", None), ("c", "", "")]
+    assert store.rows_together(["nothing"]) == store.rows_together([]) == []
+    store.set("n", "before\x00after", tag="s")  # length() stops at NUL
+    assert store.rows_together(["a", "n"]) is None
+    store.set("n", b"bytes", tag="s")  # not text
+    assert store.rows_together(["n"]) is None
+    store.set("n", "text", tag=b"7")
+    assert store.rows_together(["a", "n"]) is None and store.rows_together(["a"])

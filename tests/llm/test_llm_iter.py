@@ -35,7 +35,8 @@ def test_complete_iter_gives_complete_many_results_in_order():
 
 
 def test_complete_iter_reads_its_requests_a_window_at_a_time():
-    """A generator is asked for at most one window ahead of what has been yielded."""
+    """A generator is asked for at most two windows ahead of what has been yielded (the
+    next one is read, and looked up, while this one is used)."""
     planned: list[int] = []
 
     def plan():
@@ -47,8 +48,8 @@ def test_complete_iter_reads_its_requests_a_window_at_a_time():
     for index, result in complete_iter(plan(), window=8, progress=False):
         assert isinstance(result, Completion)
         seen += 1
-        assert len(planned) <= (index // 8 + 1) * 8  # only the window of this result
-        assert len(planned) - seen < 8
+        assert len(planned) <= (index // 8 + 2) * 8  # this result's window and the next
+        assert len(planned) - seen < 16
     assert seen == 40
 
 
@@ -139,3 +140,93 @@ def test_complete_iter_pauses_the_collector_while_planning_only(enabled):
         assert gc.isenabled() is enabled
     finally:
         (gc.enable if was else gc.disable)()
+
+
+def _lookahead_threads() -> list:
+    import threading
+
+    return [t for t in threading.enumerate() if t.name.startswith("workbench-lookahead")]
+
+
+def test_complete_iter_sends_a_request_repeated_in_the_next_window_once(monkeypatch):
+    """The next window is looked up while this one is sent: a miss found then is looked
+    up again, so a request of both windows is sent once, then replayed."""
+    from workbench.llm import _transports
+
+    answered: list[str] = []
+    answer = _transports.SIM.answer
+    monkeypatch.setattr(_transports.SIM, "answer",
+                        lambda request: answered.append(request.messages[0]["content"])
+                        or answer(request))
+    asks = [_ask(i) for i in range(6)]
+    order = asks[:4] + asks[2:6] + asks[:4]  # windows of 4: the second repeats two
+    got = list(complete_iter(iter(order), window=4, progress=False))
+    assert len(answered) == len(set(answered)) == 6
+    assert [r.cached for _, r in got] == [False] * 4 + [True, True, False, False] + [True] * 4
+    assert [r.key for _, r in got[4:6]] == [r.key for _, r in got[2:4]]
+    assert not _lookahead_threads()
+
+
+def test_complete_iter_replays_what_was_looked_up_ahead_and_looks_up_the_rest(tmp_path):
+    """Warm: each window's rows come from the lookahead; a readonly miss is a miss."""
+    asks = [_ask(i) for i in range(10)]
+    first = list(complete_iter(asks[:7], window=3, progress=False))
+    again = list(complete_iter(iter(asks[:7]), window=3, progress=False))
+    assert all(r.cached for _, r in again)
+    assert [r.text for _, r in again] == [r.text for _, r in first]
+    with temporary_settings(cache_mode="readonly"):
+        got = [r for _, r in complete_iter(iter(asks), window=3, progress=False)]
+    assert all(isinstance(r, Completion) and r.cached for r in got[:7])
+    assert [r.error_type for r in got[7:]] == ["cache_miss"] * 3
+    for mode in ("off", "refresh"):
+        with temporary_settings(cache_mode=mode):
+            got = [r for _, r in complete_iter(iter(asks[:4]), window=3, progress=False)]
+        assert not any(r.cached for r in got)
+    assert not _lookahead_threads()
+
+
+def _store_files() -> int:
+    """How many files of the cache's SQLite store this process holds open."""
+    from pathlib import Path
+
+    fds = Path("/proc/self/fd")
+    return sum("replies.db" in str(fd.readlink()) for fd in fds.iterdir() if fd.exists())
+
+
+def test_complete_iter_leaves_no_thread_when_stopped_early():
+    """A consumer that breaks early, a failing generator, a request that is not one: no
+    thread left, nor a connection of its."""
+    asks = [_ask(i) for i in range(20)]
+    list(complete_iter(asks, window=4, progress=False))  # stored: the lookups find them
+    files = _store_files()
+    for _ in range(3):
+        results = complete_iter(iter(asks), window=4, progress=False)
+        for index, _ in results:
+            if index == 5:
+                break
+        results.close()
+        assert not _lookahead_threads()
+        assert _store_files() == files
+
+    def failing():
+        yield from asks[:6]
+        raise KeyError("planning failed")
+
+    seen = []
+    with pytest.raises(KeyError, match="planning failed"):
+        for index, _ in complete_iter(failing(), window=4, progress=False):
+            seen.append(index)
+    assert seen == [0, 1, 2, 3]  # the window read whole, as before the lookahead
+    assert not _lookahead_threads()
+
+    def interrupted():
+        yield from asks[:6]
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        list(complete_iter(interrupted(), window=4, progress=False))
+    assert not _lookahead_threads()
+    with pytest.raises(ValueError, match=r"requests\[1\]"):
+        list(complete_iter(iter([*asks[:4], asks[4], "not a request"]), window=4,
+                           progress=False))
+    assert not _lookahead_threads()

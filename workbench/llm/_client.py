@@ -219,8 +219,9 @@ def complete_iter(
 
     ``requests`` may be any iterable, e.g. a generator that plans each request when it
     is asked for: it is read ``window`` requests at a time, each window sent and recorded
-    (every reply stored as it comes) and its results yielded, in order, before the next
-    window is read; memory holds one window, whatever the total. A killed run resumes
+    (every reply stored as it comes) and its results yielded, in order; the next window
+    is read (and looked up in the cache by another thread) before this one is sent, so
+    memory holds two windows, whatever the total. A killed run resumes
     from the cache. The other arguments are those of :func:`complete_many`
     (``budget_usd`` counts across windows; ``mode="auto"`` is not offered; with
     ``mode="ray"`` or ``"batch"`` each window is one job: give it a large ``window``).

@@ -39,6 +39,7 @@ import random
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from typing import Any
 
@@ -73,10 +74,12 @@ def run(requests: Iterable[Request], *, concurrency: int | None = None, progress
         budget_usd: float | None = None, rpm: int | Mapping[str, int] | None = None,
         timeout: float | None = None, max_retries: int | None = None,
         warn_misses: bool = True, batch_poll: float | None = None,
-        deadline: float | None = None, ray: bool = False) -> list[Result]:
+        deadline: float | None = None, ray: bool = False, keys: list[str] | None = None,
+        ahead: tuple[Any, list] | None = None) -> list[Result]:
     """The results of ``requests`` in order (see :func:`~workbench.llm.complete_many`;
     ``batch_poll`` set: batch mode; ``deadline``: ``time.monotonic()`` of ``mode="auto"``;
-    ``ray``: ray mode)."""
+    ``ray``: ray mode; ``keys``: the requests' keys; ``ahead``: ``(store, rows)`` looked
+    up before, by :func:`stream`)."""
     requests = list(requests)
     if budget_usd is not None and not budget_usd >= 0:
         raise ValueError(f"budget_usd={budget_usd!r}: expected a number >= 0")
@@ -89,14 +92,20 @@ def run(requests: Iterable[Request], *, concurrency: int | None = None, progress
         if not isinstance(request, Request):
             raise ValueError(f"requests[{i}]: expected a workbench.llm.Request, "
                              f"got {type(request).__name__}")
-    keys = [cache_key(request) for request in requests]
+    if keys is None:
+        keys = [cache_key(request) for request in requests]
     distinct = list(dict.fromkeys(keys))
 
     # 1. replay, 2. dedupe: the distinct keys left to send, each with its slots
     hits: dict[str, Completion] = {}
     corrupt: dict[str, str] = {}
     if mode in ("readwrite", "readonly"):
-        hits, corrupt = _cache.replay_many(cache.rows(distinct))
+        if ahead is not None and ahead[0] is cache:  # its hits stand; a miss or a corrupt
+            hits = _cache.replay_many(ahead[1])[0]  # entry may have been stored since
+        rest = [key for key in distinct if key not in hits] if hits else distinct
+        if rest:
+            more, corrupt = _cache.replay_many(cache.rows(rest))
+            hits.update(more)
         if corrupt:
             _cache.log.warning(
                 "cache %s: %d entr%s failed the replay check (e.g. %s): %s; `workbench cache "
@@ -183,9 +192,10 @@ def stream(requests: Iterable[Request], *, window: int = WINDOW, progress: bool 
            budget_usd: float | None = None, **options: Any) -> Iterator[tuple[int, Result]]:
     """``(index, result)`` of each of ``requests``, read lazily ``window`` at a time: each
     window goes through :func:`run` (replay, dedupe, claim, send, record) and its results
-    are yielded as it completes, in order, before the next window is read. Memory holds
-    one window; a request repeated in a later window is replayed from the cache (sent
-    again with the cache ``off``). ``options``: those of :func:`run`."""
+    are yielded as it completes, in order. The next window is read before this one runs,
+    and looked up in the cache by another thread (:class:`_LookAhead`) meanwhile: memory
+    holds two windows. A request repeated in a later window is replayed from the cache
+    (sent again with the cache ``off``). ``options``: those of :func:`run`."""
     if not isinstance(window, int) or window < 1:
         raise ValueError(f"window={window!r}: expected an integer >= 1")
     total = len(requests) if hasattr(requests, "__len__") else None  # type: ignore[arg-type]
@@ -193,16 +203,22 @@ def stream(requests: Iterable[Request], *, window: int = WINDOW, progress: bool 
     iterator = iter(requests)
     start = spent = 0
     missing = 0
+    ahead = _LookAhead()
     try:
-        while True:
-            with _cache.paused_collector():  # planning a window: no cycle, many objects
-                chunk = list(itertools.islice(iterator, window))
-            if not chunk:
-                break
+        chunk = _plan(iterator, window)
+        looking = ahead.submit(chunk)
+        failed: Exception | None = None  # the caller's iterator's, after this window
+        while chunk:
+            try:
+                following = _plan(iterator, window)
+            except Exception as exc:
+                following, failed = [], exc
+            later = ahead.submit(following)
+            keys, found = ahead.result(looking)
             left = None if budget_usd is None else max(0.0, budget_usd - spent)
             try:
                 results = run(chunk, progress=False, budget_usd=left, warn_misses=False,
-                              **options)
+                              keys=keys, ahead=found, **options)
             except BudgetExceeded as stop:  # this window's results, then the stop
                 yield from enumerate(stop.partial, start)
                 raise BudgetExceeded(
@@ -218,12 +234,81 @@ def stream(requests: Iterable[Request], *, window: int = WINDOW, progress: bool 
                 bar.update(len(chunk))
             yield from enumerate(results, start)
             start += len(chunk)
+            chunk, looking = following, later
+        if failed is not None:
+            raise failed
     finally:
+        ahead.close()
         if bar is not None:
             bar.close()
     if missing:
         _cache.log.warning("%d request(s) not in the cache (readonly mode); run "
                            "`workbench cache explain --last` to see why", missing)
+
+
+def _plan(iterator: Iterator[Request], window: int) -> list[Request]:
+    """The next window of the caller's requests (planning: no cycle, many objects)."""
+    with _cache.paused_collector():
+        return list(itertools.islice(iterator, window))
+
+
+class _LookAhead:
+    """One thread of a :func:`stream` that looks up the next window's stored rows while
+    this one is replayed and consumed (``sqlite3`` releases the GIL while SQLite steps).
+    What it finds is a hint: :func:`run` keeps its hits (a stored entry stays valid) and
+    looks up the rest again; any failure here is left for :func:`run` to meet."""
+
+    #: Seconds to wait for a lookup before :func:`run` does it instead.
+    WAIT_S = 30.0
+
+    def __init__(self) -> None:
+        self.pool: ThreadPoolExecutor | None = None
+        self.stores: dict[int, Any] = {}  # those the thread connected to
+        self.futures: list[Any] = []  # the lookups not waited for
+
+    def submit(self, chunk: list[Request]) -> tuple[list[str] | None, Any, Any]:
+        """The keys of ``chunk``, its store, and the future of its rows (None: not looked
+        up: no replay in this cache mode, or something :func:`run` reports)."""
+        try:
+            mode = config.cache_mode()
+            if not chunk or not all(isinstance(r, Request) for r in chunk):
+                return None, None, None
+            keys = [cache_key(request) for request in chunk]
+            if mode not in ("readwrite", "readonly"):
+                return keys, None, None
+            store = _cache.open_cache(readonly=mode == "readonly")
+        except Exception:
+            return None, None, None
+        if self.pool is None:
+            self.pool = ThreadPoolExecutor(1, thread_name_prefix="workbench-lookahead")
+        self.stores[id(store)] = store
+        future = self.pool.submit(store.rows_together, list(dict.fromkeys(keys)))
+        self.futures = [*self.futures[-1:], future]
+        return keys, store, future
+
+    def result(self, looking: tuple[list[str] | None, Any, Any]
+               ) -> tuple[list[str] | None, tuple[Any, list] | None]:
+        """The keys and ``(store, rows)`` of a :meth:`submit` (rows: None if it failed)."""
+        keys, store, future = looking
+        if future is None:
+            return keys, None
+        try:
+            rows = future.result(timeout=self.WAIT_S)
+        except Exception:  # (a timeout: the rows are looked up again)
+            future.cancel()
+            return keys, None
+        return keys, None if rows is None else (store, rows)
+
+    def close(self) -> None:
+        """Stop the thread (after the lookup under way, if any) and close its connections
+        (at once: left to the thread's end, a reference cycle kept them open)."""
+        if self.pool is not None:
+            for future in self.futures:
+                future.cancel()  # (not the one under way)
+            for store in self.stores.values():
+                self.pool.submit(store.disconnect)
+            self.pool.shutdown(wait=True)
+            self.pool = None
 
 
 #: The write context of a round of ``sim/`` calls when the cache is off.
