@@ -7,7 +7,9 @@ committed transaction per round of calls answered together) then **warm** (every
 replayed). Each child reports its calls per second and its peak resident memory
 (``VmHWM`` of ``/proc/self/status``, the high-water mark of the whole process: a process
 per measurement, so nothing of an earlier run is counted); the table adds the cache
-folder's size on disk after the cold run.
+folder's size on disk after the cold run and the seconds ``os.sync()`` took after it: each
+phase starts once the kernel has written what an earlier one left in its page cache, so
+that no such writing shares the cores with the phase timed.
 
 Targets (issue 34): peak RSS under :data:`RSS_TARGET_MB` at 1,000,000 calls, at least
 :data:`COLD_TARGET` calls/s cold and :data:`WARM_TARGET` replayed. No test asserts them.
@@ -87,6 +89,15 @@ def _child(n: int, folder: Path, window: int | None) -> dict[str, Any]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def settle() -> float:
+    """Seconds ``os.sync()`` took: the disk writes an earlier phase left to the kernel are
+    done before the next phase is timed, not beside it on the same cores."""
+    started = time.perf_counter()
+    if hasattr(os, "sync"):
+        os.sync()
+    return time.perf_counter() - started
+
+
 def run_scale_bench(calls: Sequence[int] = (100_000, 1_000_000), *, window: int | None = None,
                     echo: Callable[[str], None] = print) -> list[dict[str, Any]]:
     """The table: per size, cold and warm calls/s, each one's peak RSS, the cache size."""
@@ -94,17 +105,19 @@ def run_scale_bench(calls: Sequence[int] = (100_000, 1_000_000), *, window: int 
     echo(f"complete_iter, sim/judge-a, distinct requests; targets: cold >= {COLD_TARGET:,}/s, "
          f"warm >= {WARM_TARGET:,}/s, peak RSS < {RSS_TARGET_MB} MB at 1,000,000")
     echo(f"{'calls':>10} {'cold/s':>9} {'warm/s':>9} {'cold RSS MB':>12} {'warm RSS MB':>12} "
-         f"{'cache MB':>9} {'failed':>7}")
+         f"{'cache MB':>9} {'failed':>7} {'sync s':>7}")
     for n in calls:
         with tempfile.TemporaryDirectory(prefix="workbench-scale-") as folder:
+            settle()
             cold = _child(n, Path(folder), window)
             size = _folder_mb(Path(folder))
+            synced = settle()
             warm = _child(n, Path(folder), window)
-        row = {"n": n, "cold": cold, "warm": warm, "cache_mb": size}
+        row = {"n": n, "cold": cold, "warm": warm, "cache_mb": size, "sync_s": synced}
         rows.append(row)
         echo(f"{n:>10,} {cold['per_s']:>9,.0f} {warm['per_s']:>9,.0f} "
              f"{cold['peak_rss_mb']:>12,.0f} {warm['peak_rss_mb']:>12,.0f} {size:>9,.0f} "
-             f"{cold['failed'] + warm['failed']:>7}")
+             f"{cold['failed'] + warm['failed']:>7} {synced:>7.1f}")
         if warm["cached"] != n:
             echo(f"  (warm run replayed {warm['cached']:,} of {n:,})")
     return rows
