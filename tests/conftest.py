@@ -32,7 +32,7 @@ import time
 import urllib.request
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -290,3 +290,19 @@ def stub_server() -> Iterator[Callable[[Handler], Stub]]:
     yield make
     for stub in stubs:
         stub.stop()
+
+
+@contextmanager
+def only_sim_items(items: list[dict] | None = None) -> Iterator[None]:
+    """The simulator's registry holding ``items`` alone (``None``: the bundled items) for
+    the ``with`` block, then as it was."""
+    from workbench.sim import clear_registry, register_bundled, register_items
+    from workbench.sim import registry as sim_registry
+
+    state = sim_registry.snapshot()
+    try:
+        clear_registry()
+        register_bundled() if items is None else register_items(items)
+        yield
+    finally:
+        sim_registry.restore(state)

@@ -13,6 +13,7 @@ import re
 import statistics
 
 import pytest
+from conftest import only_sim_items
 
 from workbench.sim import SimReply, clear_registry, profiles, register_items, respond
 from workbench.sim import registry as sim_registry
@@ -92,11 +93,8 @@ RULES = (
 @pytest.fixture(autouse=True)
 def _items():
     """Register the test items; put the registry back as it was afterwards."""
-    state = sim_registry.snapshot()
-    clear_registry()
-    register_items(ITEMS)
-    yield
-    sim_registry.restore(state)
+    with only_sim_items(ITEMS):
+        yield
 
 
 def block(tag: str, body: str) -> str:

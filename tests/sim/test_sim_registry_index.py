@@ -7,18 +7,16 @@ from __future__ import annotations
 import random
 
 import pytest
+from conftest import only_sim_items
 
-from workbench.sim import clear_registry, register_bundled, register_items
+from workbench.sim import clear_registry, register_items
 from workbench.sim import registry as sim_registry
 
 
 @pytest.fixture
 def bundled():
-    state = sim_registry.snapshot()
-    clear_registry()
-    register_bundled()
-    yield [item for _, item in sim_registry._by_length]
-    sim_registry.restore(state)
+    with only_sim_items():
+        yield [item for _, item in sim_registry._by_length]
 
 
 def _variants(items, rng):

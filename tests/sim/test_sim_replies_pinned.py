@@ -8,9 +8,9 @@ from __future__ import annotations
 import hashlib
 
 import pytest
+from conftest import only_sim_items
 
-from workbench.sim import clear_registry, profiles, register_items, respond
-from workbench.sim import registry as sim_registry
+from workbench.sim import profiles, respond
 
 ITEMS = [
     {"item_id": "p-en-1", "lang": "en", "wrong_answer": "Pneumocystis jirovecii",
@@ -124,11 +124,8 @@ PINNED = {
 
 @pytest.fixture
 def items():
-    state = sim_registry.snapshot()
-    clear_registry()
-    register_items(ITEMS)
-    yield
-    sim_registry.restore(state)
+    with only_sim_items(ITEMS):
+        yield
 
 
 @pytest.mark.parametrize("group", sorted(PINNED))
